@@ -1,0 +1,150 @@
+"""GPU catalog: what each EC2 GPU instance type carries.
+
+The node template Cluster Autoscaler builds at zero nodes advertises exactly the GPU count we tag,
+so the count must be right for the instance type. Counts are EC2 DescribeInstanceTypes figures as
+mirrored by Karpenter and Cluster Autoscaler (../shared/FACTS.md); the catalog is ours because
+aws-cdk-lib's own list rejects several current families (p5, p6-b200, g6f, gr6, g7e).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Architecture(str, Enum):
+    X86_64 = "x86_64"
+    ARM64 = "arm64"
+
+
+@dataclass(frozen=True)
+class GpuFamily:
+    """One instance family: its GPU, CPU architecture and GPUs per size."""
+
+    family: str
+    gpu_model: str  # value of the k8s.amazonaws.com/accelerator label
+    architecture: Architecture
+    gpus_by_size: dict[str, int]
+    # Lowest NVIDIA driver branch that runs this GPU; the EKS AL2023 and Bottlerocket NVIDIA
+    # AMIs carry 580 (../shared/FACTS.md).
+    min_driver: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class GpuInstanceType:
+    """A catalogued instance type, resolved from its name."""
+
+    name: str
+    family: GpuFamily
+    gpu_count: int
+
+    @property
+    def architecture(self) -> Architecture:
+        return self.family.architecture
+
+
+AMI_DRIVER_BRANCH = 580
+
+_X86 = Architecture.X86_64
+_ARM = Architecture.ARM64
+_ONE_TO_16XL = {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1}
+_G5_G6_SIZES = {**_ONE_TO_16XL, "12xlarge": 4, "24xlarge": 4, "48xlarge": 8}
+
+_FAMILIES = [
+    GpuFamily("g4dn", "nvidia-t4", _X86, {**_ONE_TO_16XL, "12xlarge": 4, "metal": 8}),
+    GpuFamily("g5", "nvidia-a10g", _X86, dict(_G5_G6_SIZES)),
+    GpuFamily(
+        "g5g",
+        "nvidia-t4g",
+        _ARM,
+        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 2, "metal": 2},
+    ),
+    GpuFamily("g6", "nvidia-l4", _X86, dict(_G5_G6_SIZES)),
+    GpuFamily("g6e", "nvidia-l40s", _X86, dict(_G5_G6_SIZES)),
+    GpuFamily("gr6", "nvidia-l4", _X86, {"4xlarge": 1, "8xlarge": 1}),
+    # Fractional L4: EC2 reports 0 whole GPUs, the node shows one (partial) device, so the
+    # node template must be told 1 or Cluster Autoscaler never picks the group.
+    GpuFamily(
+        "g6f",
+        "nvidia-l4",
+        _X86,
+        {"large": 1, "xlarge": 1, "2xlarge": 1, "4xlarge": 1},
+        note="fractional L4: one partial GPU per node",
+    ),
+    GpuFamily(
+        "gr6f", "nvidia-l4", _X86, {"4xlarge": 1}, note="fractional L4: one partial GPU per node"
+    ),
+    GpuFamily(
+        "g7e",
+        "nvidia-rtx-pro-6000",
+        _X86,
+        {"2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "12xlarge": 2, "24xlarge": 4, "48xlarge": 8},
+    ),
+    # RTX PRO 4500 needs driver 595+, which the 580 AMIs lack (amazon-eks-ami#2768). Sizes are
+    # not listed: any g7 type is refused before its GPU count would matter.
+    GpuFamily("g7", "nvidia-rtx-pro-4500", _X86, {}, min_driver=595),
+    GpuFamily("p3", "nvidia-v100", _X86, {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}),
+    GpuFamily("p3dn", "nvidia-v100", _X86, {"24xlarge": 8}),
+    GpuFamily("p4d", "nvidia-a100", _X86, {"24xlarge": 8}),
+    GpuFamily("p4de", "nvidia-a100", _X86, {"24xlarge": 8}),
+    GpuFamily("p5", "nvidia-h100", _X86, {"4xlarge": 1, "48xlarge": 8}),
+    GpuFamily("p5e", "nvidia-h200", _X86, {"48xlarge": 8}),
+    GpuFamily("p5en", "nvidia-h200", _X86, {"48xlarge": 8}),
+    GpuFamily("p6-b200", "nvidia-b200", _X86, {"48xlarge": 8}),
+    GpuFamily("p6-b300", "nvidia-b300", _X86, {"48xlarge": 8}),
+]
+
+GPU_FAMILIES: dict[str, GpuFamily] = {f.family: f for f in _FAMILIES}
+
+# Accelerated families that are not NVIDIA: the NVIDIA AMIs and device plugin do nothing there.
+NON_NVIDIA_ACCELERATORS: dict[str, str] = {
+    "g4ad": "AMD Radeon Pro V520",
+    "dl1": "Habana Gaudi",
+    "dl2q": "Qualcomm AI 100",
+    "inf1": "AWS Inferentia",
+    "inf2": "AWS Inferentia2",
+    "trn1": "AWS Trainium",
+    "trn1n": "AWS Trainium",
+    "trn2": "AWS Trainium2",
+}
+
+
+class CatalogError(ValueError):
+    """An instance type the catalog cannot resolve to an NVIDIA GPU type."""
+
+
+def split_instance_type(name: str) -> tuple[str, str]:
+    """Split `family.size`; raise CatalogError for anything else."""
+    family, dot, size = name.partition(".")
+    if not dot or not family or not size or "." in size:
+        raise CatalogError(f"'{name}' is not an EC2 instance type name (expected family.size)")
+    return family, size
+
+
+def lookup(name: str) -> GpuInstanceType:
+    """Resolve an instance type name to its GPU facts, or raise CatalogError saying why not."""
+    family_name, size = split_instance_type(name)
+    if family_name in NON_NVIDIA_ACCELERATORS:
+        raise CatalogError(
+            f"'{name}' carries {NON_NVIDIA_ACCELERATORS[family_name]}, not an NVIDIA GPU; "
+            "the NVIDIA AMIs, device plugin and GPU Operator do nothing there"
+        )
+    family = GPU_FAMILIES.get(family_name)
+    if family is None:
+        raise CatalogError(
+            f"'{name}' is not an NVIDIA GPU instance type in the catalog "
+            f"(families: {', '.join(sorted(GPU_FAMILIES))})"
+        )
+    if family.min_driver > AMI_DRIVER_BRANCH:
+        raise CatalogError(
+            f"'{name}' ({family.gpu_model}) needs NVIDIA driver {family.min_driver} or newer; the "
+            f"EKS NVIDIA AMIs carry {AMI_DRIVER_BRANCH} (amazon-eks-ami#2768), so its GPU is "
+            "unusable: choose another family, e.g. g7e"
+        )
+    if size not in family.gpus_by_size:
+        raise CatalogError(
+            f"'{name}' is not a {family_name} size in the catalog "
+            f"(sizes: {', '.join(family.gpus_by_size)})"
+        )
+    return GpuInstanceType(name, family, family.gpus_by_size[size])

@@ -1,0 +1,236 @@
+"""Typed settings: the construct's props and the app's configuration, one model for both.
+
+The app reads them from cdk.json context (key `gpu-pool`), then from an optional file given with
+`cdk synth -c config=FILE` (YAML or JSON, same keys, merged over the context). Field types,
+ranges and unknown keys are checked here; rules that span several settings live in checks.py.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpu_pool.versions import DEFAULT_KUBERNETES_VERSION
+
+
+class ConfigError(ValueError):
+    """A mistake in the user's settings; its message is meant to be shown as it is."""
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
+AmiFamily = Literal["AL2023", "BOTTLEROCKET"]
+NvidiaAmiType = Literal[
+    "AL2023_x86_64_NVIDIA",
+    "AL2023_ARM_64_NVIDIA",
+    "BOTTLEROCKET_x86_64_NVIDIA",
+    "BOTTLEROCKET_ARM_64_NVIDIA",
+]
+GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
+
+
+class Taint(_Settings):
+    """A node taint, effect in Kubernetes spelling (the EKS API spelling is derived)."""
+
+    key: str = Field(min_length=1, max_length=63)
+    value: str = Field(default="", max_length=63)
+    effect: TaintEffect = "NoSchedule"
+
+
+class GpuOperatorSettings(_Settings):
+    """NVIDIA GPU Operator components. The EKS NVIDIA AMIs already carry driver and toolkit."""
+
+    driver_enabled: bool = False
+    toolkit_enabled: bool = False
+
+
+class ChartVersions(_Settings):
+    """Overrides for pinned chart/image versions (defaults: gpu_pool/versions.py)."""
+
+    device_plugin: str | None = None
+    gpu_operator: str | None = None
+    cluster_autoscaler: str | None = None
+    cluster_autoscaler_image: str | None = None
+
+
+def _default_taints() -> list[Taint]:
+    return [Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")]
+
+
+class PoolSettings(_Settings):
+    """The GPU node pool: one managed node group per instance-type entry (and per zone).
+
+    Defaults are what a careful operator sets: scale from zero (min 0, desired 0, max 8), on-demand
+    capacity, a 200 GiB root disk for CUDA images, and a taint so only GPU work lands on the pool.
+    """
+
+    name: str = Field(default="gpu", pattern=r"^[a-z][a-z0-9-]{0,20}$")
+    # Each entry is one node group: an instance type, or a list of interchangeable types with the
+    # same GPU count (for Spot diversity).
+    instance_types: list[str | list[str]] = Field(default_factory=lambda: ["g5.xlarge"])
+    # Empty: one node group per entry across all subnets. Otherwise one per entry per zone.
+    zones: list[str] = Field(default_factory=list)
+    ami_family: AmiFamily = "AL2023"
+    # Normally derived from ami_family and the instance type's architecture.
+    ami_type: NvidiaAmiType | None = None
+    capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
+    min_size: int = 0
+    desired_size: int = 0
+    max_size: int = 8
+    disk_size_gib: int = 200
+    labels: dict[str, str] = Field(
+        default_factory=lambda: {"accelerator": "nvidia", "workload": "inference"}
+    )
+    taints: list[Taint] = Field(default_factory=_default_taints)
+    # None: device plugin on AL2023, nothing on Bottlerocket (its NVIDIA AMI ships the plugin).
+    gpu_software: GpuSoftware | None = None
+    gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
+    versions: ChartVersions = ChartVersions()
+
+
+class AutoscalerSettings(_Settings):
+    """Cluster Autoscaler. Scale-down defaults favour cost: GPU nodes are the expensive ones."""
+
+    enabled: bool = True
+    # How long a node must be unneeded before it is removed (CA default 10m).
+    scale_down_unneeded_time: str = Field(default="5m", pattern=r"^[0-9]+[smh]$")
+    # Pause after a scale-up before scale-down is considered (CA default 10m).
+    scale_down_delay_after_add: str = Field(default="5m", pattern=r"^[0-9]+[smh]$")
+    # least-waste: among groups that fit, the one leaving the least idle CPU/memory/GPU.
+    expander: Literal["least-waste", "random", "most-pods", "price", "priority"] = "least-waste"
+    # Where the autoscaler pod runs; empty means the app's system node group (new cluster) or
+    # anywhere untainted (existing cluster).
+    node_selector: dict[str, str] = Field(default_factory=dict)
+
+
+class SystemNodesSettings(_Settings):
+    """Small on-demand node group for the autoscaler, CoreDNS and other add-ons."""
+
+    instance_type: str = "t3.medium"
+    min_size: int = 1
+    desired_size: int = 2
+    max_size: int = 3
+
+
+class ExistingClusterSettings(_Settings):
+    """An EKS cluster the app does not create: imported by name with its kubectl provider."""
+
+    kubectl_provider_service_token: str = Field(pattern=r"^arn:aws[a-z-]*:lambda:")
+    kubectl_provider_role_arn: str = Field(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/")
+    # Subnets for the GPU node groups, by availability zone.
+    subnets_by_zone: dict[str, list[str]] = Field(min_length=1)
+
+
+class ClusterSettings(_Settings):
+    """The EKS cluster: created by the app unless `existing` is set."""
+
+    name: str = Field(default="gpu-pool", pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    # kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs.
+    kubectl_layer_version: str | None = None
+    nat_gateways: int = Field(default=1, ge=1, le=3)
+    system_nodes: SystemNodesSettings = SystemNodesSettings()
+    existing: ExistingClusterSettings | None = None
+
+
+class AppSettings(_Settings):
+    """Everything the app deploys: one file per account/region/cluster."""
+
+    stack_name: str = Field(default="GpuPool", pattern=r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
+    # Both unset: an environment-agnostic stack (synthesizes without AWS credentials).
+    account: str | None = Field(default=None, pattern=r"^[0-9]{12}$")
+    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
+    cluster: ClusterSettings = ClusterSettings()
+    pool: PoolSettings = PoolSettings()
+    autoscaler: AutoscalerSettings = AutoscalerSettings()
+
+
+CONTEXT_KEY = "gpu-pool"
+
+
+def load_settings(context: Any, config_file: str | None) -> AppSettings:
+    """Build AppSettings from the context value, with a config file's keys merged over it."""
+    if context is None:
+        context = {}
+    if not isinstance(context, dict):
+        raise ConfigError(f"context '{CONTEXT_KEY}' must be a mapping of settings")
+    merged = dict(context)
+    if config_file:
+        merged = deep_merge(merged, _read_config_file(config_file))
+    try:
+        return AppSettings.model_validate(merged)
+    except ValidationError as err:
+        raise ConfigError(describe_validation_error(err, AppSettings)) from None
+
+
+def _read_config_file(path_text: str) -> dict[str, Any]:
+    path = Path(path_text)
+    if not path.is_file():
+        raise ConfigError(f"config: file '{path_text}' does not exist")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        kind = "JSON" if path.suffix == ".json" else "YAML"
+        raise ConfigError(f"config: '{path_text}' is not valid {kind}: {_one_line(err)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: '{path_text}' must hold a mapping of settings at the top")
+    return data
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Helm's and our config's merge: mappings merge key by key, anything else replaces."""
+    result = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = deep_merge(result[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split())
+
+
+def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> str:
+    """One line per problem: the setting's dotted path, what is wrong, what would be valid."""
+    lines = []
+    for problem in err.errors():
+        path = ".".join(str(p) for p in problem["loc"])
+        if problem["type"] == "extra_forbidden":
+            lines.append(f"{path}: unknown setting{_did_you_mean(problem['loc'], model)}")
+        elif problem["type"] == "missing":
+            lines.append(f"{path}: required setting is missing")
+        else:
+            given = problem.get("input")
+            lines.append(f"{path}: {problem['msg']} (got {given!r})")
+    return "\n".join(lines)
+
+
+def _did_you_mean(loc: tuple[Any, ...], model: type[BaseModel]) -> str:
+    """Suggest the closest known key at the unknown key's level."""
+    current: Any = model
+    for part in loc[:-1]:
+        field = current.model_fields.get(part) if isinstance(current, type) else None
+        annotation = getattr(field, "annotation", None)
+        candidates = [a for a in getattr(annotation, "__args__", (annotation,)) if a]
+        current = next(
+            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
+        )
+        if current is None:
+            return ""
+    known = list(current.model_fields)
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"{hint} (valid: {', '.join(known)})"

@@ -1,0 +1,113 @@
+"""GpuPoolStack: the app's stack, a GPU pool on a new or an existing EKS cluster."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from aws_cdk import CfnOutput, Environment, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from gpu_pool.checks import check_app, report
+from gpu_pool.node_pool import GpuNodePool
+from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
+from gpu_pool.versions import KUBERNETES_RELEASES
+
+# Label on the system node group; the autoscaler selects it.
+SYSTEM_NODE_LABEL = ("gpu-pool.io/role", "system")
+
+
+class GpuPoolStack(Stack):
+    """One GPU pool and its cluster, from AppSettings (see README for every key)."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings) -> None:
+        env = Environment(account=settings.account, region=settings.region)
+        super().__init__(scope, construct_id, env=env)
+        report(self, check_app(settings))
+        self.settings = settings
+        existing = settings.cluster.existing
+        if existing is None:
+            self.cluster, subnets = self._new_cluster(settings)
+        else:
+            self.cluster, subnets = self._existing_cluster(settings.cluster.name, existing)
+        self.pool = GpuNodePool(self, "GpuPool", cluster=self.cluster, subnets=subnets, settings=settings.pool)
+        CfnOutput(self, "ClusterName", value=settings.cluster.name)
+
+    def _new_cluster(self, settings: AppSettings) -> tuple[eks.ICluster, list[ec2.ISubnet]]:
+        cluster_settings = settings.cluster
+        zones = settings.pool.zones
+        vpc = ec2.Vpc(
+            self,
+            "Vpc",
+            nat_gateways=cluster_settings.nat_gateways,
+            # Listed zones are created as named; otherwise up to 3 (2 in an env-agnostic stack).
+            availability_zones=list(zones) if zones else None,
+            max_azs=None if zones else 3,
+        )
+        cluster = eks.Cluster(
+            self,
+            "Cluster",
+            cluster_name=cluster_settings.name,
+            version=eks.KubernetesVersion.of(cluster_settings.kubernetes_version),
+            vpc=vpc,
+            vpc_subnets=[ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)],
+            # No Auto Mode and no default nodes: the system group below is sized by settings.
+            default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
+            default_capacity=0,
+            kubectl_provider_options=eks.KubectlProviderOptions(
+                kubectl_layer=_kubectl_layer(self, cluster_settings)
+            ),
+        )
+        _add_system_nodes(cluster, cluster_settings)
+        return cluster, list(vpc.private_subnets)
+
+    def _existing_cluster(
+        self, name: str, existing: ExistingClusterSettings
+    ) -> tuple[eks.ICluster, list[ec2.ISubnet]]:
+        provider = eks.KubectlProvider.from_kubectl_provider_attributes(
+            self,
+            "KubectlProvider",
+            service_token=existing.kubectl_provider_service_token,
+            role=iam.Role.from_role_arn(
+                self, "KubectlRole", existing.kubectl_provider_role_arn, mutable=False
+            ),
+        )
+        cluster = eks.Cluster.from_cluster_attributes(
+            self, "Cluster", cluster_name=name, kubectl_provider=provider
+        )
+        subnets = [
+            ec2.Subnet.from_subnet_attributes(
+                self, f"Subnet-{subnet_id}", subnet_id=subnet_id, availability_zone=zone
+            )
+            for zone, subnet_ids in existing.subnets_by_zone.items()
+            for subnet_id in subnet_ids
+        ]
+        return cluster, subnets
+
+
+def _kubectl_layer(scope: Construct, cluster_settings: ClusterSettings) -> Any:
+    """The kubectl layer whose minor matches the cluster (imported lazily: each is ~35 MB)."""
+    release = KUBERNETES_RELEASES[cluster_settings.kubernetes_version]
+    module = importlib.import_module(release.kubectl_layer_module)
+    return getattr(module, release.kubectl_layer_class)(scope, "KubectlLayer")
+
+
+def _add_system_nodes(cluster: eks.Cluster, cluster_settings: ClusterSettings) -> None:
+    system = cluster_settings.system_nodes
+    instance_type = ec2.InstanceType(system.instance_type)
+    arm = instance_type.architecture == ec2.InstanceArchitecture.ARM_64
+    cluster.add_nodegroup_capacity(
+        "SystemNodes",
+        instance_types=[instance_type],
+        ami_type=eks.NodegroupAmiType.AL2023_ARM_64_STANDARD
+        if arm
+        else eks.NodegroupAmiType.AL2023_X86_64_STANDARD,
+        min_size=system.min_size,
+        desired_size=system.desired_size,
+        max_size=system.max_size,
+        labels=dict([SYSTEM_NODE_LABEL]),
+        subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+    )

@@ -1,0 +1,87 @@
+"""Every pinned version gpu-pool deploys: Kubernetes releases, kubectl layers, charts, images.
+
+One place, so an upgrade is one reviewed diff. Each pin names its source. The aws-cdk-lib and
+CDK CLI pins live in requirements.txt and package.json, which their tools read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+
+@dataclass(frozen=True)
+class KubernetesRelease:
+    """What gpu-pool needs to know about one Kubernetes minor on EKS."""
+
+    minor: str
+    # PyPI package `aws-cdk.lambda-layer-kubectl-vNN` and its layer class: kubectl supports one
+    # minor of skew, so the layer must match the cluster's minor.
+    kubectl_layer_module: str
+    kubectl_layer_class: str
+    # Last day EKS creates clusters of this minor (end of extended support), from the EKS
+    # Kubernetes version calendar (../shared/FACTS.md).
+    eks_creates_until: date
+    # registry.k8s.io/autoscaling/cluster-autoscaler tag whose minor equals the cluster's.
+    # None: no tag verified for this minor; enabling the autoscaler on it is a synth error.
+    cluster_autoscaler_image_tag: str | None
+
+
+KUBERNETES_RELEASES: dict[str, KubernetesRelease] = {
+    # EKS stopped creating 1.29 clusters on 2026-03-23; kept selectable (the original design
+    # named KubectlV29Layer) with a synth warning.
+    "1.29": KubernetesRelease(
+        "1.29", "aws_cdk.lambda_layer_kubectl_v29", "KubectlV29Layer", date(2026, 3, 23), None
+    ),
+    # CA 1.32.5: promoted in kubernetes/k8s.io#8815.
+    "1.32": KubernetesRelease(
+        "1.32", "aws_cdk.lambda_layer_kubectl_v32", "KubectlV32Layer", date(2027, 3, 23), "v1.32.5"
+    ),
+    # CA tags 1.33..1.35: kubernetes/autoscaler releases (../shared/FACTS.md).
+    "1.33": KubernetesRelease(
+        "1.33", "aws_cdk.lambda_layer_kubectl_v33", "KubectlV33Layer", date(2027, 7, 29), "v1.33.6"
+    ),
+    "1.34": KubernetesRelease(
+        "1.34", "aws_cdk.lambda_layer_kubectl_v34", "KubectlV34Layer", date(2027, 12, 2), "v1.34.5"
+    ),
+    "1.35": KubernetesRelease(
+        "1.35", "aws_cdk.lambda_layer_kubectl_v35", "KubectlV35Layer", date(2028, 3, 27), "v1.35.2"
+    ),
+}
+
+DEFAULT_KUBERNETES_VERSION = "1.35"
+
+
+@dataclass(frozen=True)
+class ChartPin:
+    """A Helm chart from its upstream repository, at a fixed version."""
+
+    chart: str
+    repository: str
+    version: str
+    namespace: str
+
+
+# NVIDIA/k8s-device-plugin releases; 0.20.0 is 2026-08 (../shared/FACTS.md).
+NVIDIA_DEVICE_PLUGIN = ChartPin(
+    chart="nvidia-device-plugin",
+    repository="https://nvidia.github.io/k8s-device-plugin",
+    version="0.20.0",
+    namespace="kube-system",
+)
+
+# NVIDIA GPU Operator on NGC; v26.3.1 is the 2026 stable line (NVIDIA/gpu-operator releases).
+NVIDIA_GPU_OPERATOR = ChartPin(
+    chart="gpu-operator",
+    repository="https://helm.ngc.nvidia.com/nvidia",
+    version="v26.3.1",
+    namespace="gpu-operator",
+)
+
+# kubernetes/autoscaler charts, cluster-autoscaler 9.59.0 (../shared/FACTS.md).
+CLUSTER_AUTOSCALER = ChartPin(
+    chart="cluster-autoscaler",
+    repository="https://kubernetes.github.io/autoscaler",
+    version="9.59.0",
+    namespace="kube-system",
+)
