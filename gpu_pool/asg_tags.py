@@ -14,7 +14,6 @@ stack, and scoped to the clusters whose pools add statements to it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-
 from typing import cast
 
 from aws_cdk import ArnFormat, Names, Stack
@@ -34,7 +33,10 @@ def tag_writer_role(scope: Construct, cluster: eks.ICluster) -> iam.Role:
     """The stack's AwsCustomResource role, allowed to tag this cluster's node group ASGs."""
     stack = Stack.of(scope)
     existing = stack.node.try_find_child(_ROLE_ID)
-    role = cast(iam.Role, existing) if existing is not None else iam.Role(
+    role = (
+        cast(iam.Role, existing)
+        if existing is not None
+        else iam.Role(
             stack,
             _ROLE_ID,
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
@@ -45,10 +47,15 @@ def tag_writer_role(scope: Construct, cluster: eks.ICluster) -> iam.Role:
                 )
             ],
         )
+    )
     grant_id = f"Grants{Names.node_unique_id(cluster.node)}"
     if role.node.try_find_child(grant_id) is None:
         role.attach_inline_policy(
-            iam.Policy(role, grant_id, statements=tag_writer_statements(stack, cluster.cluster_name))
+            iam.Policy(
+                role,
+                grant_id,
+                statements=tag_writer_statements(stack, cluster.cluster_name),
+            )
         )
     return role
 
@@ -60,7 +67,9 @@ def tag_writer_statements(stack: Stack, cluster_name: str) -> list[iam.PolicySta
             actions=["eks:DescribeNodegroup"],
             resources=[
                 stack.format_arn(
-                    service="eks", resource="nodegroup", resource_name=f"{cluster_name}/*/*"
+                    service="eks",
+                    resource="nodegroup",
+                    resource_name=f"{cluster_name}/*/*",
                 )
             ],
         ),
@@ -99,7 +108,10 @@ class AsgTags(Construct):
         describe = cr.AwsSdkCall(
             service="EKS",
             action="DescribeNodegroup",
-            parameters={"clusterName": cluster_name, "nodegroupName": nodegroup.attr_nodegroup_name},
+            parameters={
+                "clusterName": cluster_name,
+                "nodegroupName": nodegroup.attr_nodegroup_name,
+            },
             physical_resource_id=cr.PhysicalResourceId.from_response(ASG_NAME_PATH),
             # The full response exceeds the 4 KB a custom resource may return.
             output_paths=[ASG_NAME_PATH],

@@ -9,10 +9,10 @@ aws-cdk-lib's own list rejects several current families (p5, p6-b200, g6f, gr6, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Architecture(str, Enum):
+class Architecture(StrEnum):
     X86_64 = "x86_64"
     ARM64 = "arm64"
 
@@ -58,7 +58,14 @@ _FAMILIES = [
         "g5g",
         "nvidia-t4g",
         _ARM,
-        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 2, "metal": 2},
+        {
+            "xlarge": 1,
+            "2xlarge": 1,
+            "4xlarge": 1,
+            "8xlarge": 1,
+            "16xlarge": 2,
+            "metal": 2,
+        },
     ),
     GpuFamily("g6", "nvidia-l4", _X86, dict(_G5_G6_SIZES)),
     GpuFamily("g6e", "nvidia-l40s", _X86, dict(_G5_G6_SIZES)),
@@ -73,13 +80,24 @@ _FAMILIES = [
         note="fractional L4: one partial GPU per node",
     ),
     GpuFamily(
-        "gr6f", "nvidia-l4", _X86, {"4xlarge": 1}, note="fractional L4: one partial GPU per node"
+        "gr6f",
+        "nvidia-l4",
+        _X86,
+        {"4xlarge": 1},
+        note="fractional L4: one partial GPU per node",
     ),
     GpuFamily(
         "g7e",
         "nvidia-rtx-pro-6000",
         _X86,
-        {"2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "12xlarge": 2, "24xlarge": 4, "48xlarge": 8},
+        {
+            "2xlarge": 1,
+            "4xlarge": 1,
+            "8xlarge": 1,
+            "12xlarge": 2,
+            "24xlarge": 4,
+            "48xlarge": 8,
+        },
     ),
     # RTX PRO 4500 needs driver 595+, which the 580 AMIs lack (amazon-eks-ami#2768). Sizes are
     # not listed: any g7 type is refused before its GPU count would matter.

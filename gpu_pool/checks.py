@@ -19,15 +19,19 @@ from constructs import Construct
 
 from gpu_pool import catalog
 from gpu_pool.catalog import Architecture, CatalogError, GpuInstanceType
-from gpu_pool.gpu_software import DEVICE_PLUGIN_CHART_DEFAULTS, chart_values, resolved_gpu_software
+from gpu_pool.gpu_software import (
+    DEVICE_PLUGIN_CHART_DEFAULTS,
+    chart_values,
+    resolved_gpu_software,
+)
 from gpu_pool.node_template import autoscaler_tags, node_labels
 from gpu_pool.scheduling import pod_fits_node
 from gpu_pool.settings import AppSettings, ConfigError, PoolSettings, deep_merge
 from gpu_pool.versions import KUBERNETES_RELEASES
 
 # Tags EKS itself puts on a managed node group's ASG besides the two discovery tags we also
-# write: eks:cluster-name and eks:nodegroup-name (../shared/FACTS.md).
-EKS_OWN_ASG_TAGS = 2
+# write: eks:cluster-name, eks:nodegroup-name and kubernetes.io/cluster/<name>.
+EKS_OWN_ASG_TAGS = 3
 MAX_ASG_TAGS = 50
 MIN_RECOMMENDED_DISK_GIB = 100
 MAX_DISK_GIB = 16384  # gp3 volume limit
@@ -107,7 +111,10 @@ def check_pool(pool: PoolSettings, prefix: str = "pool") -> list[Finding]:
     groups, findings = resolve_groups(pool, prefix)
     if not pool.instance_types:
         findings.append(
-            _error(f"{prefix}.instance_types", "empty; list at least one, e.g. ['g5.xlarge']")
+            _error(
+                f"{prefix}.instance_types",
+                "empty; list at least one, e.g. ['g5.xlarge']",
+            )
         )
     findings += _check_groups(pool, groups, prefix)
     findings += _check_gpu_software(pool, prefix)
@@ -182,10 +189,14 @@ def _check_gpu_software(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
 
 
 def _check_versions(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
-    for name, value in pool.versions.model_dump().items():
+    yield from _exact_versions(f"{prefix}.versions", pool.versions.model_dump())
+
+
+def _exact_versions(prefix: str, versions: dict[str, str | None]) -> Iterator[Finding]:
+    for name, value in versions.items():
         if value is not None and not _EXACT_VERSION.match(value):
             yield _error(
-                f"{prefix}.versions.{name}",
+                f"{prefix}.{name}",
                 f"'{value}' is not an exact version; pin one such as 1.2.3 (never 'latest' or a "
                 "range), or leave it unset for the tested pin in gpu_pool/versions.py",
             )
@@ -199,7 +210,8 @@ def _check_labels_and_taints(
             yield _error(f"{prefix}.labels", f"'{key}' is not a valid Kubernetes label key")
         if not _LABEL_VALUE.match(value):
             yield _error(
-                f"{prefix}.labels.{key}", f"'{value}' is not a valid Kubernetes label value"
+                f"{prefix}.labels.{key}",
+                f"'{value}' is not a valid Kubernetes label value",
             )
     seen = set()
     for index, taint in enumerate(pool.taints):
@@ -280,16 +292,21 @@ def _check_tag_budget(
 
 
 def _check_scaling(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
-    sizes = {"min_size": pool.min_size, "desired_size": pool.desired_size, "max_size": pool.max_size}
+    sizes = {
+        "min_size": pool.min_size,
+        "desired_size": pool.desired_size,
+        "max_size": pool.max_size,
+    }
     for name, value in sizes.items():
         if value < 0:
             yield _error(f"{prefix}.{name}", f"{value} is negative; sizes are 0 or more")
     if pool.max_size == 0:
-        yield _error(f"{prefix}.max_size", "0: the pool could never run a GPU node; set 1 or more")
-    if pool.min_size > pool.max_size:
         yield _error(
-            f"{prefix}.min_size", f"{pool.min_size} is above max_size {pool.max_size}"
+            f"{prefix}.max_size",
+            "0: the pool could never run a GPU node; set 1 or more",
         )
+    if pool.min_size > pool.max_size:
+        yield _error(f"{prefix}.min_size", f"{pool.min_size} is above max_size {pool.max_size}")
     elif not pool.min_size <= pool.desired_size <= pool.max_size:
         yield _error(
             f"{prefix}.desired_size",
@@ -319,7 +336,8 @@ def _check_zones(zones: Sequence[str], prefix: str) -> Iterator[Finding]:
     for zone in zones:
         if not _ZONE.match(zone):
             yield _error(
-                f"{prefix}.zones", f"'{zone}' is not an availability zone name such as us-east-1a"
+                f"{prefix}.zones",
+                f"'{zone}' is not an availability zone name such as us-east-1a",
             )
     if len(set(zones)) != len(zones):
         yield _error(f"{prefix}.zones", "lists a zone twice")
@@ -377,22 +395,27 @@ def _minor_key(version: str) -> tuple[int, ...]:
 
 
 def _check_autoscaler(settings: AppSettings, image_tag: str | None) -> Iterator[Finding]:
-    if not settings.autoscaler.enabled:
+    autoscaler = settings.autoscaler
+    if not autoscaler.enabled:
         return
+    yield from _exact_versions(
+        "autoscaler",
+        {"chart_version": autoscaler.chart_version, "image_tag": autoscaler.image_tag},
+    )
     minor = settings.cluster.kubernetes_version
-    override = settings.pool.versions.cluster_autoscaler_image
-    if override is None and image_tag is None:
+    if autoscaler.image_tag is None and image_tag is None:
         yield _error(
             "cluster.kubernetes_version",
             f"no Cluster Autoscaler image is pinned for {minor} (its minor must equal the "
-            "cluster's); choose another version, set pool.versions.cluster_autoscaler_image, "
-            "or set autoscaler.enabled: false",
+            "cluster's); choose another version, set autoscaler.image_tag, or set "
+            "autoscaler.enabled: false",
         )
-    if override is not None and not override.lstrip("v").startswith(f"{minor}."):
+    tag = autoscaler.image_tag
+    if tag is not None and not tag.lstrip("v").startswith(f"{minor}."):
         yield _error(
-            "pool.versions.cluster_autoscaler_image",
-            f"'{override}' does not match the cluster's minor {minor}; Cluster Autoscaler "
-            f"supports only its own minor: use a v{minor}.x tag",
+            "autoscaler.image_tag",
+            f"'{tag}' does not match the cluster's minor {minor}; Cluster Autoscaler supports "
+            f"only its own minor: use a v{minor}.x tag",
         )
 
 
@@ -416,7 +439,8 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
         return
     if zones and settings.region is None:
         yield _error(
-            "pool.zones", "needs region: zone names only mean something in a known region"
+            "pool.zones",
+            "needs region: zone names only mean something in a known region",
         )
     for zone in zones:
         if settings.region and _ZONE.match(zone) and zone[:-1] != settings.region:
@@ -433,7 +457,7 @@ def check_cli_pin(package_json: Path) -> list[Finding]:
         return [
             _error(
                 "package.json devDependencies.aws-cdk",
-                f"{version!r} is not an exact version; pin the CDK CLI, e.g. \"2.1148.1\"",
+                f'{version!r} is not an exact version; pin the CDK CLI, e.g. "2.1148.1"',
             )
         ]
     return []

@@ -107,10 +107,18 @@ def install_gpu_software(
     if values is None:
         return None
     if resolved_gpu_software(pool) == "device-plugin":
-        pin, version, construct_id = NVIDIA_DEVICE_PLUGIN, pool.versions.device_plugin, "DevicePlugin"
+        pin, version, construct_id = (
+            NVIDIA_DEVICE_PLUGIN,
+            pool.versions.device_plugin,
+            "DevicePlugin",
+        )
         release = f"nvidia-device-plugin-{pool.name}"
     else:
-        pin, version, construct_id = NVIDIA_GPU_OPERATOR, pool.versions.gpu_operator, "GpuOperator"
+        pin, version, construct_id = (
+            NVIDIA_GPU_OPERATOR,
+            pool.versions.gpu_operator,
+            "GpuOperator",
+        )
         release = "gpu-operator"
     return eks.HelmChart(
         scope,
@@ -120,7 +128,6 @@ def install_gpu_software(
         repository=pin.repository,
         version=version or pin.version,
         namespace=pin.namespace,
-        create_namespace=pin.namespace != "kube-system",
         release=release,
         values=values,
     )

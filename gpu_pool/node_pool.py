@@ -60,14 +60,14 @@ class GpuNodePool(Construct):
             self,
             "NodeRole",
             assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
-            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in _NODE_POLICIES],
+            managed_policies=[
+                iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in _NODE_POLICIES
+            ],
         )
         self.nodegroups: list[eks_l1.CfnNodegroup] = []
         for zone, zone_subnets in _placements(settings.zones, subnets):
             for group in groups:
-                self.nodegroups.append(
-                    self._add_group(cluster, group, zone, zone_subnets)
-                )
+                self.nodegroups.append(self._add_group(cluster, group, zone, zone_subnets))
         self.gpu_software = install_gpu_software(self, cluster, settings)
 
     def _add_group(
@@ -106,7 +106,11 @@ class GpuNodePool(Construct):
             cluster=cluster,
             nodegroup=nodegroup,
             tags=autoscaler_tags(
-                cluster_name, labels, settings.taints, group[0].gpu_count, settings.disk_size_gib
+                cluster_name,
+                labels,
+                settings.taints,
+                group[0].gpu_count,
+                settings.disk_size_gib,
             ),
         )
         return nodegroup

@@ -35,12 +35,9 @@ def _expression_matches(expr: Mapping[str, Any], labels: Mapping[str, str]) -> b
 
 def node_affinity_matches(affinity: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
     """Required node affinity: true when absent, else any term whose expressions all match."""
-    required = (
-        ((affinity or {}).get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution"
-        )
-        or {}
-    )
+    required = ((affinity or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     terms = required.get("nodeSelectorTerms")
     if not terms:
         return True
@@ -79,7 +76,9 @@ def untolerated_taints(
 
 
 def pod_fits_node(
-    pod_spec: Mapping[str, Any], labels: Mapping[str, str], taints: Sequence[Mapping[str, str]]
+    pod_spec: Mapping[str, Any],
+    labels: Mapping[str, str],
+    taints: Sequence[Mapping[str, str]],
 ) -> bool:
     """Whether a pod spec's selection and tolerations admit a node with these labels/taints."""
     return (

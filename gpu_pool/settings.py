@@ -57,8 +57,6 @@ class ChartVersions(_Settings):
 
     device_plugin: str | None = None
     gpu_operator: str | None = None
-    cluster_autoscaler: str | None = None
-    cluster_autoscaler_image: str | None = None
 
 
 def _default_taints() -> list[Taint]:
@@ -109,6 +107,9 @@ class AutoscalerSettings(_Settings):
     # Where the autoscaler pod runs; empty means the app's system node group (new cluster) or
     # anywhere untainted (existing cluster).
     node_selector: dict[str, str] = Field(default_factory=dict)
+    # Overrides for the pins in gpu_pool/versions.py; the image's minor must equal the cluster's.
+    chart_version: str | None = None
+    image_tag: str | None = None
 
 
 class SystemNodesSettings(_Settings):
@@ -226,7 +227,8 @@ def _did_you_mean(loc: tuple[Any, ...], model: type[BaseModel]) -> str:
         annotation = getattr(field, "annotation", None)
         candidates = [a for a in getattr(annotation, "__args__", (annotation,)) if a]
         current = next(
-            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
+            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)),
+            None,
         )
         if current is None:
             return ""

@@ -11,6 +11,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.autoscaler import ClusterAutoscaler
 from gpu_pool.checks import check_app, report
 from gpu_pool.node_pool import GpuNodePool
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
@@ -33,8 +34,36 @@ class GpuPoolStack(Stack):
             self.cluster, subnets = self._new_cluster(settings)
         else:
             self.cluster, subnets = self._existing_cluster(settings.cluster.name, existing)
-        self.pool = GpuNodePool(self, "GpuPool", cluster=self.cluster, subnets=subnets, settings=settings.pool)
+        self.pool = GpuNodePool(
+            self,
+            "GpuPool",
+            cluster=self.cluster,
+            subnets=subnets,
+            settings=settings.pool,
+        )
+        if settings.autoscaler.enabled:
+            self.autoscaler = self._autoscaler(settings)
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
+
+    def _autoscaler(self, settings: AppSettings) -> ClusterAutoscaler:
+        autoscaler = settings.autoscaler
+        new_cluster = settings.cluster.existing is None
+        release = KUBERNETES_RELEASES[settings.cluster.kubernetes_version]
+        node_selector = autoscaler.node_selector or (
+            dict([SYSTEM_NODE_LABEL]) if new_cluster else {}
+        )
+        return ClusterAutoscaler(
+            self,
+            "ClusterAutoscaler",
+            cluster=self.cluster,
+            cluster_name=settings.cluster.name,
+            region=self.region,
+            # check_app guarantees one of the two.
+            image_tag=autoscaler.image_tag or str(release.cluster_autoscaler_image_tag),
+            settings=autoscaler,
+            node_selector=node_selector,
+            install_pod_identity_agent=new_cluster,
+        )
 
     def _new_cluster(self, settings: AppSettings) -> tuple[eks.ICluster, list[ec2.ISubnet]]:
         cluster_settings = settings.cluster

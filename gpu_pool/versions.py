@@ -31,21 +31,41 @@ KUBERNETES_RELEASES: dict[str, KubernetesRelease] = {
     # EKS stopped creating 1.29 clusters on 2026-03-23; kept selectable (the original design
     # named KubectlV29Layer) with a synth warning.
     "1.29": KubernetesRelease(
-        "1.29", "aws_cdk.lambda_layer_kubectl_v29", "KubectlV29Layer", date(2026, 3, 23), None
+        "1.29",
+        "aws_cdk.lambda_layer_kubectl_v29",
+        "KubectlV29Layer",
+        date(2026, 3, 23),
+        None,
     ),
     # CA 1.32.5: promoted in kubernetes/k8s.io#8815.
     "1.32": KubernetesRelease(
-        "1.32", "aws_cdk.lambda_layer_kubectl_v32", "KubectlV32Layer", date(2027, 3, 23), "v1.32.5"
+        "1.32",
+        "aws_cdk.lambda_layer_kubectl_v32",
+        "KubectlV32Layer",
+        date(2027, 3, 23),
+        "v1.32.5",
     ),
     # CA tags 1.33..1.35: kubernetes/autoscaler releases (../shared/FACTS.md).
     "1.33": KubernetesRelease(
-        "1.33", "aws_cdk.lambda_layer_kubectl_v33", "KubectlV33Layer", date(2027, 7, 29), "v1.33.6"
+        "1.33",
+        "aws_cdk.lambda_layer_kubectl_v33",
+        "KubectlV33Layer",
+        date(2027, 7, 29),
+        "v1.33.6",
     ),
     "1.34": KubernetesRelease(
-        "1.34", "aws_cdk.lambda_layer_kubectl_v34", "KubectlV34Layer", date(2027, 12, 2), "v1.34.5"
+        "1.34",
+        "aws_cdk.lambda_layer_kubectl_v34",
+        "KubectlV34Layer",
+        date(2027, 12, 2),
+        "v1.34.5",
     ),
     "1.35": KubernetesRelease(
-        "1.35", "aws_cdk.lambda_layer_kubectl_v35", "KubectlV35Layer", date(2028, 3, 27), "v1.35.2"
+        "1.35",
+        "aws_cdk.lambda_layer_kubectl_v35",
+        "KubectlV35Layer",
+        date(2028, 3, 27),
+        "v1.35.2",
     ),
 }
 
