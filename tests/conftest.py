@@ -1,0 +1,63 @@
+"""Shared settings for the synthesized stacks; each is synthesized once per session."""
+
+import pytest
+
+DEFAULT: dict = {}
+
+# Several groups across two zones, including types aws-cdk-lib's Nodegroup rejects.
+MULTI = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "pool": {
+        "zones": ["us-east-1a", "us-east-1b"],
+        "instance_types": [
+            "g5.xlarge",
+            "g6e.12xlarge",
+            "p5.48xlarge",
+            "p6-b200.48xlarge",
+            "g5g.xlarge",
+        ],
+    },
+}
+
+EXISTING = {
+    "region": "eu-west-1",
+    "account": "123456789012",
+    "cluster": {
+        "name": "platform-prod",
+        "existing": {
+            "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:kubectl-onEvent",
+            "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/kubectl-handler",
+            "subnets_by_zone": {
+                "eu-west-1a": ["subnet-0aaa"],
+                "eu-west-1b": ["subnet-0bbb", "subnet-0ccc"],
+            },
+        },
+    },
+    "pool": {"zones": ["eu-west-1b"], "instance_types": ["g6.xlarge"]},
+}
+
+BOTTLEROCKET = {"pool": {"ami_family": "BOTTLEROCKET"}, "autoscaler": {"enabled": False}}
+
+OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
+
+
+@pytest.fixture(scope="session")
+def default_template():
+    from tests.cfn import synth
+
+    return synth(DEFAULT)
+
+
+@pytest.fixture(scope="session")
+def multi_template():
+    from tests.cfn import synth
+
+    return synth(MULTI)
+
+
+@pytest.fixture(scope="session")
+def existing_template():
+    from tests.cfn import synth
+
+    return synth(EXISTING)

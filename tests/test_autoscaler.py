@@ -1,0 +1,161 @@
+"""Cluster Autoscaler: chart, image, discovery, IAM, identity, and the zero-node template."""
+
+import pytest
+
+from gpu_pool.autoscaler import autoscaler_values
+from gpu_pool.settings import AutoscalerSettings, PoolSettings
+from gpu_pool.smoke_test import smoke_test_pod
+from gpu_pool.versions import KUBERNETES_RELEASES
+from tests.ca_template import node_template, pod_fits_template
+from tests.cfn import helm_values, only, render, resources, synth
+from tests.test_asg_tags import tags_by_nodegroup
+
+HELM = "Custom::AWSCDK-EKS-HelmChart"
+
+
+def ca_chart(template):
+    return only(
+        {
+            k: r
+            for k, r in resources(template, HELM).items()
+            if r["Properties"]["Chart"] == "cluster-autoscaler"
+        }
+    )[1]
+
+
+def test_chart_is_pinned_in_kube_system(default_template):
+    props = ca_chart(default_template)["Properties"]
+    assert (props["Repository"], props["Version"], props["Namespace"], props["Release"]) == (
+        "https://kubernetes.github.io/autoscaler",
+        "9.59.0",
+        "kube-system",
+        "cluster-autoscaler",
+    )
+
+
+def test_values_discover_this_cluster_and_balance_zones(default_template):
+    values = helm_values(ca_chart(default_template))
+    assert values["cloudProvider"] == "aws"
+    assert values["awsRegion"] == "<Ref:AWS::Region>"
+    assert values["autoDiscovery"] == {
+        "clusterName": "gpu-pool",
+        "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/gpu-pool"],
+    }
+    assert values["image"] == {"tag": "v1.35.2"}
+    assert values["extraArgs"] == {
+        "balance-similar-node-groups": True,
+        "balancing-ignore-label_1": "nodegroup-name",
+        "balancing-ignore-label_2": "topology.ebs.csi.aws.com/zone",
+        "expander": "least-waste",
+        "scale-down-unneeded-time": "5m",
+        "scale-down-delay-after-add": "5m",
+    }
+    # Runs on the system nodes, never on the (tainted, expensive) GPU pool.
+    assert values["nodeSelector"] == {"gpu-pool.io/role": "system"}
+    assert "tolerations" not in values
+
+
+@pytest.mark.parametrize(
+    "minor", [m for m, r in KUBERNETES_RELEASES.items() if r.cluster_autoscaler_image_tag]
+)
+def test_image_minor_equals_cluster_minor(minor):
+    tag = KUBERNETES_RELEASES[minor].cluster_autoscaler_image_tag
+    values = autoscaler_values("c", "us-east-1", tag, AutoscalerSettings(), {})
+    assert values["image"]["tag"].removeprefix("v").rsplit(".", 1)[0] == minor
+
+
+def test_iam_follows_least_privilege(default_template):
+    policy = only(
+        {
+            k: v
+            for k, v in resources(default_template, "AWS::IAM::Policy").items()
+            if k.startswith("ClusterAutoscalerRole")
+        }
+    )[1]
+    read_only, scaling = render(policy["Properties"]["PolicyDocument"]["Statement"])
+    assert read_only["Resource"] == "*" and "Condition" not in read_only
+    assert all(":Describe" in a or ":Get" in a for a in read_only["Action"])
+    assert scaling == {
+        "Action": [
+            "autoscaling:SetDesiredCapacity",
+            "autoscaling:TerminateInstanceInAutoScalingGroup",
+        ],
+        "Condition": {
+            "StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/gpu-pool": "owned"}
+        },
+        "Effect": "Allow",
+        "Resource": "*",
+    }
+
+
+def test_pod_identity_ties_the_charts_service_account_to_the_role(default_template):
+    association = only(resources(default_template, "AWS::EKS::PodIdentityAssociation"))[1][
+        "Properties"
+    ]
+    values = helm_values(ca_chart(default_template))
+    assert association["Namespace"] == "kube-system"
+    assert (
+        association["ServiceAccount"]
+        == values["rbac"]["serviceAccount"]["name"]
+        == "cluster-autoscaler"
+    )
+    assert values["rbac"]["serviceAccount"]["create"] is True
+    role_id = association["RoleArn"]["Fn::GetAtt"][0]
+    trust = default_template.to_json()["Resources"][role_id]["Properties"][
+        "AssumeRolePolicyDocument"
+    ]
+    assert trust["Statement"] == [
+        {
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+            "Effect": "Allow",
+            "Principal": {"Service": "pods.eks.amazonaws.com"},
+        }
+    ]
+    default_template.has_resource_properties(
+        "AWS::EKS::Addon", {"AddonName": "eks-pod-identity-agent"}
+    )
+    chart_id, _ = only(
+        {
+            k: r
+            for k, r in resources(default_template, HELM).items()
+            if r["Properties"]["Chart"] == "cluster-autoscaler"
+        }
+    )
+    depends = default_template.to_json()["Resources"][chart_id]["DependsOn"]
+    assert any(d.startswith("ClusterAutoscalerPodIdentity") for d in depends)
+
+
+def test_disabled_autoscaler_installs_nothing():
+    template = synth({"autoscaler": {"enabled": False}})
+    assert [
+        r
+        for r in resources(template, HELM).values()
+        if r["Properties"]["Chart"] == "cluster-autoscaler"
+    ] == []
+    template.resource_count_is("AWS::EKS::PodIdentityAssociation", 0)
+
+
+def test_existing_cluster_autoscaler_uses_its_name_and_no_agent_addon(existing_template):
+    values = helm_values(ca_chart(existing_template))
+    assert values["autoDiscovery"]["clusterName"] == "platform-prod"
+    assert values["nodeSelector"] == {}
+    existing_template.resource_count_is("AWS::EKS::Addon", 0)
+
+
+def test_zero_node_template_fits_the_smoke_test_pod_and_not_a_bigger_one(multi_template):
+    pool = PoolSettings()  # MULTI keeps the default labels and taint
+    for (types, _), tags in tags_by_nodegroup(multi_template).items():
+        template = node_template(tags)
+        gpus = int(template["allocatable"]["nvidia.com/gpu"])
+        assert template["taints"] == [
+            {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+        ]
+        assert pod_fits_template(smoke_test_pod(pool), template), types
+        assert not pod_fits_template(smoke_test_pod(pool, gpus=gpus + 1), template), types
+
+
+def test_a_pod_without_the_toleration_does_not_fit(default_template):
+    ((_, tags),) = tags_by_nodegroup(default_template).items()
+    pod = smoke_test_pod(PoolSettings())
+    pod["spec"]["tolerations"] = []
+    assert not pod_fits_template(pod, node_template(tags))
