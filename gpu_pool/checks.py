@@ -43,6 +43,8 @@ _QUALIFIED_KEY = re.compile(
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?" + _LABEL_NAME + "$"
 )
 _LABEL_VALUE = re.compile(r"^(" + _LABEL_NAME + ")?$")
+_VALID_KEY = "an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.'"
+_VALID_VALUE = "up to 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric"
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,7 @@ def _check_labels_and_taints(
 ) -> Iterator[Finding]:
     for key, value in pool.labels.items():
         if not _QUALIFIED_KEY.match(key):
-            yield _error(f"{prefix}.labels", f"'{key}' is not a valid Kubernetes label key")
+            yield _error(f"{prefix}.labels", f"'{key}' is not a label key: use {_VALID_KEY}")
         if not _LABEL_VALUE.match(value):
             yield _error(
                 f"{prefix}.labels.{key}",
@@ -217,7 +219,7 @@ def _check_labels_and_taints(
     for index, taint in enumerate(pool.taints):
         setting = f"{prefix}.taints[{index}]"
         if not _QUALIFIED_KEY.match(taint.key):
-            yield _error(setting, f"key '{taint.key}' is not a valid Kubernetes taint key")
+            yield _error(setting, f"key '{taint.key}' is not a taint key: use {_VALID_KEY}")
         if ":" in taint.value:
             yield _error(
                 setting,
@@ -225,7 +227,7 @@ def _check_labels_and_taints(
                 "value:Effect and would misread it: choose a value without ':'",
             )
         elif not _LABEL_VALUE.match(taint.value):
-            yield _error(setting, f"value '{taint.value}' is not a valid Kubernetes taint value")
+            yield _error(setting, f"value '{taint.value}' is not a taint value: use {_VALID_VALUE}")
         if not taint.value:
             yield _warning(
                 setting,
@@ -344,9 +346,9 @@ def _check_zones(zones: Sequence[str], prefix: str) -> Iterator[Finding]:
 
 
 def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]:
-    """Every rule about the app's settings, the pool's included."""
+    """The rules about the app's settings beyond the pool (GpuNodePool checks the pool)."""
     today = today or date.today()
-    findings = check_pool(settings.pool)
+    findings: list[Finding] = []
     cluster = settings.cluster
     release = KUBERNETES_RELEASES.get(cluster.kubernetes_version)
     if release is None:
@@ -411,7 +413,8 @@ def _check_autoscaler(settings: AppSettings, image_tag: str | None) -> Iterator[
             "autoscaler.enabled: false",
         )
     tag = autoscaler.image_tag
-    if tag is not None and not tag.lstrip("v").startswith(f"{minor}."):
+    exact = tag is not None and _EXACT_VERSION.match(tag)
+    if exact and not tag.lstrip("v").startswith(f"{minor}."):
         yield _error(
             "autoscaler.image_tag",
             f"'{tag}' does not match the cluster's minor {minor}; Cluster Autoscaler supports "

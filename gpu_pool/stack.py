@@ -12,7 +12,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.autoscaler import ClusterAutoscaler
-from gpu_pool.checks import check_app, report
+from gpu_pool.checks import check_app, check_pool, report
 from gpu_pool.node_pool import GpuNodePool
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
 from gpu_pool.versions import KUBERNETES_RELEASES
@@ -27,7 +27,10 @@ class GpuPoolStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings) -> None:
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env)
-        report(self, check_app(settings))
+        # The pool's errors too, so nothing is built from bad settings; GpuNodePool reports
+        # the pool's warnings itself.
+        pool_errors = [f for f in check_pool(settings.pool) if f.error]
+        report(self, check_app(settings) + pool_errors)
         self.settings = settings
         existing = settings.cluster.existing
         if existing is None:
