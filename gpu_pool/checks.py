@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -160,7 +160,7 @@ def _check_groups(
                     )
 
 
-def _pairs(mapping: dict[str, object]) -> str:
+def _pairs(mapping: Mapping[str, object]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in mapping.items())
 
 
@@ -413,8 +413,11 @@ def _check_autoscaler(settings: AppSettings, image_tag: str | None) -> Iterator[
             "autoscaler.enabled: false",
         )
     tag = autoscaler.image_tag
-    exact = tag is not None and _EXACT_VERSION.match(tag)
-    if exact and not tag.lstrip("v").startswith(f"{minor}."):
+    if (
+        tag is not None
+        and _EXACT_VERSION.match(tag)
+        and not tag.lstrip("v").startswith(f"{minor}.")
+    ):
         yield _error(
             "autoscaler.image_tag",
             f"'{tag}' does not match the cluster's minor {minor}; Cluster Autoscaler supports "

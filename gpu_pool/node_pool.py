@@ -130,7 +130,7 @@ def _placements(
         raise ConfigError("GpuNodePool: subnets is empty; pass the private subnets for GPU nodes")
     if not zones:
         return [(None, list(subnets))]
-    placements = []
+    placements: list[tuple[str | None, list[ec2.ISubnet]]] = []
     for zone in zones:
         in_zone = [s for s in subnets if s.availability_zone == zone]
         if not in_zone:

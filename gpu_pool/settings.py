@@ -73,7 +73,9 @@ class PoolSettings(_Settings):
     name: str = Field(default="gpu", pattern=r"^[a-z][a-z0-9-]{0,20}$")
     # Each entry is one node group: an instance type, or a list of interchangeable types with the
     # same GPU count (for Spot diversity).
-    instance_types: list[str | list[str]] = Field(default_factory=lambda: ["g5.xlarge"])
+    instance_types: list[str | list[str]] = Field(
+        default_factory=lambda: list[str | list[str]](["g5.xlarge"])
+    )
     # Empty: one node group per entry across all subnets. Otherwise one per entry per zone.
     zones: list[str] = Field(default_factory=list)
     ami_family: AmiFamily = "AL2023"
@@ -221,17 +223,16 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
 
 def _did_you_mean(loc: tuple[Any, ...], model: type[BaseModel]) -> str:
     """Suggest the closest known key at the unknown key's level."""
-    current: Any = model
+    current: type[BaseModel] | None = model
     for part in loc[:-1]:
-        field = current.model_fields.get(part) if isinstance(current, type) else None
+        field = current.model_fields.get(part) if current is not None else None
         annotation = getattr(field, "annotation", None)
-        candidates = [a for a in getattr(annotation, "__args__", (annotation,)) if a]
+        candidates = getattr(annotation, "__args__", (annotation,))
         current = next(
-            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)),
-            None,
+            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
         )
-        if current is None:
-            return ""
+    if current is None:
+        return ""
     known = list(current.model_fields)
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import CfnOutput, Environment, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -33,8 +33,11 @@ class GpuPoolStack(Stack):
         report(self, check_app(settings) + pool_errors)
         self.settings = settings
         existing = settings.cluster.existing
+        self.cluster: eks.ICluster
         if existing is None:
-            self.cluster, subnets = self._new_cluster(settings)
+            cluster, subnets = self._new_cluster(settings)
+            # jsii classes implement their interfaces at runtime; mypy cannot see it.
+            self.cluster = cast(eks.ICluster, cluster)
         else:
             self.cluster, subnets = self._existing_cluster(settings.cluster.name, existing)
         self.pool = GpuNodePool(
@@ -68,7 +71,7 @@ class GpuPoolStack(Stack):
             install_pod_identity_agent=new_cluster,
         )
 
-    def _new_cluster(self, settings: AppSettings) -> tuple[eks.ICluster, list[ec2.ISubnet]]:
+    def _new_cluster(self, settings: AppSettings) -> tuple[eks.Cluster, list[ec2.ISubnet]]:
         cluster_settings = settings.cluster
         zones = settings.pool.zones
         vpc = ec2.Vpc(
