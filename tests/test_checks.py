@@ -496,3 +496,41 @@ def test_warnings_reach_the_synth_output_once_each():
         ("/Test/GpuPool", "pool.disk_size_gib"),
         ("/Test/GpuPool", "pool.min_size"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("pin", "expected"),
+    [
+        ("2.1148.1", []),
+        (
+            "^2.1148.1",
+            [
+                "package.json devDependencies.aws-cdk: '^2.1148.1' is not an exact version; "
+                'pin the CDK CLI, e.g. "2.1148.1"'
+            ],
+        ),
+        (
+            "latest",
+            [
+                "package.json devDependencies.aws-cdk: 'latest' is not an exact version; "
+                'pin the CDK CLI, e.g. "2.1148.1"'
+            ],
+        ),
+    ],
+)
+def test_cdk_cli_must_be_pinned_exactly(tmp_path, pin, expected):
+    import json
+
+    from gpu_pool.checks import check_cli_pin
+
+    package_json = tmp_path / "package.json"
+    package_json.write_text(json.dumps({"devDependencies": {"aws-cdk": pin}}))
+    assert [str(f) for f in check_cli_pin(package_json)] == expected
+
+
+def test_the_projects_own_cli_pin_passes():
+    from pathlib import Path
+
+    from gpu_pool.checks import check_cli_pin
+
+    assert check_cli_pin(Path(__file__).resolve().parent.parent / "package.json") == []
