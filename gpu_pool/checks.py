@@ -21,7 +21,8 @@ from gpu_pool import catalog
 from gpu_pool.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.gpu_software import (
     DEVICE_PLUGIN_CHART_DEFAULTS,
-    chart_values,
+    device_plugin_values,
+    is_bottlerocket,
     resolved_gpu_software,
 )
 from gpu_pool.node_template import autoscaler_tags, node_labels
@@ -166,7 +167,7 @@ def _pairs(mapping: Mapping[str, object]) -> str:
 
 def _check_gpu_software(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
     software = resolved_gpu_software(pool)
-    bottlerocket = (pool.ami_type or pool.ami_family).startswith("BOTTLEROCKET")
+    bottlerocket = is_bottlerocket(pool)
     setting = f"{prefix}.gpu_software"
     if software == "none" and not bottlerocket:
         yield _error(
@@ -257,10 +258,11 @@ def _check_device_plugin_reaches_nodes(
     pool: PoolSettings, groups: Sequence[Sequence[GpuInstanceType]], prefix: str
 ) -> Iterator[Finding]:
     """Render the device plugin's scheduling terms and test them against each group's nodes."""
-    values = chart_values(pool)
-    if resolved_gpu_software(pool) != "device-plugin" or values is None:
+    if resolved_gpu_software(pool) != "device-plugin":
         return
-    pod_spec = deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values)
+    pod_spec = deep_merge(
+        DEVICE_PLUGIN_CHART_DEFAULTS, device_plugin_values(pool.labels, pool.taints)
+    )
     taints = [t.model_dump() for t in pool.taints]
     for group in groups:
         labels = node_labels(pool.labels, group)

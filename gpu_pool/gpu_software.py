@@ -54,10 +54,11 @@ def resolved_gpu_software(pool: PoolSettings) -> str:
     """`gpu_software`, or its default: the device plugin on AL2023, nothing on Bottlerocket."""
     if pool.gpu_software is not None:
         return pool.gpu_software
-    return "none" if _is_bottlerocket(pool) else "device-plugin"
+    return "none" if is_bottlerocket(pool) else "device-plugin"
 
 
-def _is_bottlerocket(pool: PoolSettings) -> bool:
+def is_bottlerocket(pool: PoolSettings) -> bool:
+    """Whether the pool's AMI (explicit type, else family) is Bottlerocket."""
     ami = pool.ami_type or pool.ami_family
     return ami.startswith("BOTTLEROCKET")
 
@@ -82,44 +83,32 @@ def gpu_operator_values(pool: PoolSettings) -> dict[str, Any]:
     return {
         "driver": {"enabled": pool.gpu_operator.driver_enabled},
         "toolkit": {"enabled": pool.gpu_operator.toolkit_enabled},
-        "devicePlugin": {"enabled": not _is_bottlerocket(pool)},
+        "devicePlugin": {"enabled": not is_bottlerocket(pool)},
         # Operands and the NFD worker that labels GPU nodes must reach the tainted pool.
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": tolerations}},
     }
 
 
-def chart_values(pool: PoolSettings) -> dict[str, Any] | None:
-    """The values the pool's GPU software chart is installed with (None: no chart)."""
-    software = resolved_gpu_software(pool)
-    if software == "device-plugin":
-        return device_plugin_values(pool.labels, pool.taints)
-    if software == "gpu-operator":
-        return gpu_operator_values(pool)
-    return None
-
-
 def install_gpu_software(
     scope: Construct, cluster: eks.ICluster, pool: PoolSettings
 ) -> eks.HelmChart | None:
     """Install the pool's GPU software chart, if it needs one."""
-    values = chart_values(pool)
-    if values is None:
-        return None
-    if resolved_gpu_software(pool) == "device-plugin":
+    software = resolved_gpu_software(pool)
+    if software == "device-plugin":
         pin, version, construct_id = (
             NVIDIA_DEVICE_PLUGIN,
             pool.versions.device_plugin,
             "DevicePlugin",
         )
         release = f"nvidia-device-plugin-{pool.name}"
-    else:
-        pin, version, construct_id = (
-            NVIDIA_GPU_OPERATOR,
-            pool.versions.gpu_operator,
-            "GpuOperator",
-        )
+        values = device_plugin_values(pool.labels, pool.taints)
+    elif software == "gpu-operator":
+        pin, version, construct_id = NVIDIA_GPU_OPERATOR, pool.versions.gpu_operator, "GpuOperator"
         release = "gpu-operator"
+        values = gpu_operator_values(pool)
+    else:
+        return None
     return eks.HelmChart(
         scope,
         construct_id,
