@@ -213,8 +213,7 @@ def _check_labels_and_taints(
             yield _error(f"{prefix}.labels", f"'{key}' is not a label key: use {_VALID_KEY}")
         if not _LABEL_VALUE.match(value):
             yield _error(
-                f"{prefix}.labels.{key}",
-                f"'{value}' is not a valid Kubernetes label value",
+                f"{prefix}.labels.{key}", f"'{value}' is not a label value: use {_VALID_VALUE}"
             )
     seen = set()
     for index, taint in enumerate(pool.taints):

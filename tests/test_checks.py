@@ -205,7 +205,11 @@ CASES = {
     "bad-label-value": (
         {"pool": {"labels": {"team": "has space"}}},
         [
-            ("E", "pool.labels.team: 'has space' is not a valid Kubernetes label value"),
+            (
+                "E",
+                "pool.labels.team: 'has space' is not a label value: use up to 63 letters, digits, "
+                "'-', '_' or '.', starting and ending alphanumeric",
+            ),
         ],
     ),
     "taint-colon": (
