@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -35,6 +35,7 @@ NvidiaAmiType = Literal[
     "BOTTLEROCKET_ARM_64_NVIDIA",
 ]
 GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
+SubnetId = Annotated[str, Field(pattern=r"^subnet-([0-9a-f]{8}|[0-9a-f]{17})$")]
 
 
 class Taint(_Settings):
@@ -129,7 +130,7 @@ class ExistingClusterSettings(_Settings):
     kubectl_provider_service_token: str = Field(pattern=r"^arn:aws[a-z-]*:lambda:")
     kubectl_provider_role_arn: str = Field(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/")
     # Subnets for the GPU node groups, by availability zone.
-    subnets_by_zone: dict[str, list[str]] = Field(min_length=1)
+    subnets_by_zone: dict[str, list[SubnetId]] = Field(min_length=1)
 
 
 class ClusterSettings(_Settings):

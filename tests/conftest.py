@@ -29,8 +29,8 @@ EXISTING = {
             "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:kubectl-onEvent",
             "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/kubectl-handler",
             "subnets_by_zone": {
-                "eu-west-1a": ["subnet-0aaa"],
-                "eu-west-1b": ["subnet-0bbb", "subnet-0ccc"],
+                "eu-west-1a": ["subnet-0aaaaaaaaaaaaaaaa"],
+                "eu-west-1b": ["subnet-0bbbbbbbbbbbbbbbb", "subnet-0cccccccccccccccc"],
             },
         },
     },

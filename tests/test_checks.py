@@ -435,7 +435,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
-                    "subnets_by_zone": {"eu-west-1a": ["subnet-1"]},
+                    "subnets_by_zone": {"eu-west-1a": ["subnet-0123abcd"]},
                 }
             },
             "pool": {"zones": ["eu-west-1c"]},

@@ -73,7 +73,7 @@ def test_arm_gpu_types_get_the_arm_ami(multi_template):
 def test_existing_cluster_groups_use_its_name_and_zone_subnets(existing_template):
     _, props = only(gpu_groups(existing_template))
     assert props["ClusterName"] == "platform-prod"
-    assert sorted(props["Subnets"]) == ["subnet-0bbb", "subnet-0ccc"]
+    assert sorted(props["Subnets"]) == ["subnet-0bbbbbbbbbbbbbbbb", "subnet-0cccccccccccccccc"]
     existing_template.resource_count_is("AWS::EKS::Cluster", 0)
 
 

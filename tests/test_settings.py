@@ -54,6 +54,18 @@ def test_config_file_merges_over_context(tmp_path, suffix):
             "cluster.existing.kubectl_provider_service_token: required setting is missing",
         ),
         ({"region": "Frankfurt"}, "region: String should match pattern"),
+        (
+            {
+                "cluster": {
+                    "existing": {
+                        "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
+                        "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                        "subnets_by_zone": {"eu-west-1a": ["subnet-1"]},
+                    }
+                }
+            },
+            "cluster.existing.subnets_by_zone.eu-west-1a.0: String should match pattern",
+        ),
         ([], "context 'gpu-pool' must be a mapping of settings"),
     ],
 )
