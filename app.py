@@ -7,6 +7,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from gpu_pool.checks import check_cli_pin, report
+from gpu_pool.nag import apply_aws_solutions
 from gpu_pool.settings import CONTEXT_KEY, ConfigError, load_settings
 from gpu_pool.stack import GpuPoolStack
 
@@ -19,6 +20,7 @@ def main() -> int:
         )
         report(app, check_cli_pin(Path(__file__).resolve().parent / "package.json"))
         GpuPoolStack(app, settings.stack_name, settings=settings)
+        apply_aws_solutions(app)
     except ConfigError as err:
         # A settings mistake: the message says what to change; a traceback would only hide it.
         print("gpu-pool: configuration error", file=sys.stderr)

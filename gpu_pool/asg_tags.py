@@ -23,6 +23,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from gpu_pool.nag import acknowledge_wildcard_resources
+
 ASG_NAME_PATH = "nodegroup.resources.autoScalingGroups.0.name"
 # CreateOrUpdateTags takes at most 25 tags per call (EC2 Auto Scaling quotas).
 TAGS_PER_CALL = 25
@@ -50,12 +52,14 @@ def tag_writer_role(scope: Construct, cluster: eks.ICluster) -> iam.Role:
     )
     grant_id = f"Grants{Names.node_unique_id(cluster.node)}"
     if role.node.try_find_child(grant_id) is None:
-        role.attach_inline_policy(
-            iam.Policy(
-                role,
-                grant_id,
-                statements=tag_writer_statements(stack, cluster.cluster_name),
-            )
+        grants = iam.Policy(
+            role, grant_id, statements=tag_writer_statements(stack, cluster.cluster_name)
+        )
+        role.attach_inline_policy(grants)
+        acknowledge_wildcard_resources(
+            grants,
+            "Node group ARNs are scoped to this cluster's prefix (their names are generated); ASG "
+            "ARNs carry a random id, so tagging is scoped by the eks:cluster-name tag condition",
         )
     return role
 

@@ -16,6 +16,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.nag import acknowledge_wildcard_resources
 from gpu_pool.node_template import DISCOVERY_ENABLED_TAG, discovery_tag
 from gpu_pool.settings import AutoscalerSettings
 from gpu_pool.versions import CLUSTER_AUTOSCALER
@@ -123,6 +124,11 @@ class ClusterAutoscaler(Construct):
         )
         for statement in autoscaler_policy_statements(cluster_name):
             self.role.add_to_principal_policy(statement)
+        acknowledge_wildcard_resources(
+            self.role.node.find_child("DefaultPolicy"),
+            "Cluster Autoscaler's AWS guidance: Describe* calls allow no resource-level "
+            "permissions; the two mutating calls are limited by the cluster's ASG tag condition",
+        )
         association = eks_l1.CfnPodIdentityAssociation(
             self,
             "PodIdentity",

@@ -9,10 +9,12 @@ from aws_cdk import CfnOutput, Environment, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from gpu_pool.autoscaler import ClusterAutoscaler
 from gpu_pool.checks import check_app, check_pool, report
+from gpu_pool.nag import acknowledge, acknowledge_managed_policies, acknowledge_wildcard_resources
 from gpu_pool.node_pool import GpuNodePool
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
 from gpu_pool.versions import KUBERNETES_RELEASES
@@ -50,6 +52,7 @@ class GpuPoolStack(Stack):
         if settings.autoscaler.enabled:
             self.autoscaler = self._autoscaler(settings)
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
+        acknowledge_managed_policies(self)
 
     def _autoscaler(self, settings: AppSettings) -> ClusterAutoscaler:
         autoscaler = settings.autoscaler
@@ -82,6 +85,13 @@ class GpuPoolStack(Stack):
             availability_zones=list(zones) if zones else None,
             max_azs=None if zones else 3,
         )
+        # Flow metadata (not traffic) for audits, kept a month to bound its cost.
+        vpc.add_flow_log(
+            "FlowLog",
+            destination=ec2.FlowLogDestination.to_cloud_watch_logs(
+                logs.LogGroup(self, "VpcFlowLogs", retention=logs.RetentionDays.ONE_MONTH)
+            ),
+        )
         cluster = eks.Cluster(
             self,
             "Cluster",
@@ -97,6 +107,7 @@ class GpuPoolStack(Stack):
             ),
         )
         _add_system_nodes(cluster, cluster_settings)
+        _acknowledge_kubectl_provider(cluster)
         return cluster, list(vpc.private_subnets)
 
     def _existing_cluster(
@@ -145,4 +156,20 @@ def _add_system_nodes(cluster: eks.Cluster, cluster_settings: ClusterSettings) -
         max_size=system.max_size,
         labels=dict([SYSTEM_NODE_LABEL]),
         subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+    )
+
+
+def _acknowledge_kubectl_provider(cluster: eks.Cluster) -> None:
+    """Findings inside aws-cdk-lib's kubectl provider, which this project does not write."""
+    provider = cluster.node.find_child("KubectlProvider")
+    acknowledge(
+        provider,
+        "AwsSolutions-L1",
+        "The kubectl provider's Lambda runtime is chosen by aws-cdk-lib (pinned in "
+        "requirements.txt); upgrading aws-cdk-lib moves it",
+    )
+    on_event_role = provider.node.find_child("Provider").node.find_child("framework-onEvent")
+    acknowledge_wildcard_resources(
+        on_event_role.node.find_child("ServiceRole").node.find_child("DefaultPolicy"),
+        "aws-cdk-lib's provider framework invokes its own handler function and its versions",
     )
