@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import cast
 
 from aws_cdk import ArnFormat, Names, Stack
-from aws_cdk import aws_eks as eks_l1
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from aws_cdk import custom_resources as cr
@@ -103,7 +102,7 @@ class AsgTags(Construct):
         construct_id: str,
         *,
         cluster: eks.ICluster,
-        nodegroup: eks_l1.CfnNodegroup,
+        nodegroup: eks.CfnNodegroup,
         tags: Mapping[str, str],
     ) -> None:
         super().__init__(scope, construct_id)

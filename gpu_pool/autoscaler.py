@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aws_cdk import aws_eks as eks_l1
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -129,7 +128,7 @@ class ClusterAutoscaler(Construct):
             "Cluster Autoscaler's AWS guidance: Describe* calls allow no resource-level "
             "permissions; the two mutating calls are limited by the cluster's ASG tag condition",
         )
-        association = eks_l1.CfnPodIdentityAssociation(
+        association = eks.CfnPodIdentityAssociation(
             self,
             "PodIdentity",
             cluster_name=cluster.cluster_name,

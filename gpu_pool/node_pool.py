@@ -6,7 +6,6 @@ import re
 from collections.abc import Sequence
 
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_eks as eks_l1
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -64,7 +63,7 @@ class GpuNodePool(Construct):
                 iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in _NODE_POLICIES
             ],
         )
-        self.nodegroups: list[eks_l1.CfnNodegroup] = []
+        self.nodegroups: list[eks.CfnNodegroup] = []
         for zone, zone_subnets in _placements(settings.zones, subnets):
             for group in groups:
                 self.nodegroups.append(self._add_group(cluster, group, zone, zone_subnets))
@@ -76,12 +75,12 @@ class GpuNodePool(Construct):
         group: Sequence[GpuInstanceType],
         zone: str | None,
         subnets: Sequence[ec2.ISubnet],
-    ) -> eks_l1.CfnNodegroup:
+    ) -> eks.CfnNodegroup:
         settings = self.settings
         cluster_name = cluster.cluster_name
         group_id = _group_id(group[0].name, zone)
         labels = node_labels(settings.labels, group)
-        nodegroup = eks_l1.CfnNodegroup(
+        nodegroup = eks.CfnNodegroup(
             self,
             group_id,
             cluster_name=cluster_name,
@@ -91,14 +90,14 @@ class GpuNodePool(Construct):
             instance_types=[t.name for t in group],
             capacity_type=settings.capacity_type,
             disk_size=settings.disk_size_gib,
-            scaling_config=eks_l1.CfnNodegroup.ScalingConfigProperty(
+            scaling_config=eks.CfnNodegroup.ScalingConfigProperty(
                 min_size=settings.min_size,
                 desired_size=settings.desired_size,
                 max_size=settings.max_size,
             ),
             labels=labels,
             taints=eks_taints(settings.taints),
-            update_config=eks_l1.CfnNodegroup.UpdateConfigProperty(max_unavailable=1),
+            update_config=eks.CfnNodegroup.UpdateConfigProperty(max_unavailable=1),
         )
         AsgTags(
             self,
