@@ -1,0 +1,123 @@
+"""Synth cost of gpu-pool: the default app against a bare reference, and growth with node groups.
+
+Run with `./dev bench`. Prints two tables; targets: default app within 1.3x of the reference,
+at most 6 CloudFormation resources per extra node group, 24 groups far below CloudFormation's
+500-resource and 1 MB template limits. Exits 1 if a target is missed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = 5
+GROWTH = [1, 4, 12, 24]
+# One node group per entry; no zones, so the VPC is the same in every row.
+TYPES = [
+    f"{family}.{size}"
+    for family in ("g5", "g6", "g6e")
+    for size in (
+        "xlarge",
+        "2xlarge",
+        "4xlarge",
+        "8xlarge",
+        "12xlarge",
+        "16xlarge",
+        "24xlarge",
+        "48xlarge",
+    )
+]
+
+
+def progress(message: str) -> None:
+    print(f"... {message}", file=sys.stderr, flush=True)
+
+
+def timed_app(script: str, context: dict | None = None) -> tuple[float, Path]:
+    """Wall time of one `python <script>` synth as the CDK CLI runs it, and its output dir."""
+    out = Path(tempfile.mkdtemp(prefix="bench-"))
+    env = {**os.environ, "CDK_OUTDIR": str(out)}
+    if context is not None:
+        env["CDK_CONTEXT_JSON"] = json.dumps(context)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, script], cwd=ROOT, env=env, check=True, capture_output=True)
+    return time.perf_counter() - start, out
+
+
+def median_time(script: str, context: dict | None = None) -> tuple[float, Path]:
+    times, out = [], Path()
+    for run in range(RUNS):
+        progress(f"{script} run {run + 1}/{RUNS}")
+        seconds, out = timed_app(script, context)
+        times.append(seconds)
+    return statistics.median(times), out
+
+
+def template_stats(out: Path) -> tuple[int, int]:
+    (template,) = out.glob("*.template.json")
+    return len(json.loads(template.read_text())["Resources"]), template.stat().st_size
+
+
+def app_context(pool: dict | None = None) -> dict:
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    if pool is not None:
+        context["gpu-pool"] = {"pool": pool}
+    return context
+
+
+def main() -> int:
+    failures = []
+    print(
+        f"gpu-pool synth benchmark, {date.today()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, median of {RUNS} runs\n"
+    )
+
+    reference_s, reference_out = median_time("tools/reference_app.py", app_context())
+    default_s, default_out = median_time("app.py", app_context())
+    ratio = default_s / reference_s
+    print("| app | synth wall time | resources | template |")
+    print("|---|---|---|---|")
+    for name, seconds, out in (
+        ("bare reference (aws-cdk-lib only)", reference_s, reference_out),
+        ("gpu-pool default app", default_s, default_out),
+    ):
+        count, size = template_stats(out)
+        print(f"| {name} | {seconds:.2f} s | {count} | {size / 1024:.0f} KiB |")
+    print(f"\ndefault / reference: {ratio:.2f}x (target <= 1.30x)\n")
+    if ratio > 1.3:
+        failures.append(f"default app synth is {ratio:.2f}x the reference")
+
+    print("| node groups | resources | per extra group | template | synth wall time |")
+    print("|---|---|---|---|---|")
+    previous: tuple[int, int] | None = None
+    for groups in GROWTH:
+        pool = {"instance_types": TYPES[:groups]}
+        progress(f"{groups} node groups")
+        seconds, out = timed_app("app.py", app_context(pool))
+        count, size = template_stats(out)
+        per_group = (
+            "-" if previous is None else f"{(count - previous[1]) / (groups - previous[0]):.1f}"
+        )
+        print(f"| {groups} | {count} | {per_group} | {size / 1024:.0f} KiB | {seconds:.2f} s |")
+        if previous is not None and (count - previous[1]) > 6 * (groups - previous[0]):
+            failures.append(f"{per_group} resources per extra node group at {groups}")
+        if groups == GROWTH[-1] and (count > 250 or size > 512 * 1024):
+            failures.append(f"{groups} groups: {count} resources, {size} bytes")
+        previous = (groups, count)
+
+    for failure in failures:
+        print(f"TARGET MISSED: {failure}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
