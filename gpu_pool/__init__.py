@@ -1,31 +1,31 @@
-"""gpu-pool: a GPU node pool on Amazon EKS that schedules GPU pods and scales from zero."""
+"""gpu-pool: a GPU node pool on Amazon EKS that schedules GPU pods and scales from zero.
 
-from gpu_pool.autoscaler import ClusterAutoscaler
-from gpu_pool.node_pool import GpuNodePool
-from gpu_pool.settings import (
-    AppSettings,
-    AutoscalerSettings,
-    ClusterSettings,
-    ConfigError,
-    ExistingClusterSettings,
-    GpuOperatorSettings,
-    PoolSettings,
-    Taint,
-    load_settings,
-)
-from gpu_pool.stack import GpuPoolStack
+Exports load on first use, so the `gpu-pool` command line tool does not start the CDK's
+JavaScript runtime it never needs.
+"""
 
-__all__ = [
-    "AppSettings",
-    "AutoscalerSettings",
-    "ClusterAutoscaler",
-    "ClusterSettings",
-    "ConfigError",
-    "ExistingClusterSettings",
-    "GpuNodePool",
-    "GpuOperatorSettings",
-    "GpuPoolStack",
-    "PoolSettings",
-    "Taint",
-    "load_settings",
-]
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "ClusterAutoscaler": "gpu_pool.autoscaler",
+    "GpuNodePool": "gpu_pool.node_pool",
+    "GpuPoolStack": "gpu_pool.stack",
+    "AppSettings": "gpu_pool.settings",
+    "AutoscalerSettings": "gpu_pool.settings",
+    "ClusterSettings": "gpu_pool.settings",
+    "ConfigError": "gpu_pool.settings",
+    "ExistingClusterSettings": "gpu_pool.settings",
+    "GpuOperatorSettings": "gpu_pool.settings",
+    "PoolSettings": "gpu_pool.settings",
+    "Taint": "gpu_pool.settings",
+    "load_settings": "gpu_pool.settings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'gpu_pool' has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name]), name)
