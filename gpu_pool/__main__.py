@@ -1,0 +1,5 @@
+import sys
+
+from gpu_pool.cli import main
+
+sys.exit(main())

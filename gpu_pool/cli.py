@@ -1,0 +1,147 @@
+"""The `gpu-pool` command: verify, doctor, smoke-test-manifest (also `python -m gpu_pool`).
+
+Settings come from the same place as the stack's: the `gpu-pool` key of cdk.json, with
+--config FILE merged over it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
+from gpu_pool.smoke_test import smoke_test_pod
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed without a traceback."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpu-pool", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in (
+        ("verify", "launch the smoke-test pod and follow it to Succeeded"),
+        ("doctor", "check the running pool without launching anything"),
+        ("smoke-test-manifest", "print the smoke-test pod manifest"),
+    ):
+        command = sub.add_parser(name, help=help_text)
+        command.add_argument("--cdk-json", default="cdk.json", help="default: ./cdk.json")
+        command.add_argument("--config", help="settings file merged over cdk.json (YAML/JSON)")
+        if name == "smoke-test-manifest":
+            continue
+        command.add_argument("--kubeconfig", help="default: $KUBECONFIG or ~/.kube/config")
+        command.add_argument("--context", help="kubeconfig context (default: current)")
+        command.add_argument("--request-timeout", type=float, default=5.0, metavar="SECONDS")
+        if name == "verify":
+            command.add_argument("--namespace", default="default")
+            for stage, default in (
+                ("scale-up", 180),
+                ("node-join", 600),
+                ("node-ready", 300),
+                ("gpu", 300),
+                ("run", 900),
+            ):
+                command.add_argument(
+                    f"--{stage}-timeout",
+                    type=float,
+                    default=default,
+                    metavar="SECONDS",
+                    help=f"default {default}",
+                )
+            command.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> AppSettings:
+    path = Path(args.cdk_json)
+    if not path.is_file():
+        raise CliError(f"--cdk-json: '{path}' does not exist (run from the project directory)")
+    context = json.loads(path.read_text(encoding="utf-8")).get("context", {}).get(CONTEXT_KEY)
+    return load_settings(context, args.config)
+
+
+def _kubernetes(args: argparse.Namespace) -> tuple[Any, Any]:
+    """CoreV1 and AppsV1 clients, after proving the API server answers within the timeout."""
+    import urllib3
+    from kubernetes import client, config
+
+    try:
+        config.load_kube_config(config_file=args.kubeconfig, context=args.context)
+    except (config.ConfigException, OSError) as err:
+        raise CliError(f"kubeconfig: {err}") from None
+    configuration = client.Configuration.get_default_copy()
+    configuration.retries = 0
+    api = client.ApiClient(configuration)
+    try:
+        client.VersionApi(api).get_code(_request_timeout=args.request_timeout)
+    except client.ApiException as err:
+        raise CliError(
+            f"the API server at {configuration.host} refused us: {err.status} {err.reason}"
+        ) from None
+    except (urllib3.exceptions.HTTPError, OSError) as err:
+        raise CliError(
+            f"cannot reach the Kubernetes API at {configuration.host} within "
+            f"{args.request_timeout:g}s ({type(err).__name__}); check the kubeconfig context, "
+            "the cluster's endpoint access and your network"
+        ) from None
+    return client.CoreV1Api(api), client.AppsV1Api(api)
+
+
+def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
+    """A boto3 client factory, or None when there are no credentials or region."""
+    import boto3
+
+    session = boto3.Session(region_name=settings.region)
+    if session.get_credentials() is None or session.region_name is None:
+        return None
+    return session.client
+
+
+def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+        if args.command == "smoke-test-manifest":
+            sys.stdout.write(yaml.safe_dump(smoke_test_pod(settings.pool), sort_keys=False))
+            return 0
+        core, apps = _kubernetes(args)
+        aws = aws or _aws(settings)
+        if args.command == "doctor":
+            from gpu_pool.doctor import doctor_checks, format_checks
+
+            checks = doctor_checks(core, apps, settings.pool, settings.cluster.name, aws)
+            print(format_checks(checks))
+            return 1 if any(c.status == "fail" for c in checks) else 0
+        from gpu_pool.verify import Timeouts, Verifier
+
+        timeouts = Timeouts(
+            scale_up=args.scale_up_timeout,
+            node_join=args.node_join_timeout,
+            node_ready=args.node_ready_timeout,
+            gpu=args.gpu_timeout,
+            run=args.run_timeout,
+            poll=args.poll_interval,
+        )
+        verifier = Verifier(
+            core,
+            apps,
+            settings.pool,
+            settings.cluster.name,
+            args.namespace,
+            timeouts,
+            autoscaling=aws("autoscaling") if aws else None,
+        )
+        return verifier.run()
+    except (ConfigError, CliError) as err:
+        print(f"gpu-pool: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gpu-pool: interrupted", file=sys.stderr)
+        return 130

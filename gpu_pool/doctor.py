@@ -1,0 +1,95 @@
+"""`gpu-pool doctor`: check a running cluster's GPU pool without launching anything."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_pool.inspect_cluster import (
+    DEVICE_PLUGIN_SELECTOR,
+    SYSTEM_NAMESPACE,
+    Check,
+    as_dict,
+    asg_tag_checks,
+    autoscaler_state,
+    device_plugin_reaches,
+    gpu_allocatable,
+    node_ready,
+    pool_selector,
+)
+from gpu_pool.settings import PoolSettings
+
+
+def doctor_checks(
+    core: Any, apps: Any, pool: PoolSettings, cluster_name: str, aws: Any = None
+) -> list[Check]:
+    """Nodes and their GPUs, the device plugin's reach, the autoscaler, and (with AWS) ASG tags.
+
+    `aws`, when given, is a callable returning a boto3 client by service name.
+    """
+    checks = []
+    nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
+    if not nodes:
+        checks.append(Check("ok", "GPU nodes", "none: the pool is at zero nodes"))
+    for node in nodes:
+        name = node["metadata"]["name"]
+        ready, problems = node_ready(node)
+        gpus = gpu_allocatable(node)
+        if not ready:
+            checks.append(Check("fail", f"node {name}", f"not Ready: {problems}", "see kubelet"))
+        elif gpus == 0:
+            plugin = device_plugin_reaches(node, core, apps)
+            checks.append(
+                Check(
+                    "fail",
+                    f"node {name}",
+                    f"Ready, but 0 nvidia.com/gpu; {plugin.detail}",
+                    plugin.fix,
+                )
+            )
+        else:
+            checks.append(Check("ok", f"node {name}", f"Ready, nvidia.com/gpu: {gpus}"))
+    checks += _device_plugin_rollout(apps)
+    checks.append(autoscaler_state(apps, cluster_name))
+    if aws is None:
+        checks.append(Check("warn", "ASG tags", "not checked: no AWS credentials or region"))
+    else:
+        checks += asg_tag_checks(aws("autoscaling"), aws("eks"), cluster_name)
+    return checks
+
+
+def _device_plugin_rollout(apps: Any) -> list[Check]:
+    sets = apps.list_namespaced_daemon_set(SYSTEM_NAMESPACE, label_selector=DEVICE_PLUGIN_SELECTOR)
+    if not sets.items:
+        return [
+            Check(
+                "fail",
+                "device plugin",
+                f"no DaemonSet labelled {DEVICE_PLUGIN_SELECTOR} in {SYSTEM_NAMESPACE}",
+                "deploy the stack with pool.gpu_software: device-plugin",
+            )
+        ]
+    checks = []
+    for daemon_set in sets.items:
+        desired = daemon_set.status.desired_number_scheduled or 0
+        ready = daemon_set.status.number_ready or 0
+        status = "ok" if ready == desired else "fail"
+        checks.append(
+            Check(
+                status,
+                f"DaemonSet {daemon_set.metadata.name}",
+                f"{ready}/{desired} ready",
+                ""
+                if status == "ok"
+                else "kubectl -n kube-system describe ds " + daemon_set.metadata.name,
+            )
+        )
+    return checks
+
+
+def format_checks(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        lines.append(f"[{check.status:>4}] {check.subject}: {check.detail}")
+        if check.fix:
+            lines.append(f"       fix: {check.fix}")
+    return "\n".join(lines)
