@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_pool.inspect_cluster import (
-    DEVICE_PLUGIN_SELECTOR,
-    SYSTEM_NAMESPACE,
+    MISSING_DEVICE_PLUGIN,
     Check,
     as_dict,
     asg_tag_checks,
     autoscaler_state,
+    device_plugin_daemon_sets,
     device_plugin_reaches,
     gpu_allocatable,
     node_ready,
@@ -27,6 +27,7 @@ def doctor_checks(
     `aws`, when given, is a callable returning a boto3 client by service name.
     """
     checks = []
+    daemon_sets = device_plugin_daemon_sets(apps)
     nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
     if not nodes:
         checks.append(Check("ok", "GPU nodes", "none: the pool is at zero nodes"))
@@ -37,7 +38,7 @@ def doctor_checks(
         if not ready:
             checks.append(Check("fail", f"node {name}", f"not Ready: {problems}", "see kubelet"))
         elif gpus == 0:
-            plugin = device_plugin_reaches(node, core, apps)
+            plugin = device_plugin_reaches(node, daemon_sets)
             checks.append(
                 Check(
                     "fail",
@@ -48,7 +49,7 @@ def doctor_checks(
             )
         else:
             checks.append(Check("ok", f"node {name}", f"Ready, nvidia.com/gpu: {gpus}"))
-    checks += _device_plugin_rollout(apps)
+    checks += _device_plugin_rollout(daemon_sets)
     checks.append(autoscaler_state(apps, cluster_name))
     if aws is None:
         checks.append(Check("warn", "ASG tags", "not checked: no AWS credentials or region"))
@@ -57,19 +58,11 @@ def doctor_checks(
     return checks
 
 
-def _device_plugin_rollout(apps: Any) -> list[Check]:
-    sets = apps.list_namespaced_daemon_set(SYSTEM_NAMESPACE, label_selector=DEVICE_PLUGIN_SELECTOR)
-    if not sets.items:
-        return [
-            Check(
-                "fail",
-                "device plugin",
-                f"no DaemonSet labelled {DEVICE_PLUGIN_SELECTOR} in {SYSTEM_NAMESPACE}",
-                "deploy the stack with pool.gpu_software: device-plugin",
-            )
-        ]
+def _device_plugin_rollout(daemon_sets: list[Any]) -> list[Check]:
+    if not daemon_sets:
+        return [MISSING_DEVICE_PLUGIN]
     checks = []
-    for daemon_set in sets.items:
+    for daemon_set in daemon_sets:
         desired = daemon_set.status.desired_number_scheduled or 0
         ready = daemon_set.status.number_ready or 0
         status = "ok" if ready == desired else "fail"

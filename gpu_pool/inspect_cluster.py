@@ -64,21 +64,31 @@ def node_ready(node: dict[str, Any]) -> tuple[bool, str]:
     return ready, "; ".join(messages)
 
 
-def device_plugin_reaches(node: dict[str, Any], core: Any, apps: Any) -> Check:
-    """Whether a device plugin DaemonSet exists that would run on this node, and if not, why."""
-    sets = apps.list_namespaced_daemon_set(SYSTEM_NAMESPACE, label_selector=DEVICE_PLUGIN_SELECTOR)
+MISSING_DEVICE_PLUGIN = Check(
+    "fail",
+    "device plugin",
+    f"no DaemonSet labelled {DEVICE_PLUGIN_SELECTOR} in {SYSTEM_NAMESPACE}",
+    "deploy the stack with pool.gpu_software: device-plugin",
+)
+
+
+def device_plugin_daemon_sets(apps: Any) -> list[Any]:
+    return list(
+        apps.list_namespaced_daemon_set(
+            SYSTEM_NAMESPACE, label_selector=DEVICE_PLUGIN_SELECTOR
+        ).items
+    )
+
+
+def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check:
+    """Whether one of the device plugin DaemonSets would run on this node, and if not, why."""
     name = node["metadata"]["name"]
-    if not sets.items:
-        return Check(
-            "fail",
-            "device plugin",
-            f"no DaemonSet labelled {DEVICE_PLUGIN_SELECTOR} in {SYSTEM_NAMESPACE}",
-            "install it: deploy the stack with pool.gpu_software: device-plugin",
-        )
+    if not daemon_sets:
+        return MISSING_DEVICE_PLUGIN
     labels = node["metadata"].get("labels") or {}
     taints = (node.get("spec") or {}).get("taints") or []
     reasons = []
-    for daemon_set in sets.items:
+    for daemon_set in daemon_sets:
         spec = as_dict(daemon_set)["spec"]["template"]["spec"]
         ds_name = daemon_set.metadata.name
         if not node_selector_matches(spec.get("nodeSelector"), labels):

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from gpu_pool.inspect_cluster import (
     as_dict,
     autoscaler_state,
+    device_plugin_daemon_sets,
     device_plugin_reaches,
     gpu_allocatable,
     node_ready,
@@ -182,7 +183,7 @@ class Verifier:
                 )
         elif "node ready" in reached and run.node is not None:
             if now - reached["node ready"] > self.timeouts.gpu:
-                check = device_plugin_reaches(run.node, self.core, self.apps)
+                check = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
                 raise Failure(
                     "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
                     [check.detail],
