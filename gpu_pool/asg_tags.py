@@ -127,7 +127,8 @@ class AsgTags(Construct):
             role=role,
             install_latest_aws_sdk=False,
         )
-        asg_name = asg_lookup.get_response_field(ASG_NAME_PATH)
+        # The ASG EKS made for the node group (a token resolved at deploy).
+        self.asg_name = asg_name = asg_lookup.get_response_field(ASG_NAME_PATH)
         items = sorted(tags.items())
         for index in range(0, len(items), TAGS_PER_CALL):
             chunk = items[index : index + TAGS_PER_CALL]

@@ -8,13 +8,16 @@ permissions), and the two mutating calls only on ASGs tagged as this cluster's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import jsii
+from aws_cdk import IStableAnyProducer, Lazy
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cluster_pools import ClusterPools, PlacedNodeGroup
 from gpu_pool.nag import acknowledge_wildcard_resources
 from gpu_pool.node_template import DISCOVERY_ENABLED_TAG, discovery_tag
 from gpu_pool.settings import AutoscalerSettings
@@ -26,6 +29,14 @@ SERVICE_ACCOUNT = "cluster-autoscaler"
 # eks.amazonaws.com/nodegroup are ignored by the AWS provider already; `nodegroup-name` is
 # derived from the eks:nodegroup-name ASG tag; the EBS CSI driver labels nodes with their zone.
 BALANCING_IGNORE_LABELS = ("nodegroup-name", "topology.ebs.csi.aws.com/zone")
+
+# The priority expander keeps, among the groups that fit a pending pod, those whose ASG name
+# matches the highest priority's regexes, and hands a tie to least-waste
+# (cluster-autoscaler/expander/priority/priority.go). The chart renders `expanderPriorities`
+# as the ConfigMap cluster-autoscaler-priority-expander, which CA rereads on every scale-up.
+PRIORITY_EXPANDER = "priority,least-waste"
+# Groups no GPU priority names (the system nodes, the user's own) stay usable, below them all.
+CATCH_ALL_PRIORITY = {"0": [".*"]}
 
 READ_ONLY_ACTIONS = (
     "autoscaling:DescribeAutoScalingGroups",
@@ -59,16 +70,43 @@ def autoscaler_policy_statements(cluster_name: str) -> list[iam.PolicyStatement]
     ]
 
 
+def scale_up_priorities(node_groups: Sequence[PlacedNodeGroup]) -> dict[str, list[str]]:
+    """Priority expander config: the fewer GPUs per node, then the cheaper the family, the
+    higher a group's priority, so a 1-GPU pod never starts an 8-GPU node while a 1-GPU group
+    fits it. Groups of equal cost share a priority (least-waste then chooses)."""
+    costs = sorted({g.plan.scale_up_cost for g in node_groups}, reverse=True)
+    priorities = dict(CATCH_ALL_PRIORITY)
+    for rank, cost in enumerate(costs, start=1):
+        priorities[str(rank * 10)] = [
+            f"^{g.asg_name}$" for g in node_groups if g.plan.scale_up_cost == cost
+        ]
+    return priorities
+
+
+@jsii.implements(IStableAnyProducer)
+class _ScaleUpPriorities:
+    """Produces the priorities at synth, once every pool on the cluster has been added."""
+
+    def __init__(self, pools: ClusterPools) -> None:
+        self._pools = pools
+
+    def produce(self) -> Any:
+        return scale_up_priorities(self._pools.node_groups)
+
+
 def autoscaler_values(
     cluster_name: str,
     region: str,
     image_tag: str,
     settings: AutoscalerSettings,
     node_selector: Mapping[str, str],
+    priorities: Any = None,
 ) -> dict[str, Any]:
+    """The chart's values; `priorities` (expanderPriorities) is used with the priority expander."""
+    priority = settings.expander == "priority"
     extra_args: dict[str, Any] = {
         "balance-similar-node-groups": True,
-        "expander": settings.expander,
+        "expander": PRIORITY_EXPANDER if priority else settings.expander,
         "scale-down-unneeded-time": settings.scale_down_unneeded_time,
         "scale-down-delay-after-add": settings.scale_down_delay_after_add,
     }
@@ -89,11 +127,16 @@ def autoscaler_values(
         "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
         "nodeSelector": dict(node_selector),
         "extraArgs": extra_args,
+        **({"expanderPriorities": priorities} if priority else {}),
     }
 
 
 class ClusterAutoscaler(Construct):
     """Cluster Autoscaler for one cluster, discovering the ASGs tagged for it.
+
+    With the `priority` expander (the default) it prefers, among the groups that fit a pod,
+    the fewest GPUs per node and then the cheaper family, over every GpuNodePool added to the
+    same cluster construct, before or after this one.
 
     :param cluster_name: the cluster's literal name (IAM condition keys cannot hold tokens).
     :param image_tag: the autoscaler image, whose minor must equal the cluster's.
@@ -145,7 +188,14 @@ class ClusterAutoscaler(Construct):
             version=settings.chart_version or CLUSTER_AUTOSCALER.version,
             namespace=CLUSTER_AUTOSCALER.namespace,
             release="cluster-autoscaler",
-            values=autoscaler_values(cluster_name, region, image_tag, settings, node_selector),
+            values=autoscaler_values(
+                cluster_name,
+                region,
+                image_tag,
+                settings,
+                node_selector,
+                Lazy.any(_ScaleUpPriorities(ClusterPools.of(cluster))),
+            ),
         )
         # Credentials must exist before the pod starts, or it crash-loops on the node role.
         self.chart.node.add_dependency(association)

@@ -25,6 +25,10 @@ class GpuFamily:
     gpu_model: str  # value of the k8s.amazonaws.com/accelerator label
     architecture: Architecture
     gpus_by_size: dict[str, int]
+    # On-demand USD per GPU-hour of the family's smallest size in us-east-1 (Karpenter's generated
+    # pricing table, aws/karpenter-provider-aws pkg/providers/pricing/zz_generated.pricing_aws.go,
+    # generated 2026-07-20). Only the order matters: it ranks families for the scale-up choice.
+    usd_per_gpu_hour: float
     # Lowest NVIDIA driver branch that runs this GPU; the EKS AL2023 and Bottlerocket NVIDIA
     # AMIs carry 580 (../shared/FACTS.md).
     min_driver: int = 0
@@ -52,8 +56,8 @@ _ONE_TO_16XL = {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge
 _G5_G6_SIZES = {**_ONE_TO_16XL, "12xlarge": 4, "24xlarge": 4, "48xlarge": 8}
 
 _FAMILIES = [
-    GpuFamily("g4dn", "nvidia-t4", _X86, {**_ONE_TO_16XL, "12xlarge": 4, "metal": 8}),
-    GpuFamily("g5", "nvidia-a10g", _X86, dict(_G5_G6_SIZES)),
+    GpuFamily("g4dn", "nvidia-t4", _X86, {**_ONE_TO_16XL, "12xlarge": 4, "metal": 8}, 0.526),
+    GpuFamily("g5", "nvidia-a10g", _X86, dict(_G5_G6_SIZES), 1.006),
     GpuFamily(
         "g5g",
         "nvidia-t4g",
@@ -66,10 +70,11 @@ _FAMILIES = [
             "16xlarge": 2,
             "metal": 2,
         },
+        0.42,
     ),
-    GpuFamily("g6", "nvidia-l4", _X86, dict(_G5_G6_SIZES)),
-    GpuFamily("g6e", "nvidia-l40s", _X86, dict(_G5_G6_SIZES)),
-    GpuFamily("gr6", "nvidia-l4", _X86, {"4xlarge": 1, "8xlarge": 1}),
+    GpuFamily("g6", "nvidia-l4", _X86, dict(_G5_G6_SIZES), 0.8048),
+    GpuFamily("g6e", "nvidia-l40s", _X86, dict(_G5_G6_SIZES), 1.861),
+    GpuFamily("gr6", "nvidia-l4", _X86, {"4xlarge": 1, "8xlarge": 1}, 1.5392),
     # Fractional L4: EC2 reports 0 whole GPUs, the node shows one (partial) device, so the
     # node template must be told 1 or Cluster Autoscaler never picks the group.
     GpuFamily(
@@ -77,6 +82,7 @@ _FAMILIES = [
         "nvidia-l4",
         _X86,
         {"large": 1, "xlarge": 1, "2xlarge": 1, "4xlarge": 1},
+        0.202,
         note="fractional L4: one partial GPU per node",
     ),
     GpuFamily(
@@ -84,6 +90,7 @@ _FAMILIES = [
         "nvidia-l4",
         _X86,
         {"4xlarge": 1},
+        1.066,
         note="fractional L4: one partial GPU per node",
     ),
     GpuFamily(
@@ -98,19 +105,21 @@ _FAMILIES = [
             "24xlarge": 4,
             "48xlarge": 8,
         },
+        3.36312,
     ),
     # RTX PRO 4500 needs driver 595+, which the 580 AMIs lack (amazon-eks-ami#2768). Sizes are
     # not listed: any g7 type is refused before its GPU count would matter.
-    GpuFamily("g7", "nvidia-rtx-pro-4500", _X86, {}, min_driver=595),
-    GpuFamily("p3", "nvidia-v100", _X86, {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}),
-    GpuFamily("p3dn", "nvidia-v100", _X86, {"24xlarge": 8}),
-    GpuFamily("p4d", "nvidia-a100", _X86, {"24xlarge": 8}),
-    GpuFamily("p4de", "nvidia-a100", _X86, {"24xlarge": 8}),
-    GpuFamily("p5", "nvidia-h100", _X86, {"4xlarge": 1, "48xlarge": 8}),
-    GpuFamily("p5e", "nvidia-h200", _X86, {"48xlarge": 8}),
-    GpuFamily("p5en", "nvidia-h200", _X86, {"48xlarge": 8}),
-    GpuFamily("p6-b200", "nvidia-b200", _X86, {"48xlarge": 8}),
-    GpuFamily("p6-b300", "nvidia-b300", _X86, {"48xlarge": 8}),
+    GpuFamily("g7", "nvidia-rtx-pro-4500", _X86, {}, 2.52, min_driver=595),
+    GpuFamily("p3", "nvidia-v100", _X86, {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}, 3.06),
+    GpuFamily("p3dn", "nvidia-v100", _X86, {"24xlarge": 8}, 3.9015),
+    GpuFamily("p4d", "nvidia-a100", _X86, {"24xlarge": 8}, 2.7447),
+    GpuFamily("p4de", "nvidia-a100", _X86, {"24xlarge": 8}, 3.4309),
+    GpuFamily("p5", "nvidia-h100", _X86, {"4xlarge": 1, "48xlarge": 8}, 6.88),
+    # p5e is missing from the pricing table (sold as Capacity Blocks): p5en's price, same GPU.
+    GpuFamily("p5e", "nvidia-h200", _X86, {"48xlarge": 8}, 7.912),
+    GpuFamily("p5en", "nvidia-h200", _X86, {"48xlarge": 8}, 7.912),
+    GpuFamily("p6-b200", "nvidia-b200", _X86, {"48xlarge": 8}, 14.2416),
+    GpuFamily("p6-b300", "nvidia-b300", _X86, {"48xlarge": 8}, 17.802),
 ]
 
 GPU_FAMILIES: dict[str, GpuFamily] = {f.family: f for f in _FAMILIES}

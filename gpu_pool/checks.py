@@ -10,24 +10,28 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from aws_cdk import Annotations
 from constructs import Construct
 
-from gpu_pool import catalog
-from gpu_pool.catalog import Architecture, CatalogError, GpuInstanceType
-from gpu_pool.gpu_software import (
-    DEVICE_PLUGIN_CHART_DEFAULTS,
-    device_plugin_values,
-    is_bottlerocket,
-    resolved_gpu_software,
+from gpu_pool.catalog import Architecture
+from gpu_pool.findings import Finding
+from gpu_pool.findings import error as _error
+from gpu_pool.findings import warning as _warning
+from gpu_pool.gpu_software import is_bottlerocket
+from gpu_pool.node_template import (
+    ACCELERATOR_LABEL,
+    GPU_PRESENT_LABEL,
+    OPERANDS_LABEL,
+    POOL_LABEL,
+    RESERVED_LABELS,
 )
-from gpu_pool.node_template import autoscaler_tags, node_labels
+from gpu_pool.plan import PoolPlan, nvidia_ami_type
 from gpu_pool.scheduling import pod_fits_node
-from gpu_pool.settings import AppSettings, ConfigError, PoolSettings, deep_merge
+from gpu_pool.settings import AppSettings, ConfigError, PoolSettings
 from gpu_pool.versions import KUBERNETES_RELEASES
 
 # Tags EKS itself puts on a managed node group's ASG besides the two discovery tags we also
@@ -48,24 +52,6 @@ _VALID_KEY = "an optional DNS prefix and '/', then up to 63 letters, digits, '-'
 _VALID_VALUE = "up to 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric"
 
 
-@dataclass(frozen=True)
-class Finding:
-    setting: str
-    message: str
-    error: bool
-
-    def __str__(self) -> str:
-        return f"{self.setting}: {self.message}"
-
-
-def _error(setting: str, message: str) -> Finding:
-    return Finding(setting, message, True)
-
-
-def _warning(setting: str, message: str) -> Finding:
-    return Finding(setting, message, False)
-
-
 def report(scope: Construct, findings: Iterable[Finding]) -> None:
     """Raise ConfigError listing every error; attach each warning to `scope`."""
     findings = list(findings)
@@ -76,42 +62,10 @@ def report(scope: Construct, findings: Iterable[Finding]) -> None:
         Annotations.of(scope).add_warning_v2(f"gpu-pool:{finding.setting}", str(finding))
 
 
-def resolve_groups(
-    pool: PoolSettings, prefix: str = "pool"
-) -> tuple[list[list[GpuInstanceType]], list[Finding]]:
-    """The pool's instance-type entries resolved through the catalog, with their problems."""
-    groups: list[list[GpuInstanceType]] = []
-    findings: list[Finding] = []
-    for index, entry in enumerate(pool.instance_types):
-        names = [entry] if isinstance(entry, str) else list(entry)
-        setting = f"{prefix}.instance_types[{index}]"
-        if not names:
-            findings.append(_error(setting, "empty list; name at least one instance type"))
-            continue
-        resolved = []
-        for name in names:
-            try:
-                resolved.append(catalog.lookup(name))
-            except CatalogError as err:
-                findings.append(_error(setting, str(err)))
-        if len(resolved) == len(names):
-            groups.append(resolved)
-    return groups, findings
-
-
-def nvidia_ami_type(family: str, architecture: Architecture) -> str:
-    cpu = "x86_64" if architecture is Architecture.X86_64 else "ARM_64"
-    return f"{family}_{cpu}_NVIDIA"
-
-
-def ami_type_for(pool: PoolSettings, architecture: Architecture) -> str:
-    """The node group's AMI type: the explicit setting, else the family's for this CPU."""
-    return pool.ami_type or nvidia_ami_type(pool.ami_family, architecture)
-
-
-def check_pool(pool: PoolSettings, prefix: str = "pool") -> list[Finding]:
-    """Every rule about one GPU pool's settings."""
-    groups, findings = resolve_groups(pool, prefix)
+def check_pool(plan: PoolPlan) -> list[Finding]:
+    """Every rule about one GPU pool on its own."""
+    pool, prefix = plan.settings, plan.setting
+    findings = list(plan.unresolved)
     if not pool.instance_types:
         findings.append(
             _error(
@@ -119,20 +73,19 @@ def check_pool(pool: PoolSettings, prefix: str = "pool") -> list[Finding]:
                 "empty; list at least one, e.g. ['g5.xlarge']",
             )
         )
-    findings += _check_groups(pool, groups, prefix)
-    findings += _check_gpu_software(pool, prefix)
+    findings += _check_entries(plan)
+    findings += _check_gpu_software(plan)
     findings += _check_versions(pool, prefix)
-    findings += _check_labels_and_taints(pool, groups, prefix)
+    findings += _check_labels_and_taints(plan)
     findings += _check_scaling(pool, prefix)
     findings += _check_disk(pool, prefix)
     findings += _check_zones(pool.zones, prefix)
     return findings
 
 
-def _check_groups(
-    pool: PoolSettings, groups: Sequence[Sequence[GpuInstanceType]], prefix: str
-) -> Iterator[Finding]:
-    for index, group in enumerate(groups):
+def _check_entries(plan: PoolPlan) -> Iterator[Finding]:
+    pool, prefix = plan.settings, plan.setting
+    for index, group in enumerate(plan.entries):
         setting = f"{prefix}.instance_types[{index}]"
         counts = {t.name: t.gpu_count for t in group}
         if len(set(counts.values())) > 1:
@@ -165,8 +118,8 @@ def _pairs(mapping: Mapping[str, object]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in mapping.items())
 
 
-def _check_gpu_software(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
-    software = resolved_gpu_software(pool)
+def _check_gpu_software(plan: PoolPlan) -> Iterator[Finding]:
+    pool, prefix, software = plan.settings, plan.setting, plan.gpu_software
     bottlerocket = is_bottlerocket(pool)
     setting = f"{prefix}.gpu_software"
     if software == "none" and not bottlerocket:
@@ -205,11 +158,23 @@ def _exact_versions(prefix: str, versions: dict[str, str | None]) -> Iterator[Fi
             )
 
 
-def _check_labels_and_taints(
-    pool: PoolSettings, groups: Sequence[Sequence[GpuInstanceType]], prefix: str
-) -> Iterator[Finding]:
+_RESERVED_WHY = {
+    POOL_LABEL: "it names the pool; its device plugin selects nodes by it",
+    GPU_PRESENT_LABEL: "the device plugin's affinity needs it on every GPU node",
+    ACCELERATOR_LABEL: "Cluster Autoscaler reads the GPU model from it",
+    OPERANDS_LABEL: "it keeps the GPU Operator off pools that do not use it",
+}
+
+
+def _check_labels_and_taints(plan: PoolPlan) -> Iterator[Finding]:
+    pool, prefix = plan.settings, plan.setting
     for key, value in pool.labels.items():
-        if not _QUALIFIED_KEY.match(key):
+        if key in RESERVED_LABELS:
+            yield _error(
+                f"{prefix}.labels",
+                f"'{key}' is set by gpu-pool itself ({_RESERVED_WHY[key]}): remove it",
+            )
+        elif not _QUALIFIED_KEY.match(key):
             yield _error(f"{prefix}.labels", f"'{key}' is not a label key: use {_VALID_KEY}")
         if not _LABEL_VALUE.match(value):
             yield _error(
@@ -243,53 +208,23 @@ def _check_labels_and_taints(
             "no taint: any pod can land on a GPU node and keep it (and its cost) alive; "
             "add e.g. nvidia.com/gpu=true:NoSchedule",
         )
-    if not pool.labels:
-        yield _error(
-            f"{prefix}.labels",
-            "empty: the device plugin's node selection comes from these labels and would "
-            "match CPU nodes too (where it crash-loops); add e.g. accelerator: nvidia",
-        )
-    yield from _check_device_plugin_reaches_nodes(pool, groups, prefix)
-    yield from _check_tag_budget(pool, groups, prefix)
+    yield from _check_tag_budget(plan)
 
 
-def _check_device_plugin_reaches_nodes(
-    pool: PoolSettings, groups: Sequence[Sequence[GpuInstanceType]], prefix: str
-) -> Iterator[Finding]:
-    """Render the device plugin's scheduling terms and test them against each group's nodes."""
-    if resolved_gpu_software(pool) != "device-plugin":
-        return
-    pod_spec = deep_merge(
-        DEVICE_PLUGIN_CHART_DEFAULTS, device_plugin_values(pool.labels, pool.taints)
-    )
-    taints = [t.model_dump() for t in pool.taints]
-    for group in groups:
-        labels = node_labels(pool.labels, group)
-        if not pod_fits_node(pod_spec, labels, taints):
-            yield _error(
-                f"{prefix}.labels",
-                f"the device plugin would not run on {group[0].name} nodes (labels {labels}); "
-                "a pool label must not override nvidia.com/gpu.present or "
-                "k8s.amazonaws.com/accelerator",
-            )
-
-
-def _check_tag_budget(
-    pool: PoolSettings, groups: Sequence[Sequence[GpuInstanceType]], prefix: str
-) -> Iterator[Finding]:
-    for group in groups[:1]:
-        tags = autoscaler_tags("cluster", node_labels(pool.labels, group), pool.taints, 1, 1)
+def _check_tag_budget(plan: PoolPlan) -> Iterator[Finding]:
+    for group in plan.node_groups[:1]:
+        tags = group.autoscaler_tags("cluster")
         total = len(tags) + EKS_OWN_ASG_TAGS
         if total > MAX_ASG_TAGS:
             yield _error(
-                f"{prefix}.labels",
+                f"{plan.setting}.labels",
                 f"labels and taints need {len(tags)} ASG tags, plus {EKS_OWN_ASG_TAGS} EKS adds: "
                 f"{total}, over Auto Scaling's {MAX_ASG_TAGS} per group; use fewer labels/taints",
             )
         for key, value in tags.items():
             if len(key) > 128 or len(value) > 256:
                 yield _error(
-                    f"{prefix}.labels",
+                    f"{plan.setting}.labels",
                     f"ASG tag '{key}' is longer than Auto Scaling allows (key 128, value 256)",
                 )
 
@@ -346,8 +281,101 @@ def _check_zones(zones: Sequence[str], prefix: str) -> Iterator[Finding]:
         yield _error(f"{prefix}.zones", "lists a zone twice")
 
 
+def check_pool_among(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding]:
+    """The rules between a pool and the pools already on its cluster (`others`)."""
+    findings: list[Finding] = []
+    for other in others:
+        if other.name == plan.name:
+            findings.append(
+                _error(
+                    f"{plan.setting}.name",
+                    f"another pool on this cluster is already named '{plan.name}'; the name "
+                    "labels the pool's nodes and names its device plugin release, so it must be "
+                    "unique per cluster: rename one",
+                )
+            )
+        if plan.gpu_software == other.gpu_software == "gpu-operator":
+            findings.append(
+                _error(
+                    f"{plan.setting}.gpu_software",
+                    f"'gpu-operator', but pool '{other.name}' already installs the GPU "
+                    "Operator, which is cluster-wide and installed once: use 'device-plugin' "
+                    f"for pool '{plan.name}'",
+                )
+            )
+        findings += _same_labels(plan, other)
+    findings += check_one_device_plugin_per_node([*others, plan], plan)
+    return findings
+
+
+def check_one_device_plugin_per_node(plans: Sequence[PoolPlan], new: PoolPlan) -> Iterator[Finding]:
+    """Every GPU node runs exactly one device plugin: its AMI's (Bottlerocket) or its pool's.
+
+    The scheduling model is applied to each plugin's rendered pod terms: the plugin of `new`
+    must reach each of its node groups, and no pool's plugin may reach another pool's nodes
+    (checked both ways between `new` and the rest). A pool whose GPU software does not fit its
+    AMI is the gpu_software rule's finding, not this one's.
+    """
+    new_plugin = _plugin_pod(new)
+    for plan in plans:
+        for group in plan.node_groups:
+            nodes = f"{group.instance_types[0].name} nodes of pool '{plan.name}'"
+            taints = plan.node_taints()
+            if plan is new:
+                if new_plugin is not None and not pod_fits_node(new_plugin, group.labels, taints):
+                    yield _error(
+                        group.setting,
+                        f"the device plugin would not run on {nodes} (labels "
+                        f"{dict(group.labels)}); they would advertise no nvidia.com/gpu and GPU "
+                        "pods would stay Pending",
+                    )
+                others = [p for p in plans if p is not new]
+            else:
+                others = [new]
+            for other in others:
+                plugin = _plugin_pod(other)
+                if plugin is not None and pod_fits_node(plugin, group.labels, taints):
+                    yield _error(
+                        new.setting,
+                        f"{nodes} would also run the device plugin of pool '{other.name}'; two "
+                        "plugins on one node fight over its GPUs: pool names must be unique per "
+                        "cluster",
+                    )
+
+
+def _plugin_pod(plan: PoolPlan) -> dict[str, Any] | None:
+    return plan.chart.device_plugin_pod if plan.chart is not None else None
+
+
+def _same_labels(plan: PoolPlan, other: PoolPlan) -> Iterator[Finding]:
+    """Pools a workload's labels cannot tell apart."""
+    if plan.settings.labels != other.settings.labels:
+        return
+    arches = _architectures(plan)
+    other_arches = _architectures(other)
+    if arches != other_arches:
+        yield _warning(
+            f"{plan.setting}.labels",
+            f"pool '{plan.name}' has the same labels as pool '{other.name}' but runs "
+            f"{'/'.join(arches)} nodes where it runs {'/'.join(other_arches)}; a pod without a "
+            "kubernetes.io/arch selector may land on either: give the pools distinct labels, "
+            "or select kubernetes.io/arch in the pod",
+        )
+    elif set(plan.taints) == set(other.taints):
+        yield _warning(
+            f"{plan.setting}.labels",
+            f"pool '{plan.name}' has the same labels and taints as pool '{other.name}'; a pod "
+            f"that selects these labels may land on either: select {POOL_LABEL}: {plan.name}, "
+            "or give the pools distinct labels",
+        )
+
+
+def _architectures(plan: PoolPlan) -> list[str]:
+    return sorted({g.architecture.value for g in plan.node_groups})
+
+
 def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]:
-    """The rules about the app's settings beyond the pool (GpuNodePool checks the pool)."""
+    """The rules about the app's settings beyond each pool (GpuNodePool checks the pools)."""
     today = today or date.today()
     findings: list[Finding] = []
     cluster = settings.cluster
@@ -380,6 +408,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
             )
         )
     findings += _check_autoscaler(settings, release.cluster_autoscaler_image_tag)
+    findings += _check_expander(settings)
     findings += _check_placement(settings)
     system = cluster.system_nodes
     if not 0 <= system.min_size <= system.desired_size <= system.max_size or system.max_size < 1:
@@ -426,8 +455,22 @@ def _check_autoscaler(settings: AppSettings, image_tag: str | None) -> Iterator[
         )
 
 
+def _check_expander(settings: AppSettings) -> Iterator[Finding]:
+    entries = sum(len(pool.instance_types) for _, pool in settings.pool_settings())
+    if (
+        settings.autoscaler.enabled
+        and settings.autoscaler.expander == "least-waste"
+        and entries > 1
+    ):
+        yield _warning(
+            "autoscaler.expander",
+            "'least-waste' scores CPU and memory only: among GPU node groups that fit a pod it "
+            "picks at random (a p5.48xlarge as likely as a g5.xlarge); use 'priority', which "
+            "prefers fewer GPUs per node, then cheaper families",
+        )
+
+
 def _check_placement(settings: AppSettings) -> Iterator[Finding]:
-    zones = settings.pool.zones
     existing = settings.cluster.existing
     if existing is not None:
         for zone in existing.subnets_by_zone:
@@ -436,22 +479,25 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
                     "cluster.existing.subnets_by_zone",
                     f"'{zone}' is not an availability zone name such as us-east-1a",
                 )
-        missing = [z for z in zones if z not in existing.subnets_by_zone]
-        if missing:
+    for prefix, pool in settings.pool_settings():
+        zones = pool.zones
+        if existing is not None:
+            missing = [z for z in zones if z not in existing.subnets_by_zone]
+            if missing:
+                yield _error(
+                    f"{prefix}.zones",
+                    f"{', '.join(missing)} not in cluster.existing.subnets_by_zone "
+                    f"({', '.join(existing.subnets_by_zone)}): add its subnets or drop the zone",
+                )
+            continue
+        if zones and settings.region is None:
             yield _error(
-                "pool.zones",
-                f"{', '.join(missing)} not in cluster.existing.subnets_by_zone "
-                f"({', '.join(existing.subnets_by_zone)}): add its subnets or drop the zone",
+                f"{prefix}.zones",
+                "needs region: zone names only mean something in a known region",
             )
-        return
-    if zones and settings.region is None:
-        yield _error(
-            "pool.zones",
-            "needs region: zone names only mean something in a known region",
-        )
-    for zone in zones:
-        if settings.region and _ZONE.match(zone) and zone[:-1] != settings.region:
-            yield _error("pool.zones", f"'{zone}' is not in region {settings.region}")
+        for zone in zones:
+            if settings.region and _ZONE.match(zone) and zone[:-1] != settings.region:
+                yield _error(f"{prefix}.zones", f"'{zone}' is not in region {settings.region}")
 
 
 def check_cli_pin(package_json: Path) -> list[Finding]:

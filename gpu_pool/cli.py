@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from gpu_pool.plan import PoolPlan, plan_pool
 from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
 from gpu_pool.smoke_test import smoke_test_pod
 
@@ -34,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text)
         command.add_argument("--cdk-json", default="cdk.json", help="default: ./cdk.json")
         command.add_argument("--config", help="settings file merged over cdk.json (YAML/JSON)")
+        if name != "doctor":
+            command.add_argument(
+                "--pool", help="the pool to test (default: the only one; doctor checks all)"
+            )
         if name == "smoke-test-manifest":
             continue
         command.add_argument("--kubeconfig", help="default: $KUBECONFIG or ~/.kube/config")
@@ -65,6 +70,23 @@ def _settings(args: argparse.Namespace) -> AppSettings:
         raise CliError(f"--cdk-json: '{path}' does not exist (run from the project directory)")
     context = json.loads(path.read_text(encoding="utf-8")).get("context", {}).get(CONTEXT_KEY)
     return load_settings(context, args.config)
+
+
+def _pools(settings: AppSettings) -> list[PoolPlan]:
+    return [plan_pool(pool, path) for path, pool in settings.pool_settings()]
+
+
+def _pool(pools: Sequence[PoolPlan], name: str | None) -> PoolPlan:
+    """The pool named by --pool, or the only one."""
+    names = ", ".join(p.name for p in pools)
+    if name is None:
+        if len(pools) == 1:
+            return pools[0]
+        raise CliError(f"--pool: the settings describe several pools ({names}); name one")
+    for pool in pools:
+        if pool.name == name:
+            return pool
+    raise CliError(f"--pool: no pool named '{name}' in the settings (pools: {names})")
 
 
 def _kubernetes(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -108,40 +130,61 @@ def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = N
     args = _parser().parse_args(argv)
     try:
         settings = _settings(args)
+        pools = _pools(settings)
         if args.command == "smoke-test-manifest":
-            sys.stdout.write(yaml.safe_dump(smoke_test_pod(settings.pool), sort_keys=False))
+            pod = smoke_test_pod(_pool(pools, args.pool))
+            sys.stdout.write(yaml.safe_dump(pod, sort_keys=False))
             return 0
-        core, apps = _kubernetes(args)
-        aws = aws or _aws(settings)
         if args.command == "doctor":
-            from gpu_pool.doctor import doctor_checks, format_checks
-
-            checks = doctor_checks(core, apps, settings.pool, settings.cluster.name, aws)
-            print(format_checks(checks))
-            return 1 if any(c.status == "fail" for c in checks) else 0
-        from gpu_pool.verify import Timeouts, Verifier
-
-        timeouts = Timeouts(
-            scale_up=args.scale_up_timeout,
-            node_join=args.node_join_timeout,
-            node_ready=args.node_ready_timeout,
-            gpu=args.gpu_timeout,
-            run=args.run_timeout,
-            poll=args.poll_interval,
-        )
-        verifier = Verifier(
-            core,
-            apps,
-            settings.pool,
-            settings.cluster.name,
-            args.namespace,
-            timeouts,
-            autoscaling=aws("autoscaling") if aws else None,
-        )
-        return verifier.run()
+            return _doctor(args, settings, pools, aws)
+        return _verify(args, settings, _pool(pools, args.pool), aws)
     except (ConfigError, CliError) as err:
         print(f"gpu-pool: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("gpu-pool: interrupted", file=sys.stderr)
         return 130
+
+
+def _doctor(
+    args: argparse.Namespace,
+    settings: AppSettings,
+    pools: Sequence[PoolPlan],
+    aws: Callable[[str], Any] | None,
+) -> int:
+    from gpu_pool.doctor import doctor_checks, format_checks
+
+    core, apps = _kubernetes(args)
+    checks = doctor_checks(core, apps, pools, settings.cluster.name, aws or _aws(settings))
+    print(format_checks(checks))
+    return 1 if any(c.status == "fail" for c in checks) else 0
+
+
+def _verify(
+    args: argparse.Namespace,
+    settings: AppSettings,
+    pool: PoolPlan,
+    aws: Callable[[str], Any] | None,
+) -> int:
+    from gpu_pool.verify import Timeouts, Verifier
+
+    core, apps = _kubernetes(args)
+    aws = aws or _aws(settings)
+    timeouts = Timeouts(
+        scale_up=args.scale_up_timeout,
+        node_join=args.node_join_timeout,
+        node_ready=args.node_ready_timeout,
+        gpu=args.gpu_timeout,
+        run=args.run_timeout,
+        poll=args.poll_interval,
+    )
+    verifier = Verifier(
+        core,
+        apps,
+        pool,
+        settings.cluster.name,
+        args.namespace,
+        timeouts,
+        autoscaling=aws("autoscaling") if aws else None,
+    )
+    return verifier.run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gpu_pool.inspect_cluster import (
@@ -16,21 +17,35 @@ from gpu_pool.inspect_cluster import (
     node_ready,
     pool_selector,
 )
-from gpu_pool.settings import PoolSettings
+from gpu_pool.plan import PoolPlan
 
 
 def doctor_checks(
-    core: Any, apps: Any, pool: PoolSettings, cluster_name: str, aws: Any = None
+    core: Any, apps: Any, pools: Sequence[PoolPlan], cluster_name: str, aws: Any = None
 ) -> list[Check]:
-    """Nodes and their GPUs, the device plugin's reach, the autoscaler, and (with AWS) ASG tags.
+    """Every pool's nodes and their GPUs, the device plugins' reach, the autoscaler, and (with
+    AWS) the ASG tags.
 
     `aws`, when given, is a callable returning a boto3 client by service name.
     """
     checks = []
     daemon_sets = device_plugin_daemon_sets(apps)
+    for pool in pools:
+        checks += _node_checks(core, pool, daemon_sets)
+    checks += _device_plugin_rollout(daemon_sets)
+    checks.append(autoscaler_state(apps, cluster_name))
+    if aws is None:
+        checks.append(Check("warn", "ASG tags", "not checked: no AWS credentials or region"))
+    else:
+        checks += asg_tag_checks(aws("autoscaling"), aws("eks"), cluster_name)
+    return checks
+
+
+def _node_checks(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Check]:
+    checks = []
     nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
     if not nodes:
-        checks.append(Check("ok", "GPU nodes", "none: the pool is at zero nodes"))
+        checks.append(Check("ok", f"pool {pool.name}", "no nodes: the pool is at zero"))
     for node in nodes:
         name = node["metadata"]["name"]
         ready, problems = node_ready(node)
@@ -49,12 +64,6 @@ def doctor_checks(
             )
         else:
             checks.append(Check("ok", f"node {name}", f"Ready, nvidia.com/gpu: {gpus}"))
-    checks += _device_plugin_rollout(daemon_sets)
-    checks.append(autoscaler_state(apps, cluster_name))
-    if aws is None:
-        checks.append(Check("warn", "ASG tags", "not checked: no AWS credentials or region"))
-    else:
-        checks += asg_tag_checks(aws("autoscaling"), aws("eks"), cluster_name)
     return checks
 
 

@@ -3,22 +3,28 @@
 The AL2023 NVIDIA AMI carries driver and container toolkit but not the device plugin; the
 Bottlerocket NVIDIA AMI ships the plugin itself (../shared/FACTS.md).
 
-Device plugin values: the chart's default affinity requires one of three labels EKS nodes on
-<= 1.34 do not carry; the pool labels its nodes `nvidia.com/gpu.present=true`, which satisfies
-it on every version. A nodeSelector on the pool's labels keeps the DaemonSet off CPU nodes (where
-it crash-loops, eksctl#8858) and off other pools; one toleration per pool taint lets it in.
+Every GPU node must run exactly one device plugin, whatever labels users give their pools:
+- each pool's device plugin selects the pool's nodes by the label that names the pool
+  (`gpu-pool.io/pool`), so pools whose labels overlap never share plugin pods, and the plugin
+  stays off CPU nodes (where it crash-loops, eksctl#8858). The chart's default affinity requires
+  one of three labels EKS nodes on <= 1.34 do not carry; pool nodes are labelled
+  `nvidia.com/gpu.present=true`, which satisfies it on every version. One toleration per pool
+  taint lets it in.
+- the GPU Operator is cluster-wide: it deploys its operands, device plugin included, on every
+  NVIDIA node unless the node is labelled `nvidia.com/gpu.deploy.operands=false` (NVIDIA GPU
+  Operator docs, "Getting started", operands). Nodes of every pool that does not use the
+  operator carry that label, so the operator serves its own pool only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import aws_eks_v2 as eks
-from constructs import Construct
-
-from gpu_pool.settings import PoolSettings, Taint
-from gpu_pool.versions import NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR
+from gpu_pool.node_template import GPU_PRESENT_LABEL, OPERANDS_LABEL, POOL_LABEL
+from gpu_pool.settings import PoolSettings, Taint, deep_merge
+from gpu_pool.versions import NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR, ChartPin
 
 # The scheduling part of the pinned chart's values.yaml (NVIDIA/k8s-device-plugin,
 # deployments/helm/nvidia-device-plugin/values.yaml, unchanged 0.15 .. 0.20): the DaemonSet
@@ -90,33 +96,64 @@ def gpu_operator_values(pool: PoolSettings) -> dict[str, Any]:
     }
 
 
-def install_gpu_software(
-    scope: Construct, cluster: eks.ICluster, pool: PoolSettings
-) -> eks.HelmChart | None:
-    """Install the pool's GPU software chart, if it needs one."""
+@dataclass(frozen=True)
+class GpuSoftwareChart:
+    """The chart that makes a pool's GPUs allocatable, and where its device plugin runs."""
+
+    construct_id: str
+    pin: ChartPin
+    version: str
+    release: str
+    values: dict[str, Any]
+    # The device plugin pods' scheduling terms as the cluster will see them (for the chart, its
+    # defaults merged with our values the way Helm merges them); None if it runs no plugin.
+    device_plugin_pod: dict[str, Any] | None
+
+
+def gpu_software_chart(pool: PoolSettings) -> GpuSoftwareChart | None:
+    """The pool's device plugin or GPU Operator chart; None where the AMI ships the plugin."""
     software = resolved_gpu_software(pool)
     if software == "device-plugin":
-        pin, version, construct_id = (
-            NVIDIA_DEVICE_PLUGIN,
-            pool.versions.device_plugin,
-            "DevicePlugin",
+        values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints)
+        return GpuSoftwareChart(
+            construct_id="DevicePlugin",
+            pin=NVIDIA_DEVICE_PLUGIN,
+            version=pool.versions.device_plugin or NVIDIA_DEVICE_PLUGIN.version,
+            release=f"nvidia-device-plugin-{pool.name}",
+            values=values,
+            device_plugin_pod=deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values),
         )
-        release = f"nvidia-device-plugin-{pool.name}"
-        values = device_plugin_values(pool.labels, pool.taints)
-    elif software == "gpu-operator":
-        pin, version, construct_id = NVIDIA_GPU_OPERATOR, pool.versions.gpu_operator, "GpuOperator"
-        release = "gpu-operator"
+    if software == "gpu-operator":
         values = gpu_operator_values(pool)
-    else:
+        return GpuSoftwareChart(
+            construct_id="GpuOperator",
+            pin=NVIDIA_GPU_OPERATOR,
+            version=pool.versions.gpu_operator or NVIDIA_GPU_OPERATOR.version,
+            # Cluster-wide and installed once (checks.py), so the release needs no pool name.
+            release="gpu-operator",
+            values=values,
+            device_plugin_pod=_operator_device_plugin_pod(values),
+        )
+    return None
+
+
+def _operator_device_plugin_pod(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Where the operator runs its device plugin: on every NVIDIA node (node feature discovery
+    finds the GPU; our nodes say so with nvidia.com/gpu.present) that has not opted out with
+    nvidia.com/gpu.deploy.operands=false, tolerating `daemonsets.tolerations`."""
+    if not values["devicePlugin"]["enabled"]:
         return None
-    return eks.HelmChart(
-        scope,
-        construct_id,
-        cluster=cluster,
-        chart=pin.chart,
-        repository=pin.repository,
-        version=version or pin.version,
-        namespace=pin.namespace,
-        release=release,
-        values=values,
-    )
+    expressions = [
+        {"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]},
+        {"key": OPERANDS_LABEL, "operator": "NotIn", "values": ["false"]},
+    ]
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": expressions}]
+                }
+            }
+        },
+        "tolerations": values["daemonsets"]["tolerations"],
+    }

@@ -14,9 +14,9 @@ from kubernetes import client
 
 from gpu_pool import catalog
 from gpu_pool.catalog import CatalogError
-from gpu_pool.node_template import GPU_RESOURCE, RESOURCE_TAG_PREFIX, TAINT_TAG_PREFIX
+from gpu_pool.node_template import GPU_RESOURCE, POOL_LABEL, RESOURCE_TAG_PREFIX, TAINT_TAG_PREFIX
+from gpu_pool.plan import PoolPlan
 from gpu_pool.scheduling import node_affinity_matches, node_selector_matches, untolerated_taints
-from gpu_pool.settings import PoolSettings
 
 DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/name=nvidia-device-plugin"
 AUTOSCALER_DEPLOYMENT = "cluster-autoscaler"
@@ -38,8 +38,9 @@ def as_dict(obj: Any) -> Any:
     return client.ApiClient().sanitize_for_serialization(obj)
 
 
-def pool_selector(pool: PoolSettings) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(pool.labels.items()))
+def pool_selector(pool: PoolPlan) -> str:
+    """The label selector for the pool's nodes."""
+    return f"{POOL_LABEL}={pool.name}"
 
 
 def gpu_allocatable(node: dict[str, Any]) -> int:

@@ -20,6 +20,12 @@ GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 # Cluster Autoscaler's AWS GPU label: a node with it but no allocatable GPU yet counts as not
 # ready, so CA waits for the device plugin instead of launching a second node.
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+# Names the pool a node belongs to: the device plugin of that pool, and only it, selects it.
+POOL_LABEL = "gpu-pool.io/pool"
+# The GPU Operator's opt-out: no operand (device plugin included) is deployed on such a node.
+OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
+# Labels gpu-pool sets itself; a pool label may not use these keys.
+RESERVED_LABELS = (POOL_LABEL, GPU_PRESENT_LABEL, ACCELERATOR_LABEL, OPERANDS_LABEL)
 
 DISCOVERY_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 LABEL_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template/label/"
@@ -44,14 +50,25 @@ def gpu_model_label(instance_types: Sequence[GpuInstanceType]) -> str:
 
 
 def node_labels(
-    pool_labels: Mapping[str, str], instance_types: Sequence[GpuInstanceType]
+    pool_name: str,
+    pool_labels: Mapping[str, str],
+    instance_types: Sequence[GpuInstanceType],
+    gpu_operator: bool,
 ) -> dict[str, str]:
-    """The pool's labels plus the two that make the GPU tooling work."""
-    return {
+    """The pool's labels plus those that make the GPU tooling work.
+
+    Every node names its pool and carries the two GPU labels; nodes of a pool that does not use
+    the GPU Operator also opt out of the operator's operands.
+    """
+    labels = {
         **pool_labels,
+        POOL_LABEL: pool_name,
         GPU_PRESENT_LABEL: "true",
         ACCELERATOR_LABEL: gpu_model_label(instance_types),
     }
+    if not gpu_operator:
+        labels[OPERANDS_LABEL] = "false"
+    return labels
 
 
 def eks_taints(taints: Sequence[Taint]) -> list[dict[str, str]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpu_pool.versions import DEFAULT_KUBERNETES_VERSION
 
@@ -36,6 +36,8 @@ NvidiaAmiType = Literal[
 ]
 GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
 SubnetId = Annotated[str, Field(pattern=r"^subnet-([0-9a-f]{8}|[0-9a-f]{17})$")]
+# A pool's name: in its device plugin's release name, its node label and its construct ids.
+PoolName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")]
 
 
 class Taint(_Settings):
@@ -71,7 +73,8 @@ class PoolSettings(_Settings):
     capacity, a 200 GiB root disk for CUDA images, and a taint so only GPU work lands on the pool.
     """
 
-    name: str = Field(default="gpu", pattern=r"^[a-z][a-z0-9-]{0,20}$")
+    # Unique per cluster; nodes carry it as the label gpu-pool.io/pool. In `pools`, the key.
+    name: PoolName = "gpu"
     # Each entry is one node group: an instance type, or a list of interchangeable types with the
     # same GPU count (for Spot diversity).
     instance_types: list[str | list[str]] = Field(
@@ -105,14 +108,26 @@ class AutoscalerSettings(_Settings):
     scale_down_unneeded_time: str = Field(default="5m", pattern=r"^[0-9]+[smh]$")
     # Pause after a scale-up before scale-down is considered (CA default 10m).
     scale_down_delay_after_add: str = Field(default="5m", pattern=r"^[0-9]+[smh]$")
-    # least-waste: among groups that fit, the one leaving the least idle CPU/memory/GPU.
-    expander: Literal["least-waste", "random", "most-pods", "price", "priority"] = "least-waste"
+    # priority: among groups that fit a pod, the one with the fewest GPUs per node, then the
+    # cheaper family (priorities generated from the catalog), then least-waste. least-waste
+    # alone scores CPU and memory only, so between GPU groups it picks at random.
+    expander: Literal["priority", "least-waste", "random", "most-pods"] = "priority"
     # Where the autoscaler pod runs; empty means the app's system node group (new cluster) or
     # anywhere untainted (existing cluster).
     node_selector: dict[str, str] = Field(default_factory=dict)
     # Overrides for the pins in gpu_pool/versions.py; the image's minor must equal the cluster's.
     chart_version: str | None = None
     image_tag: str | None = None
+
+    @field_validator("expander", mode="before")
+    @classmethod
+    def _not_price(cls, value: object) -> object:
+        if value == "price":
+            raise ValueError(
+                "'price' makes Cluster Autoscaler exit at start on AWS (its AWS provider has no "
+                "pricing); use 'priority', which prefers fewer GPUs, then cheaper families"
+            )
+        return value
 
 
 class SystemNodesSettings(_Settings):
@@ -153,8 +168,35 @@ class AppSettings(_Settings):
     account: str | None = Field(default=None, pattern=r"^[0-9]{12}$")
     region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
     cluster: ClusterSettings = ClusterSettings()
-    pool: PoolSettings = PoolSettings()
+    # One pool (the original form), or `pools`: pool name -> its settings. Neither: one default
+    # pool named `gpu`.
+    pool: PoolSettings | None = None
+    pools: dict[PoolName, PoolSettings] | None = Field(default=None, min_length=1)
     autoscaler: AutoscalerSettings = AutoscalerSettings()
+
+    @model_validator(mode="after")
+    def _one_form_of_pools(self) -> AppSettings:
+        if self.pool is not None and self.pools is not None:
+            raise ValueError(
+                "pool and pools are both set; use `pool` for one pool or `pools` "
+                "(name -> settings) for several, not both"
+            )
+        for name, pool in (self.pools or {}).items():
+            if "name" in pool.model_fields_set and pool.name != name:
+                raise ValueError(
+                    f"pools.{name}.name: '{pool.name}' differs from its key '{name}'; in `pools` "
+                    "the key is the name: drop `name`"
+                )
+        return self
+
+    def pool_settings(self) -> list[tuple[str, PoolSettings]]:
+        """Each pool with the setting path its messages name (`pool` or `pools.<name>`)."""
+        if self.pools is None:
+            return [("pool", self.pool or PoolSettings())]
+        return [
+            (f"pools.{name}", pool.model_copy(update={"name": name}))
+            for name, pool in self.pools.items()
+        ]
 
 
 CONTEXT_KEY = "gpu-pool"
@@ -211,11 +253,16 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
     """One line per problem: the setting's dotted path, what is wrong, what would be valid."""
     lines = []
     for problem in err.errors():
-        path = ".".join(str(p) for p in problem["loc"])
+        # A mapping key's own problem is located at `<key>.[key]`: name the key.
+        path = ".".join(str(p) for p in problem["loc"]).removesuffix(".[key]")
         if problem["type"] == "extra_forbidden":
             lines.append(f"{path}: unknown setting{_did_you_mean(problem['loc'], model)}")
         elif problem["type"] == "missing":
             lines.append(f"{path}: required setting is missing")
+        elif problem["type"] == "value_error":
+            # Our own validators' messages, complete as they are.
+            message = str(problem["ctx"]["error"])
+            lines.append(f"{path}: {message}" if path else message)
         else:
             given = problem.get("input")
             lines.append(f"{path}: {problem['msg']} (got {given!r})")

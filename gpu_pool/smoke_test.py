@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_pool.node_template import GPU_RESOURCE
-from gpu_pool.settings import PoolSettings
+from gpu_pool.plan import PoolPlan
 
 # CUDA base image with nvidia-smi (NVIDIA NGC, CUDA 12.9 on Ubuntu 24.04): runs on every GPU in
 # the catalog with the AMIs' 580 driver.
@@ -13,9 +13,9 @@ SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
 
 
 def smoke_test_pod(
-    pool: PoolSettings, name: str = "gpu-pool-smoke-test", gpus: int = 1
+    pool: PoolPlan, name: str = "gpu-pool-smoke-test", gpus: int = 1
 ) -> dict[str, Any]:
-    """A pod that asks for `gpus` GPUs, selects the pool's labels and tolerates its taints."""
+    """A pod that asks for `gpus` GPUs, selects the pool's nodes and tolerates its taints."""
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -25,16 +25,8 @@ def smoke_test_pod(
         },
         "spec": {
             "restartPolicy": "Never",
-            "nodeSelector": dict(pool.labels),
-            "tolerations": [
-                {
-                    "key": t.key,
-                    "operator": "Equal",
-                    "value": t.value,
-                    "effect": t.effect,
-                }
-                for t in pool.taints
-            ],
+            "nodeSelector": pool.workload_node_selector,
+            "tolerations": pool.workload_tolerations,
             "containers": [
                 {
                     "name": "nvidia-smi",

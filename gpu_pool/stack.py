@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any, cast
 
-from aws_cdk import CfnOutput, Environment, Stack
+from aws_cdk import CfnOutput, Environment, Fn, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -13,9 +14,11 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from gpu_pool.autoscaler import ClusterAutoscaler
-from gpu_pool.checks import check_app, check_pool, report
+from gpu_pool.checks import check_app, report
+from gpu_pool.cluster_pools import ClusterPools
 from gpu_pool.nag import acknowledge, acknowledge_managed_policies, acknowledge_wildcard_resources
 from gpu_pool.node_pool import GpuNodePool
+from gpu_pool.plan import PoolPlan, pascal_case, plan_pool
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
 from gpu_pool.versions import KUBERNETES_RELEASES
 
@@ -24,14 +27,15 @@ SYSTEM_NODE_LABEL = ("gpu-pool.io/role", "system")
 
 
 class GpuPoolStack(Stack):
-    """One GPU pool and its cluster, from AppSettings (see README for every key)."""
+    """GPU pools and their cluster, from AppSettings (see README for every key)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings) -> None:
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env)
-        # The pool's errors too, so nothing is built from bad settings; GpuNodePool reports
-        # the pool's warnings itself.
-        pool_errors = [f for f in check_pool(settings.pool) if f.error]
+        plans = [plan_pool(pool, path) for path, pool in settings.pool_settings()]
+        pools = ClusterPools()
+        # Every error before anything is built; each pool reports its warnings itself.
+        pool_errors = [f for plan in plans for f in pools.add(plan) if f.error]
         report(self, check_app(settings) + pool_errors)
         self.settings = settings
         existing = settings.cluster.existing
@@ -42,17 +46,42 @@ class GpuPoolStack(Stack):
             self.cluster = cast(eks.ICluster, cluster)
         else:
             self.cluster, subnets = self._existing_cluster(settings.cluster.name, existing)
-        self.pool = GpuNodePool(
-            self,
-            "GpuPool",
-            cluster=self.cluster,
-            subnets=subnets,
-            settings=settings.pool,
-        )
+        ClusterPools.of(self.cluster, pools)
+        self.pools = [self._pool(plan, subnets) for plan in plans]
         if settings.autoscaler.enabled:
             self.autoscaler = self._autoscaler(settings)
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
         acknowledge_managed_policies(self)
+
+    def _pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> GpuNodePool:
+        # The one-pool form keeps the construct id it always had: a new id would change every
+        # logical id and replace the deployed node groups.
+        construct_id = "GpuPool" if plan.setting == "pool" else f"GpuPool{pascal_case(plan.name)}"
+        pool = GpuNodePool(self, construct_id, cluster=self.cluster, subnets=subnets, settings=plan)
+        self._outputs(construct_id, pool)
+        return pool
+
+    def _outputs(self, construct_id: str, pool: GpuNodePool) -> None:
+        """What a workload needs to land on the pool, and its node groups' names."""
+        plan = pool.plan
+        CfnOutput(
+            self,
+            f"{construct_id}NodeSelector",
+            description=f"pool {plan.name}: the nodeSelector that puts a pod on it",
+            value=json.dumps(plan.workload_node_selector),
+        )
+        CfnOutput(
+            self,
+            f"{construct_id}Tolerations",
+            description=f"pool {plan.name}: the tolerations its taints need",
+            value=json.dumps(plan.workload_tolerations),
+        )
+        CfnOutput(
+            self,
+            f"{construct_id}NodeGroups",
+            description=f"pool {plan.name}: its managed node groups",
+            value=Fn.join(",", [ng.attr_nodegroup_name for ng in pool.nodegroups]),
+        )
 
     def _autoscaler(self, settings: AppSettings) -> ClusterAutoscaler:
         autoscaler = settings.autoscaler
@@ -76,13 +105,14 @@ class GpuPoolStack(Stack):
 
     def _new_cluster(self, settings: AppSettings) -> tuple[eks.Cluster, list[ec2.ISubnet]]:
         cluster_settings = settings.cluster
-        zones = settings.pool.zones
+        # Every zone a pool names, in order of first mention.
+        zones = list(dict.fromkeys(z for _, pool in settings.pool_settings() for z in pool.zones))
         vpc = ec2.Vpc(
             self,
             "Vpc",
             nat_gateways=cluster_settings.nat_gateways,
             # Listed zones are created as named; otherwise up to 3 (2 in an env-agnostic stack).
-            availability_zones=list(zones) if zones else None,
+            availability_zones=zones or None,
             max_azs=None if zones else 3,
         )
         # Flow metadata (not traffic) for audits, kept a month to bound its cost.

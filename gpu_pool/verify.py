@@ -24,7 +24,7 @@ from gpu_pool.inspect_cluster import (
     node_ready,
     pool_selector,
 )
-from gpu_pool.settings import PoolSettings
+from gpu_pool.plan import PoolPlan
 from gpu_pool.smoke_test import smoke_test_pod
 
 STAGES = ("pending", "scale-up", "node joined", "node ready", "gpu allocatable", "scheduled")
@@ -64,7 +64,7 @@ class Verifier:
         self,
         core: Any,
         apps: Any,
-        pool: PoolSettings,
+        pool: PoolPlan,
         cluster_name: str,
         namespace: str = "default",
         timeouts: Timeouts | None = None,

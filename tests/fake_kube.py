@@ -20,8 +20,10 @@ from urllib.parse import parse_qs, urlparse
 POOL_LABELS = {
     "accelerator": "nvidia",
     "workload": "inference",
+    "gpu-pool.io/pool": "gpu",
     "nvidia.com/gpu.present": "true",
     "k8s.amazonaws.com/accelerator": "nvidia-a10g",
+    "nvidia.com/gpu.deploy.operands": "false",
 }
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
 NVIDIA_SMI = (
@@ -29,11 +31,13 @@ NVIDIA_SMI = (
 )
 
 
-def node(name="ip-10-0-1-5.ec2.internal", ready=True, gpus=1, conditions=None) -> dict:
+def node(
+    name="ip-10-0-1-5.ec2.internal", ready=True, gpus=1, conditions=None, pool="gpu"
+) -> dict:
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": dict(POOL_LABELS)},
+        "metadata": {"name": name, "labels": {**POOL_LABELS, "gpu-pool.io/pool": pool}},
         "spec": {"taints": [GPU_TAINT]},
         "status": {
             "conditions": conditions
@@ -51,12 +55,12 @@ def node(name="ip-10-0-1-5.ec2.internal", ready=True, gpus=1, conditions=None) -
     }
 
 
-def daemon_set(node_selector=None, tolerations=None, desired=1, ready=1) -> dict:
+def daemon_set(node_selector=None, tolerations=None, desired=1, ready=1, pool="gpu") -> dict:
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": {
-            "name": "nvidia-device-plugin-gpu",
+            "name": f"nvidia-device-plugin-{pool}",
             "namespace": "kube-system",
             "labels": {"app.kubernetes.io/name": "nvidia-device-plugin"},
         },
@@ -65,7 +69,7 @@ def daemon_set(node_selector=None, tolerations=None, desired=1, ready=1) -> dict
             "template": {
                 "spec": {
                     "containers": [{"name": "nvidia-device-plugin-ctr"}],
-                    "nodeSelector": {"accelerator": "nvidia", "workload": "inference"}
+                    "nodeSelector": {"gpu-pool.io/pool": pool}
                     if node_selector is None
                     else node_selector,
                     "tolerations": [
@@ -117,6 +121,12 @@ SCALE_UP = (
     "TriggeredScaleUp",
     "pod triggered scale-up: [{eks-GpuPoolG5Xlarge-4ac9 0->1 (max: 8)}]",
 )
+
+
+def _selects(selector: str, labels: dict[str, str]) -> bool:
+    """An equality-based label selector (`k=v,k2=v2`), as the API server applies it."""
+    terms = [term.split("=", 1) for term in selector.split(",") if term]
+    return all(labels.get(key) == value for key, value in terms)
 
 
 @dataclass
@@ -207,7 +217,9 @@ class FakeKubernetes:
             return 200, {"kind": "EventList", "apiVersion": "v1", "metadata": {}, "items": items}
         if path == "/api/v1/nodes":
             current = [n for t, n in s.nodes if self.tick >= t][-1:]
-            return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": current}
+            selector = query.get("labelSelector", [""])[0]
+            items = [n for n in current if _selects(selector, n["metadata"]["labels"])]
+            return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items}
         if path == "/apis/apps/v1/namespaces/kube-system/daemonsets":
             return 200, {
                 "kind": "DaemonSetList",

@@ -45,6 +45,8 @@ def test_default_group_tags_in_the_format_cluster_autoscaler_parses(default_temp
         "k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage": "200Gi",
         "k8s.io/cluster-autoscaler/node-template/label/accelerator": "nvidia",
         "k8s.io/cluster-autoscaler/node-template/label/workload": "inference",
+        "k8s.io/cluster-autoscaler/node-template/label/gpu-pool.io/pool": "gpu",
+        "k8s.io/cluster-autoscaler/node-template/label/nvidia.com/gpu.deploy.operands": "false",
         "k8s.io/cluster-autoscaler/node-template/label/nvidia.com/gpu.present": "true",
         "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator": "nvidia-a10g",
         # Kubernetes spelling, value:Effect; NO_SCHEDULE would be silently ignored.
@@ -99,7 +101,8 @@ def test_many_labels_are_written_in_calls_of_at_most_25_tags():
     sizes = sorted(
         len(c["parameters"]["Tags"]) for _, c in calls(template, "CreateOrUpdateTags").values()
     )
-    assert sizes == [12, 25]  # 30 labels + 2 GPU labels + 2 discovery + 2 resources + 1 taint = 37
+    # 30 labels + 4 of gpu-pool's + 2 discovery + 2 resources + 1 taint = 39
+    assert sizes == [14, 25]
 
 
 def test_tag_writer_role_is_scoped_to_this_cluster(default_template):

@@ -3,6 +3,7 @@
 import pytest
 
 from gpu_pool.autoscaler import autoscaler_values
+from gpu_pool.plan import plan_pool
 from gpu_pool.settings import AutoscalerSettings, PoolSettings
 from gpu_pool.smoke_test import smoke_test_pod
 from gpu_pool.versions import KUBERNETES_RELEASES
@@ -46,7 +47,7 @@ def test_values_discover_this_cluster_and_balance_zones(default_template):
         "balance-similar-node-groups": True,
         "balancing-ignore-label_1": "nodegroup-name",
         "balancing-ignore-label_2": "topology.ebs.csi.aws.com/zone",
-        "expander": "least-waste",
+        "expander": "priority,least-waste",
         "scale-down-unneeded-time": "5m",
         "scale-down-delay-after-add": "5m",
     }
@@ -143,7 +144,7 @@ def test_existing_cluster_autoscaler_uses_its_name_and_no_agent_addon(existing_t
 
 
 def test_zero_node_template_fits_the_smoke_test_pod_and_not_a_bigger_one(multi_template):
-    pool = PoolSettings()  # MULTI keeps the default labels and taint
+    pool = plan_pool(PoolSettings())  # MULTI keeps the default name and taint
     for (types, _), tags in tags_by_nodegroup(multi_template).items():
         template = node_template(tags)
         gpus = int(template["allocatable"]["nvidia.com/gpu"])
@@ -156,6 +157,6 @@ def test_zero_node_template_fits_the_smoke_test_pod_and_not_a_bigger_one(multi_t
 
 def test_a_pod_without_the_toleration_does_not_fit(default_template):
     ((_, tags),) = tags_by_nodegroup(default_template).items()
-    pod = smoke_test_pod(PoolSettings())
+    pod = smoke_test_pod(plan_pool(PoolSettings()))
     pod["spec"]["tolerations"] = []
     assert not pod_fits_template(pod, node_template(tags))

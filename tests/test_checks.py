@@ -5,7 +5,9 @@ from datetime import date
 import aws_cdk as cdk
 import pytest
 
-from gpu_pool.checks import check_app, check_pool
+from gpu_pool.checks import check_app
+from gpu_pool.cluster_pools import ClusterPools
+from gpu_pool.plan import plan_pool
 from gpu_pool.settings import ConfigError, load_settings
 from gpu_pool.stack import GpuPoolStack
 
@@ -175,21 +177,12 @@ CASES = {
             ),
         ],
     ),
-    "label-overrides-gpu-present": (
+    "reserved-label": (
         {"pool": {"labels": {"accelerator": "nvidia", "nvidia.com/gpu.present": "false"}}},
         [
             (
                 "E",
-                "pool.labels: the device plugin would not run on g5.xlarge nodes (labels {'accelerator': 'nvidia', 'nvidia.com/gpu.present': 'true', 'k8s.amazonaws.com/accelerator': 'nvidia-a10g'}); a pool label must not override nvidia.com/gpu.present or k8s.amazonaws.com/accelerator",
-            ),
-        ],
-    ),
-    "no-labels": (
-        {"pool": {"labels": {}}},
-        [
-            (
-                "E",
-                "pool.labels: empty: the device plugin's node selection comes from these labels and would match CPU nodes too (where it crash-loops); add e.g. accelerator: nvidia",
+                "pool.labels: 'nvidia.com/gpu.present' is set by gpu-pool itself (the device plugin's affinity needs it on every GPU node): remove it",
             ),
         ],
     ),
@@ -326,8 +319,6 @@ CASES = {
                     "l37": "x",
                     "l38": "x",
                     "l39": "x",
-                    "l40": "x",
-                    "l41": "x",
                 }
             }
         },
@@ -460,9 +451,11 @@ CASES = {
 
 
 def findings(settings):
+    """Every finding in the order a synth meets them: each pool, then the app's rules."""
     loaded = load_settings(settings, None)
-    found = check_pool(loaded.pool) + check_app(loaded, today=TODAY)
-    return [("E" if f.error else "W", str(f)) for f in found]
+    pools = ClusterPools()
+    found = [f for path, pool in loaded.pool_settings() for f in pools.add(plan_pool(pool, path))]
+    return [("E" if f.error else "W", str(f)) for f in found + check_app(loaded, today=TODAY)]
 
 
 @pytest.mark.parametrize(("settings", "expected"), CASES.values(), ids=CASES.keys())

@@ -39,7 +39,7 @@ def test_device_plugin_chart_is_pinned_in_kube_system(default_template):
 def test_device_plugin_selects_the_pool_and_tolerates_its_taint(default_template):
     values = helm_values(chart(default_template, "nvidia-device-plugin"))
     assert values == {
-        "nodeSelector": {"accelerator": "nvidia", "workload": "inference"},
+        "nodeSelector": {"gpu-pool.io/pool": "gpu"},
         "tolerations": [
             {"key": "CriticalAddonsOnly", "operator": "Exists"},
             {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},

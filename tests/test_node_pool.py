@@ -25,8 +25,11 @@ def test_default_group_is_scale_from_zero_tainted_and_labelled(default_template)
     assert props["Labels"] == {
         "accelerator": "nvidia",
         "workload": "inference",
+        "gpu-pool.io/pool": "gpu",
         "nvidia.com/gpu.present": "true",
         "k8s.amazonaws.com/accelerator": "nvidia-a10g",
+        # Keeps a GPU Operator, if one is installed for another pool, off these nodes.
+        "nvidia.com/gpu.deploy.operands": "false",
     }
     # EKS API spelling on the node group.
     assert props["Taints"] == [{"Key": "nvidia.com/gpu", "Value": "true", "Effect": "NO_SCHEDULE"}]

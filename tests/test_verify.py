@@ -75,7 +75,7 @@ def test_happy_path_reports_every_stage_and_cleans_up(tmp_path, capsys):
     assert lines[log_at + 1 : log_at + 3] == ["| 0 NVIDIA A10G |", "verify: OK"]
     (created,) = fake.created
     assert created["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
-    assert created["spec"]["nodeSelector"] == {"accelerator": "nvidia", "workload": "inference"}
+    assert created["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "gpu"}
     assert fake.deleted == [created["metadata"]["name"]]
 
 

@@ -1,0 +1,65 @@
+"""The GPU pools on one cluster: where rules between pools run and the autoscaler finds them.
+
+Each pool's plan is checked once, when it is added: its own rules, then the rules between it and
+the pools added before it (unique names, one device plugin per node, one GPU Operator, pools a
+workload cannot tell apart). Cluster Autoscaler reads every pool's node groups at synth,
+whichever was added first. There is one registry per cluster construct; pools on another import
+of the same cluster are not seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aws_cdk import Stack
+from aws_cdk import aws_eks_v2 as eks
+from constructs import Construct
+
+from gpu_pool.checks import check_pool, check_pool_among
+from gpu_pool.findings import Finding
+from gpu_pool.plan import NodeGroupPlan, PoolPlan
+
+
+@dataclass(frozen=True)
+class PlacedNodeGroup:
+    """A node group as built: its plan and the name of the ASG EKS made for it (a token)."""
+
+    plan: NodeGroupPlan
+    asg_name: str
+
+
+@dataclass
+class ClusterPools:
+    """The pools of one cluster, and the findings of each (computed once per plan)."""
+
+    plans: list[PoolPlan] = field(default_factory=list)
+    node_groups: list[PlacedNodeGroup] = field(default_factory=list)
+    _findings: list[list[Finding]] = field(default_factory=list)
+
+    def add(self, plan: PoolPlan) -> list[Finding]:
+        """Register `plan` and return its findings; a plan added again returns them as before."""
+        for index, registered in enumerate(self.plans):
+            if registered is plan:
+                return self._findings[index]
+        findings = check_pool(plan) + check_pool_among(plan, self.plans)
+        self.plans.append(plan)
+        self._findings.append(findings)
+        return findings
+
+    @classmethod
+    def of(cls, cluster: eks.ICluster, pools: ClusterPools | None = None) -> ClusterPools:
+        """The cluster's registry, created (from `pools`, if given) on first use."""
+        stack = Stack.of(cluster)
+        holder_id = f"GpuPools{cluster.node.addr}"
+        holder = stack.node.try_find_child(holder_id)
+        if not isinstance(holder, _Holder):
+            holder = _Holder(stack, holder_id, pools or cls())
+        return holder.pools
+
+
+class _Holder(Construct):
+    """Keeps a cluster's registry in the construct tree (no resources)."""
+
+    def __init__(self, scope: Construct, construct_id: str, pools: ClusterPools) -> None:
+        super().__init__(scope, construct_id)
+        self.pools = pools

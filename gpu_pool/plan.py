@@ -1,0 +1,173 @@
+"""The plan: a pool's settings resolved once into everything that gets built for it.
+
+Per pool: its node groups (instance types through the GPU catalog, zone, AMI type, node labels,
+GPU count, the Cluster Autoscaler tags), its taints, and the chart that makes its GPUs
+allocatable with the device plugin pods' scheduling terms. checks.py inspects plans, the
+constructs render them, and nothing here touches the CDK, so the `gpu-pool` command reads the
+same plan without starting it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpu_pool import catalog
+from gpu_pool.catalog import Architecture, CatalogError, GpuInstanceType
+from gpu_pool.findings import Finding, error
+from gpu_pool.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
+from gpu_pool.node_template import POOL_LABEL, autoscaler_tags, node_labels
+from gpu_pool.settings import PoolSettings, Taint
+
+
+@dataclass(frozen=True)
+class NodeGroupPlan:
+    """One managed node group: an instance-type entry of the pool, in one zone or all."""
+
+    construct_id: str
+    # The setting this group comes from, e.g. `pools.training.instance_types[0]`.
+    setting: str
+    instance_types: tuple[GpuInstanceType, ...]
+    zone: str | None
+    ami_type: str
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    disk_size_gib: int
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs per node (the catalog; checks.py rejects entries whose types differ)."""
+        return self.instance_types[0].gpu_count
+
+    @property
+    def architecture(self) -> Architecture:
+        return self.instance_types[0].architecture
+
+    @property
+    def scale_up_cost(self) -> tuple[int, float]:
+        """How much a scale-up of this group costs, for ranking groups that fit the same pod:
+        GPUs per node first, then the dearest family's price per GPU-hour."""
+        return self.gpu_count, max(t.family.usd_per_gpu_hour for t in self.instance_types)
+
+    def autoscaler_tags(self, cluster_name: str) -> dict[str, str]:
+        return autoscaler_tags(
+            cluster_name, self.labels, self.taints, self.gpu_count, self.disk_size_gib
+        )
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """One GPU pool, resolved; `unresolved` holds what could not be (catalog errors)."""
+
+    settings: PoolSettings
+    # Where the settings came from, as messages name them: `pool` or `pools.<name>`.
+    setting: str
+    entries: tuple[tuple[GpuInstanceType, ...], ...]
+    node_groups: tuple[NodeGroupPlan, ...]
+    gpu_software: str
+    chart: GpuSoftwareChart | None
+    unresolved: tuple[Finding, ...]
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def taints(self) -> tuple[Taint, ...]:
+        return tuple(self.settings.taints)
+
+    @property
+    def workload_node_selector(self) -> dict[str, str]:
+        """The nodeSelector that puts a pod on this pool and no other."""
+        return {POOL_LABEL: self.name}
+
+    @property
+    def workload_tolerations(self) -> list[dict[str, str]]:
+        """The tolerations a workload needs for this pool's taints."""
+        return [
+            {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+            for t in self.settings.taints
+        ]
+
+    def node_taints(self) -> list[dict[str, str]]:
+        """The taints as a node shows them to Kubernetes."""
+        return [t.model_dump() for t in self.settings.taints]
+
+
+def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
+    """Resolve one pool's settings. Entries the catalog cannot resolve become `unresolved`."""
+    entries, unresolved = _resolve_entries(settings, setting)
+    software = resolved_gpu_software(settings)
+    node_groups = tuple(
+        NodeGroupPlan(
+            construct_id=_group_id(group[0].name, zone),
+            setting=f"{setting}.instance_types[{index}]",
+            instance_types=group,
+            zone=zone,
+            ami_type=ami_type_for(settings, group[0].architecture),
+            labels=node_labels(
+                settings.name, settings.labels, group, gpu_operator=software == "gpu-operator"
+            ),
+            taints=tuple(settings.taints),
+            disk_size_gib=settings.disk_size_gib,
+        )
+        for zone in _zones(settings)
+        for index, group in entries
+    )
+    return PoolPlan(
+        settings=settings,
+        setting=setting,
+        entries=tuple(group for _, group in entries),
+        node_groups=node_groups,
+        gpu_software=software,
+        chart=gpu_software_chart(settings),
+        unresolved=tuple(unresolved),
+    )
+
+
+def _zones(settings: PoolSettings) -> list[str | None]:
+    """One placement per listed zone, or one across all subnets (None)."""
+    return list(settings.zones) if settings.zones else [None]
+
+
+def _resolve_entries(
+    settings: PoolSettings, setting: str
+) -> tuple[list[tuple[int, tuple[GpuInstanceType, ...]]], list[Finding]]:
+    entries: list[tuple[int, tuple[GpuInstanceType, ...]]] = []
+    findings: list[Finding] = []
+    for index, entry in enumerate(settings.instance_types):
+        names = [entry] if isinstance(entry, str) else list(entry)
+        entry_setting = f"{setting}.instance_types[{index}]"
+        if not names:
+            findings.append(error(entry_setting, "empty list; name at least one instance type"))
+            continue
+        resolved = []
+        for name in names:
+            try:
+                resolved.append(catalog.lookup(name))
+            except CatalogError as err:
+                findings.append(error(entry_setting, str(err)))
+        if len(resolved) == len(names):
+            entries.append((index, tuple(resolved)))
+    return entries, findings
+
+
+def nvidia_ami_type(family: str, architecture: Architecture) -> str:
+    cpu = "x86_64" if architecture is Architecture.X86_64 else "ARM_64"
+    return f"{family}_{cpu}_NVIDIA"
+
+
+def ami_type_for(pool: PoolSettings, architecture: Architecture) -> str:
+    """The node group's AMI type: the explicit setting, else the family's for this CPU."""
+    return pool.ami_type or nvidia_ami_type(pool.ami_family, architecture)
+
+
+def _group_id(instance_type: str, zone: str | None) -> str:
+    """Stable construct id: `G5Xlarge`, or `G5XlargeUsEast1a` for a per-zone group."""
+    return pascal_case(instance_type + ("-" + zone if zone else ""))
+
+
+def pascal_case(text: str) -> str:
+    parts = re.split(r"[^A-Za-z0-9]+", text)
+    return "".join(p[:1].upper() + p[1:] for p in parts if p)
