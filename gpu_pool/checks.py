@@ -314,7 +314,7 @@ def check_one_device_plugin_per_node(plans: Sequence[PoolPlan], new: PoolPlan) -
     The scheduling model is applied to each plugin's rendered pod terms: the plugin of `new`
     must reach each of its node groups, and no pool's plugin may reach another pool's nodes
     (checked both ways between `new` and the rest). A pool whose GPU software does not fit its
-    AMI is the gpu_software rule's finding, not this one's.
+    AMI, and a second GPU Operator, are other rules' findings, not this one's.
     """
     new_plugin = _plugin_pod(new)
     for plan in plans:
@@ -333,6 +333,8 @@ def check_one_device_plugin_per_node(plans: Sequence[PoolPlan], new: PoolPlan) -
             else:
                 others = [new]
             for other in others:
+                if plan.gpu_software == other.gpu_software == "gpu-operator":
+                    continue
                 plugin = _plugin_pod(other)
                 if plugin is not None and pod_fits_node(plugin, group.labels, taints):
                     yield _error(

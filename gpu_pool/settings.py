@@ -210,7 +210,13 @@ def load_settings(context: Any, config_file: str | None) -> AppSettings:
         raise ConfigError(f"context '{CONTEXT_KEY}' must be a mapping of settings")
     merged = dict(context)
     if config_file:
-        merged = deep_merge(merged, _read_config_file(config_file))
+        override = _read_config_file(config_file)
+        # A file that describes its pools in one form replaces the context's pools in the
+        # other (cdk.json carries the one-pool `pool`; a cluster's file may list `pools`).
+        for form, other_form in (("pool", "pools"), ("pools", "pool")):
+            if form in override:
+                merged.pop(other_form, None)
+        merged = deep_merge(merged, override)
     try:
         return AppSettings.model_validate(merged)
     except ValidationError as err:

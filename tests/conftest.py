@@ -37,6 +37,31 @@ EXISTING = {
     "pool": {"zones": ["eu-west-1b"], "instance_types": ["g6.xlarge"]},
 }
 
+# The three pools: inference on two 1-GPU types, training on 8-GPU p5 behind a second
+# taint, and a Spot pool whose labels are a subset of inference's.
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+THREE_POOLS = {
+    "pools": {
+        "inference": {
+            "instance_types": ["g6e.xlarge", "g5.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "inference"},
+        },
+        "training": {
+            "instance_types": ["p5.48xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "training"},
+            "taints": [
+                GPU_TAINT,
+                {"key": "dedicated", "value": "training", "effect": "NoSchedule"},
+            ],
+        },
+        "spot": {
+            "instance_types": ["g6.xlarge"],
+            "capacity_type": "SPOT",
+            "labels": {"accelerator": "nvidia"},
+        },
+    }
+}
+
 BOTTLEROCKET = {"pool": {"ami_family": "BOTTLEROCKET"}, "autoscaler": {"enabled": False}}
 
 OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
@@ -54,6 +79,13 @@ def multi_template():
     from tests.cfn import synth
 
     return synth(MULTI)
+
+
+@pytest.fixture(scope="session")
+def three_pools_template():
+    from tests.cfn import synth
+
+    return synth(THREE_POOLS)
 
 
 @pytest.fixture(scope="session")

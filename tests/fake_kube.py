@@ -31,9 +31,7 @@ NVIDIA_SMI = (
 )
 
 
-def node(
-    name="ip-10-0-1-5.ec2.internal", ready=True, gpus=1, conditions=None, pool="gpu"
-) -> dict:
+def node(name="ip-10-0-1-5.ec2.internal", ready=True, gpus=1, conditions=None, pool="gpu") -> dict:
     return {
         "apiVersion": "v1",
         "kind": "Node",

@@ -103,3 +103,48 @@ def test_unreadable_config_files(tmp_path, name, text, message):
     with pytest.raises(ConfigError) as err:
         load_settings({}, str(path))
     assert str(err.value).startswith(message.format(path=path))
+
+
+def test_a_files_pools_replace_the_contexts_one_pool_form(tmp_path):
+    path = tmp_path / "cluster.yaml"
+    path.write_text("pools:\n  training:\n    instance_types: [p5.48xlarge]\n")
+    settings = load_settings({"pool": {"max_size": 4}}, str(path))
+    assert settings.pool is None
+    assert [(p, s.name, s.instance_types) for p, s in settings.pool_settings()] == [
+        ("pools.training", "training", ["p5.48xlarge"])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        (
+            {"pool": {}, "pools": {"a": {}}},
+            "pool and pools are both set; use `pool` for one pool or `pools` (name -> settings) "
+            "for several, not both",
+        ),
+        (
+            {"pools": {"a": {"name": "b"}}},
+            "pools.a.name: 'b' differs from its key 'a'; in `pools` the key is the name: drop `name`",
+        ),
+        (
+            {"pools": {}},
+            "pools: Dictionary should have at least 1 item after validation, not 0 (got {})",
+        ),
+        (
+            {"pools": {"Big": {}}},
+            "pools.Big: String should match pattern '^[a-z][a-z0-9-]{0,20}$' (got 'Big')",
+        ),
+        (
+            {"autoscaler": {"expander": "price"}},
+            "autoscaler.expander: 'price' makes Cluster Autoscaler exit at start on AWS (its AWS "
+            "provider has no pricing); use 'priority', which prefers fewer GPUs, then cheaper "
+            "families",
+        ),
+    ],
+    ids=["both-forms", "name-differs-from-key", "no-pools", "bad-pool-name", "price-expander"],
+)
+def test_pool_forms_and_expander_errors(context, message):
+    with pytest.raises(ConfigError) as err:
+        load_settings(context, None)
+    assert str(err.value) == message

@@ -1,5 +1,6 @@
 """`gpu-pool verify` and `doctor` against a scripted API server on 127.0.0.1."""
 
+import json
 import time
 from pathlib import Path
 
@@ -299,3 +300,101 @@ def test_smoke_test_manifest_is_the_pod_verify_submits(capsys):
         {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
     ]
     assert manifest["spec"]["containers"][0]["command"] == ["nvidia-smi"]
+
+
+TWO_POOLS = {
+    "pools": {
+        "inference": {},
+        "training": {
+            "instance_types": ["p5.48xlarge"],
+            "labels": {"workload": "training"},
+            "taints": [
+                {"key": "nvidia.com/gpu", "value": "true"},
+                {"key": "dedicated", "value": "training"},
+            ],
+        },
+    }
+}
+
+
+def _two_pools_config(tmp_path):
+    path = tmp_path / "pools.json"
+    path.write_text(json.dumps(TWO_POOLS))
+    return str(path)
+
+
+def test_verify_with_several_pools_needs_pool(tmp_path, capsys):
+    code, fake = run(tmp_path, Scenario(), "--config", _two_pools_config(tmp_path))
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "gpu-pool: --pool: the settings describe several pools (inference, training); name one\n"
+    )
+    assert fake.created == []
+
+
+def test_verify_pool_targets_that_pool_and_follows_its_node(tmp_path, capsys):
+    training_node = node(name="ip-10-0-2-9.ec2.internal", pool="training", gpus=8)
+    scenario = Scenario(
+        events=[(2, SCALE_UP)],
+        nodes=[(4, training_node)],
+        scheduled_at=6,
+        succeeded_at=8,
+        daemon_sets=[daemon_set(pool="inference"), daemon_set(pool="training")],
+    )
+    config = _two_pools_config(tmp_path)
+    code, fake = run(tmp_path, scenario, "--config", config, "--pool", "training")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "node joined: ip-10-0-2-9.ec2.internal" in out
+    assert "gpu allocatable: nvidia.com/gpu: 8" in out
+    (created,) = fake.created
+    assert created["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "training"}
+    assert created["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
+    ]
+
+
+def test_verify_pool_ignores_another_pools_new_node(tmp_path, capsys):
+    """A node that joins the inference pool is not the training pod's node."""
+    scenario = Scenario(
+        events=[(2, SCALE_UP)], nodes=[(4, node(pool="inference"))], scheduled_at=None
+    )
+    config = _two_pools_config(tmp_path)
+    code, _ = run(tmp_path, scenario, "--config", config, "--pool", "training")
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "] node joined" not in out
+    assert "verify: FAILED while waiting for 'node joined'" in out
+
+
+def test_unknown_pool_is_a_usage_error(tmp_path, capsys):
+    code, _ = run(tmp_path, Scenario(), "--config", _two_pools_config(tmp_path), "--pool", "x")
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "gpu-pool: --pool: no pool named 'x' in the settings (pools: inference, training)\n"
+    )
+
+
+def test_doctor_checks_every_pool(tmp_path, capsys):
+    scenario = Scenario(
+        nodes=[(0, node(pool="training", gpus=8))],
+        daemon_sets=[daemon_set(pool="inference"), daemon_set(pool="training")],
+    )
+    code, _ = run(tmp_path, scenario, "--config", _two_pools_config(tmp_path), command="doctor")
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        "[  ok] pool inference: no nodes: the pool is at zero",
+        "[  ok] node ip-10-0-1-5.ec2.internal: Ready, nvidia.com/gpu: 8",
+    ]
+    assert "[  ok] DaemonSet nvidia-device-plugin-training: 1/1 ready" in out
+    assert code == 0
+
+
+def test_smoke_test_manifest_for_a_pool(tmp_path, capsys):
+    import yaml
+
+    argv = ["smoke-test-manifest", "--cdk-json", str(ROOT / "cdk.json")]
+    assert main([*argv, "--config", _two_pools_config(tmp_path), "--pool", "training"]) == 0
+    manifest = yaml.safe_load(capsys.readouterr().out)
+    assert manifest["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "training"}
