@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
+import yaml
 from aws_cdk.assertions import Template
 
 from gpu_pool.settings import AppSettings
@@ -73,3 +75,23 @@ def ref_of(template: Template, type_name: str, predicate=lambda props: True) -> 
     matches = [k for k, r in resources(template, type_name).items() if predicate(r["Properties"])]
     assert len(matches) == 1, matches
     return matches[0]
+
+
+# The scheduling part of the device plugin chart's values.yaml, recorded from upstream.
+DEVICE_PLUGIN_CHART_DEFAULTS = yaml.safe_load(
+    (Path(__file__).parent / "fixtures/nvidia-device-plugin-scheduling-defaults.yaml").read_text()
+)
+_K8S_EFFECT = {
+    "NO_SCHEDULE": "NoSchedule",
+    "NO_EXECUTE": "NoExecute",
+    "PREFER_NO_SCHEDULE": "PreferNoSchedule",
+}
+
+
+def node_of(nodegroup_props: dict[str, Any]) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The labels and taints (Kubernetes spelling) a node group's nodes join with."""
+    taints = [
+        {"key": t["Key"], "value": t.get("Value", ""), "effect": _K8S_EFFECT[t["Effect"]]}
+        for t in nodegroup_props.get("Taints", [])
+    ]
+    return nodegroup_props["Labels"], taints

@@ -2,14 +2,9 @@
 
 from datetime import date
 
-import aws_cdk as cdk
 import pytest
 
-from gpu_pool.checks import check_app
-from gpu_pool.cluster_pools import ClusterPools
-from gpu_pool.plan import plan_pool
-from gpu_pool.settings import ConfigError, load_settings
-from gpu_pool.stack import GpuPoolStack
+from tests import rules
 
 TODAY = date(2026, 12, 2)
 
@@ -451,11 +446,7 @@ CASES = {
 
 
 def findings(settings):
-    """Every finding in the order a synth meets them: each pool, then the app's rules."""
-    loaded = load_settings(settings, None)
-    pools = ClusterPools()
-    found = [f for path, pool in loaded.pool_settings() for f in pools.add(plan_pool(pool, path))]
-    return [("E" if f.error else "W", str(f)) for f in found + check_app(loaded, today=TODAY)]
+    return rules.findings(settings, today=TODAY)
 
 
 @pytest.mark.parametrize(("settings", "expected"), CASES.values(), ids=CASES.keys())
@@ -468,14 +459,7 @@ ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ i
 
 @pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
 def test_errors_stop_before_anything_is_synthesized(settings, expected):
-    app = cdk.App()
-    with pytest.raises(ConfigError) as err:
-        GpuPoolStack(app, "Bad", settings=load_settings(settings, None))
-    for level, message in expected:
-        if level == "E":
-            assert message in str(err.value).splitlines()
-    (stack,) = app.node.children
-    assert stack.node.children == []
+    rules.assert_nothing_built(settings, expected)
 
 
 def test_valid_defaults_have_no_findings():

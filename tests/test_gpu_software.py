@@ -1,25 +1,14 @@
 """Device plugin and GPU Operator: installed where needed, reaching exactly the pool's nodes."""
 
-from pathlib import Path
-
 import pytest
-import yaml
 
-from gpu_pool.gpu_software import DEVICE_PLUGIN_CHART_DEFAULTS
+from gpu_pool import gpu_software
 from gpu_pool.scheduling import pod_fits_node
 from gpu_pool.settings import deep_merge
-from tests.cfn import helm_values, only, resources, synth
+from tests.cfn import DEVICE_PLUGIN_CHART_DEFAULTS, helm_values, node_of, only, resources, synth
 from tests.conftest import BOTTLEROCKET, OPERATOR
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
-CHART_DEFAULTS = yaml.safe_load(
-    (Path(__file__).parent / "fixtures/nvidia-device-plugin-scheduling-defaults.yaml").read_text()
-)
-K8S_EFFECT = {
-    "NO_SCHEDULE": "NoSchedule",
-    "NO_EXECUTE": "NoExecute",
-    "PREFER_NO_SCHEDULE": "PreferNoSchedule",
-}
 
 
 def chart(template, name):
@@ -48,16 +37,7 @@ def test_device_plugin_selects_the_pool_and_tolerates_its_taint(default_template
 
 
 def test_code_knows_the_charts_recorded_defaults():
-    assert DEVICE_PLUGIN_CHART_DEFAULTS == CHART_DEFAULTS
-
-
-def _node_from(nodegroup_props):
-    labels = nodegroup_props["Labels"]
-    taints = [
-        {"key": t["Key"], "value": t.get("Value", ""), "effect": K8S_EFFECT[t["Effect"]]}
-        for t in nodegroup_props.get("Taints", [])
-    ]
-    return labels, taints
+    assert gpu_software.DEVICE_PLUGIN_CHART_DEFAULTS == DEVICE_PLUGIN_CHART_DEFAULTS
 
 
 @pytest.mark.parametrize(
@@ -80,17 +60,19 @@ def _node_from(nodegroup_props):
 def test_rendered_pod_terms_admit_the_pools_nodes_and_no_others(settings):
     template = synth(settings)
     # What the DaemonSet's pods carry: the chart's defaults with our values merged, as Helm does.
-    pod_spec = deep_merge(CHART_DEFAULTS, helm_values(chart(template, "nvidia-device-plugin")))
+    pod_spec = deep_merge(
+        DEVICE_PLUGIN_CHART_DEFAULTS, helm_values(chart(template, "nvidia-device-plugin"))
+    )
     nodegroups = [r["Properties"] for r in resources(template, "AWS::EKS::Nodegroup").values()]
     gpu_nodes = [ng for ng in nodegroups if ng["AmiType"].endswith("NVIDIA")]
     cpu_nodes = [ng for ng in nodegroups if not ng["AmiType"].endswith("NVIDIA")]
     assert gpu_nodes and cpu_nodes
     for ng in gpu_nodes:
-        assert pod_fits_node(pod_spec, *_node_from(ng))
+        assert pod_fits_node(pod_spec, *node_of(ng))
     for ng in cpu_nodes:
-        assert not pod_fits_node(pod_spec, *_node_from(ng))
+        assert not pod_fits_node(pod_spec, *node_of(ng))
     # A GPU node of some other pool (same GPU labels, none of ours) is not ours to serve.
-    labels, taints = _node_from(gpu_nodes[0])
+    labels, taints = node_of(gpu_nodes[0])
     other = {k: v for k, v in labels.items() if k.startswith(("nvidia.com/", "k8s.amazonaws.com/"))}
     assert not pod_fits_node(pod_spec, other, taints)
 

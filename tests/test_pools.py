@@ -2,35 +2,22 @@
 
 import json
 import re
-from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
-import yaml
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 
-from gpu_pool.checks import check_app
-from gpu_pool.cluster_pools import ClusterPools
 from gpu_pool.node_pool import GpuNodePool
-from gpu_pool.plan import plan_pool
-from gpu_pool.settings import ConfigError, PoolSettings, deep_merge, load_settings
-from gpu_pool.stack import GpuPoolStack
+from gpu_pool.settings import ConfigError, PoolSettings, deep_merge
+from tests import rules
 from tests.ca_template import node_template, pod_fits_template
-from tests.cfn import helm_values, render, resources
-from tests.conftest import GPU_TAINT, THREE_POOLS
+from tests.cfn import DEVICE_PLUGIN_CHART_DEFAULTS, helm_values, node_of, render, resources
+from tests.conftest import GPU_TAINT
 from tests.test_asg_tags import tags_by_nodegroup
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
-CHART_DEFAULTS = yaml.safe_load(
-    (Path(__file__).parent / "fixtures/nvidia-device-plugin-scheduling-defaults.yaml").read_text()
-)
-K8S_EFFECT = {
-    "NO_SCHEDULE": "NoSchedule",
-    "NO_EXECUTE": "NoExecute",
-    "PREFER_NO_SCHEDULE": "PreferNoSchedule",
-}
 TRAINING_TAINTS = [GPU_TAINT, {"key": "dedicated", "value": "training", "effect": "NoSchedule"}]
 
 
@@ -109,26 +96,18 @@ def test_one_device_plugin_release_per_pool(three_pools_template):
     ]
 
 
-def _node(nodegroup_props):
-    taints = [
-        {"key": t["Key"], "value": t.get("Value", ""), "effect": K8S_EFFECT[t["Effect"]]}
-        for t in nodegroup_props.get("Taints", [])
-    ]
-    return nodegroup_props["Labels"], taints
-
-
 def test_every_gpu_node_runs_exactly_one_device_plugin_and_cpu_nodes_none(three_pools_template):
     from gpu_pool.scheduling import pod_fits_node
 
     # Each DaemonSet's pods as the cluster sees them: chart defaults with our values, as Helm
     # merges them.
     plugins = {
-        release: deep_merge(CHART_DEFAULTS, helm_values(chart))
+        release: deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, helm_values(chart))
         for release, chart in charts(three_pools_template, "nvidia-device-plugin").items()
     }
     nodegroups = resources(three_pools_template, "AWS::EKS::Nodegroup").values()
     for props in (n["Properties"] for n in nodegroups):
-        running = [r for r, pod in plugins.items() if pod_fits_node(pod, *_node(props))]
+        running = [r for r, pod in plugins.items() if pod_fits_node(pod, *node_of(props))]
         if props["AmiType"].endswith("NVIDIA"):
             assert running == [f"nvidia-device-plugin-{props['Labels']['gpu-pool.io/pool']}"]
         else:
@@ -295,18 +274,11 @@ CROSS_POOL_CASES = {
 }
 
 
-def findings(settings):
-    loaded = load_settings(settings, None)
-    pools = ClusterPools()
-    found = [f for path, pool in loaded.pool_settings() for f in pools.add(plan_pool(pool, path))]
-    return [("E" if f.error else "W", str(f)) for f in found + check_app(loaded)]
-
-
 @pytest.mark.parametrize(
     ("settings", "expected"), CROSS_POOL_CASES.values(), ids=CROSS_POOL_CASES.keys()
 )
 def test_cross_pool_rule_reports_its_exact_message(settings, expected):
-    assert findings(settings) == expected
+    assert rules.findings(settings) == expected
 
 
 @pytest.mark.parametrize(
@@ -314,14 +286,7 @@ def test_cross_pool_rule_reports_its_exact_message(settings, expected):
     [v for v in CROSS_POOL_CASES.values() if any(level == "E" for level, _ in v[1])],
 )
 def test_cross_pool_errors_stop_before_anything_is_synthesized(settings, expected):
-    app = cdk.App()
-    with pytest.raises(ConfigError) as err:
-        GpuPoolStack(app, "Bad", settings=load_settings(settings, None))
-    for level, message in expected:
-        if level == "E":
-            assert message in str(err.value).splitlines()
-    (stack,) = app.node.children
-    assert stack.node.children == []
+    rules.assert_nothing_built(settings, expected)
 
 
 def _library_cluster():

@@ -1,8 +1,10 @@
-"""Synth cost of gpu-pool: the default app against a bare reference, and growth with node groups.
+"""Synth cost of gpu-pool: the default app against a bare reference, and growth with node
+groups and with pools.
 
-Run with `./dev bench`. Prints two tables; targets: default app within 1.3x of the reference,
-at most 6 CloudFormation resources per extra node group, 24 groups far below CloudFormation's
-500-resource and 1 MB template limits. Exits 1 if a target is missed.
+Run with `./dev bench`. Prints three tables; targets: default app within 1.3x of the reference
+(the two timed alternately, A B A B, so drift on the machine hits both alike), at most 6
+CloudFormation resources per extra node group, 24 groups and 8 pools far below
+CloudFormation's 500-resource and 1 MB template limits. Exits 1 if a target is missed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
 GROWTH = [1, 4, 12, 24]
+POOLS = [1, 3, 8]
 # One node group per entry; no zones, so the VPC is the same in every row.
 TYPES = [
     f"{family}.{size}"
@@ -53,13 +56,18 @@ def timed_app(script: str, context: dict | None = None) -> tuple[float, Path]:
     return time.perf_counter() - start, out
 
 
-def median_time(script: str, context: dict | None = None) -> tuple[float, Path]:
-    times, out = [], Path()
+def interleaved_medians(
+    apps: list[tuple[str, dict]],
+) -> list[tuple[float, Path]]:
+    """Median wall time of each app over RUNS rounds, one run of each app per round."""
+    times: list[list[float]] = [[] for _ in apps]
+    outs = [Path() for _ in apps]
     for run in range(RUNS):
-        progress(f"{script} run {run + 1}/{RUNS}")
-        seconds, out = timed_app(script, context)
-        times.append(seconds)
-    return statistics.median(times), out
+        for index, (script, context) in enumerate(apps):
+            progress(f"round {run + 1}/{RUNS}: {script}")
+            seconds, outs[index] = timed_app(script, context)
+            times[index].append(seconds)
+    return [(statistics.median(t), out) for t, out in zip(times, outs, strict=True)]
 
 
 def template_stats(out: Path) -> tuple[int, int]:
@@ -67,10 +75,10 @@ def template_stats(out: Path) -> tuple[int, int]:
     return len(json.loads(template.read_text())["Resources"]), template.stat().st_size
 
 
-def app_context(pool: dict | None = None) -> dict:
+def app_context(settings: dict | None = None) -> dict:
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
-    if pool is not None:
-        context["gpu-pool"] = {"pool": pool}
+    if settings is not None:
+        context["gpu-pool"] = settings
     return context
 
 
@@ -81,8 +89,9 @@ def main() -> int:
         f"{os.cpu_count()} cores, Python {platform.python_version()}, median of {RUNS} runs\n"
     )
 
-    reference_s, reference_out = median_time("tools/reference_app.py", app_context())
-    default_s, default_out = median_time("app.py", app_context())
+    (reference_s, reference_out), (default_s, default_out) = interleaved_medians(
+        [("tools/reference_app.py", app_context()), ("app.py", app_context())]
+    )
     ratio = default_s / reference_s
     print("| app | synth wall time | resources | template |")
     print("|---|---|---|---|")
@@ -102,7 +111,7 @@ def main() -> int:
     for groups in GROWTH:
         pool = {"instance_types": TYPES[:groups]}
         progress(f"{groups} node groups")
-        seconds, out = timed_app("app.py", app_context(pool))
+        seconds, out = timed_app("app.py", app_context({"pool": pool}))
         count, size = template_stats(out)
         per_group = (
             "-" if previous is None else f"{(count - previous[1]) / (groups - previous[0]):.1f}"
@@ -114,9 +123,31 @@ def main() -> int:
             failures.append(f"{groups} groups: {count} resources, {size} bytes")
         previous = (groups, count)
 
+    failures += _pools_table()
     for failure in failures:
         print(f"TARGET MISSED: {failure}")
     return 1 if failures else 0
+
+
+def _pools_table() -> list[str]:
+    """Growth with pools: each pool one node group, its role, tag writers and device plugin."""
+    print("\n| pools | resources | per extra pool | template | synth wall time |")
+    print("|---|---|---|---|---|")
+    failures = []
+    previous: tuple[int, int] | None = None
+    for pools in POOLS:
+        settings = {"pools": {f"pool{i}": {"instance_types": [TYPES[i]]} for i in range(pools)}}
+        progress(f"{pools} pools")
+        seconds, out = timed_app("app.py", app_context(settings))
+        count, size = template_stats(out)
+        per_pool = (
+            "-" if previous is None else f"{(count - previous[1]) / (pools - previous[0]):.1f}"
+        )
+        print(f"| {pools} | {count} | {per_pool} | {size / 1024:.0f} KiB | {seconds:.2f} s |")
+        if pools == POOLS[-1] and (count > 250 or size > 512 * 1024):
+            failures.append(f"{pools} pools: {count} resources, {size} bytes")
+        previous = (pools, count)
+    return failures
 
 
 if __name__ == "__main__":

@@ -1,0 +1,31 @@
+"""Running the settings rules as a synth meets them, for the guardrail tables."""
+
+import aws_cdk as cdk
+import pytest
+
+from gpu_pool.checks import check_app
+from gpu_pool.cluster_pools import ClusterPools
+from gpu_pool.plan import plan_pool
+from gpu_pool.settings import ConfigError, load_settings
+from gpu_pool.stack import GpuPoolStack
+
+
+def findings(settings, today=None):
+    """Every finding in the order a synth meets them, (E|W, message): each pool, then the app."""
+    loaded = load_settings(settings, None)
+    pools = ClusterPools()
+    found = [f for path, pool in loaded.pool_settings() for f in pools.add(plan_pool(pool, path))]
+    found += check_app(loaded, today=today)
+    return [("E" if f.error else "W", str(f)) for f in found]
+
+
+def assert_nothing_built(settings, expected):
+    """The stack raises every expected error, one per line, before it builds anything."""
+    app = cdk.App()
+    with pytest.raises(ConfigError) as err:
+        GpuPoolStack(app, "Bad", settings=load_settings(settings, None))
+    for level, message in expected:
+        if level == "E":
+            assert message in str(err.value).splitlines()
+    (stack,) = app.node.children
+    assert stack.node.children == []
