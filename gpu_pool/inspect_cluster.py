@@ -105,8 +105,8 @@ def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check
         "fail",
         "device plugin",
         f"no device plugin DaemonSet would run on {name}: " + "; ".join(reasons),
-        "its nodeSelector must match the pool's labels and its tolerations the pool's taints "
-        "(redeploy the stack; `gpu-pool doctor` shows the DaemonSet)",
+        "its nodeSelector must match the node's gpu-pool.io/pool label and its tolerations the "
+        "pool's taints (redeploy the stack; `gpu-pool doctor` shows the DaemonSet)",
     )
 
 
