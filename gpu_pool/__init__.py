@@ -17,9 +17,11 @@ _EXPORTS = {
     "ConfigError": "gpu_pool.settings",
     "ExistingClusterSettings": "gpu_pool.settings",
     "GpuOperatorSettings": "gpu_pool.settings",
+    "PoolPlan": "gpu_pool.plan",
     "PoolSettings": "gpu_pool.settings",
     "Taint": "gpu_pool.settings",
     "load_settings": "gpu_pool.settings",
+    "plan_pool": "gpu_pool.plan",
 }
 
 __all__ = sorted(_EXPORTS)
