@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gpu_pool.plan import PoolPlan, plan_pool
+from gpu_pool.plan import PoolPlan, plan_pools
 from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
 from gpu_pool.smoke_test import smoke_test_pod
 
@@ -72,10 +72,6 @@ def _settings(args: argparse.Namespace) -> AppSettings:
     return load_settings(context, args.config)
 
 
-def _pools(settings: AppSettings) -> list[PoolPlan]:
-    return [plan_pool(pool, path) for path, pool in settings.pool_settings()]
-
-
 def _pool(pools: Sequence[PoolPlan], name: str | None) -> PoolPlan:
     """The pool named by --pool, or the only one."""
     names = ", ".join(p.name for p in pools)
@@ -130,7 +126,7 @@ def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = N
     args = _parser().parse_args(argv)
     try:
         settings = _settings(args)
-        pools = _pools(settings)
+        pools = plan_pools(settings)
         if args.command == "smoke-test-manifest":
             pod = smoke_test_pod(_pool(pools, args.pool))
             sys.stdout.write(yaml.safe_dump(pod, sort_keys=False))

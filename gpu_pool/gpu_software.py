@@ -110,9 +110,9 @@ class GpuSoftwareChart:
     device_plugin_pod: dict[str, Any] | None
 
 
-def gpu_software_chart(pool: PoolSettings) -> GpuSoftwareChart | None:
-    """The pool's device plugin or GPU Operator chart; None where the AMI ships the plugin."""
-    software = resolved_gpu_software(pool)
+def gpu_software_chart(pool: PoolSettings, software: str) -> GpuSoftwareChart | None:
+    """The chart for the pool's resolved GPU software (`resolved_gpu_software`): the device
+    plugin or the GPU Operator; None for `none`, where the AMI ships the plugin."""
     if software == "device-plugin":
         values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints)
         return GpuSoftwareChart(

@@ -18,7 +18,7 @@ from gpu_pool.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.findings import Finding, error
 from gpu_pool.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
 from gpu_pool.node_template import POOL_LABEL, autoscaler_tags, node_labels
-from gpu_pool.settings import PoolSettings, Taint
+from gpu_pool.settings import AppSettings, PoolSettings, Taint
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,14 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
         entries=tuple(group for _, group in entries),
         node_groups=node_groups,
         gpu_software=software,
-        chart=gpu_software_chart(settings),
+        chart=gpu_software_chart(settings, software),
         unresolved=tuple(unresolved),
     )
+
+
+def plan_pools(settings: AppSettings) -> list[PoolPlan]:
+    """Every pool of the app's settings, planned, in the order the settings list them."""
+    return [plan_pool(pool, path) for path, pool in settings.pool_settings()]
 
 
 def _zones(settings: PoolSettings) -> list[str | None]:

@@ -18,7 +18,7 @@ from gpu_pool.checks import check_app, report
 from gpu_pool.cluster_pools import ClusterPools
 from gpu_pool.nag import acknowledge, acknowledge_managed_policies, acknowledge_wildcard_resources
 from gpu_pool.node_pool import GpuNodePool
-from gpu_pool.plan import PoolPlan, pascal_case, plan_pool
+from gpu_pool.plan import PoolPlan, pascal_case, plan_pools
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
 from gpu_pool.versions import KUBERNETES_RELEASES
 
@@ -32,7 +32,7 @@ class GpuPoolStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings) -> None:
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env)
-        plans = [plan_pool(pool, path) for path, pool in settings.pool_settings()]
+        plans = plan_pools(settings)
         pools = ClusterPools()
         # Every error before anything is built; each pool reports its warnings itself.
         pool_errors = [f for plan in plans for f in pools.add(plan) if f.error]

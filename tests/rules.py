@@ -5,7 +5,7 @@ import pytest
 
 from gpu_pool.checks import check_app
 from gpu_pool.cluster_pools import ClusterPools
-from gpu_pool.plan import plan_pool
+from gpu_pool.plan import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
 from gpu_pool.stack import GpuPoolStack
 
@@ -14,7 +14,7 @@ def findings(settings, today=None):
     """Every finding in the order a synth meets them, (E|W, message): each pool, then the app."""
     loaded = load_settings(settings, None)
     pools = ClusterPools()
-    found = [f for path, pool in loaded.pool_settings() for f in pools.add(plan_pool(pool, path))]
+    found = [f for plan in plan_pools(loaded) for f in pools.add(plan)]
     found += check_app(loaded, today=today)
     return [("E" if f.error else "W", str(f)) for f in found]
 
