@@ -93,3 +93,31 @@ def existing_template():
     from tests.cfn import synth
 
     return synth(EXISTING)
+
+
+@pytest.fixture(scope="session")
+def aws_endpoint():
+    """A local AWS API (moto's server) on a free 127.0.0.1 port, for the whole session."""
+    import socket
+
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def aws_api(aws_endpoint, monkeypatch):
+    """boto3 clients anywhere in the process (handler code included) talk to the local API."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", aws_endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    return aws_endpoint

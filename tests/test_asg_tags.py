@@ -2,37 +2,29 @@
 
 import pytest
 
-from tests.cfn import render, resources, sdk_call
-
-CUSTOM = "Custom::AWS"
-
-
-def calls(template, action):
-    found = {}
-    for logical_id, resource in resources(template, CUSTOM).items():
-        call = sdk_call(resource)
-        if call["action"] == action:
-            found[logical_id] = (resource, call)
-    return found
+from gpu_pool.asg_tags import RESOURCE_TYPE
+from tests.cfn import render, resources
 
 
 def tags_by_nodegroup(template):
-    """{instance types: {tag key: value}} from each group's CreateOrUpdateTags call."""
+    """{(instance types, node group id): {tag key: value}} from each group's tag resource."""
     nodegroups = resources(template, "AWS::EKS::Nodegroup")
-    lookups = {k: call for k, (_, call) in calls(template, "DescribeNodegroup").items()}
     result = {}
-    for _, (_, call) in calls(template, "CreateOrUpdateTags").items():
-        asg_ref = call["parameters"]["Tags"][0]["ResourceId"]
-        lookup_id = asg_ref.removeprefix("<GetAtt:").split(".")[0]
-        nodegroup_ref = lookups[lookup_id]["parameters"]["nodegroupName"]
-        nodegroup_id = nodegroup_ref.removeprefix("<GetAtt:").split(".")[0]
+    for props in (r["Properties"] for r in resources(template, RESOURCE_TYPE).values()):
+        nodegroup_id = render(props["NodegroupName"]).removeprefix("<GetAtt:").split(".")[0]
         key = (tuple(nodegroups[nodegroup_id]["Properties"]["InstanceTypes"]), nodegroup_id)
-        result[key] = {t["Key"]: t["Value"] for t in call["parameters"]["Tags"]}
-        for tag in call["parameters"]["Tags"]:
-            assert tag["ResourceId"] == asg_ref
-            assert tag["ResourceType"] == "auto-scaling-group"
-            assert tag["PropagateAtLaunch"] is False
+        result[key] = {render(t["Key"]): t["Value"] for t in props["Tags"]}
     return result
+
+
+def asg_names_by_types(template):
+    """{instance types: the ASG name token (the tag resource's AsgName) other parts use}."""
+    return {
+        types: f"<GetAtt:{logical_id}.AsgName>"
+        for logical_id, resource in resources(template, RESOURCE_TYPE).items()
+        for (types, nodegroup_id) in tags_by_nodegroup(template)
+        if render(resource["Properties"]["NodegroupName"]).startswith(f"<GetAtt:{nodegroup_id}.")
+    }
 
 
 def test_default_group_tags_in_the_format_cluster_autoscaler_parses(default_template):
@@ -73,41 +65,20 @@ def test_gpu_resource_tag_matches_the_instance_type(multi_template, instance_typ
     assert counts == {gpus}  # both zones' groups
 
 
-def test_tags_rewritten_on_update_and_nothing_done_on_delete(default_template):
-    for resource in resources(default_template, CUSTOM).values():
-        props = resource["Properties"]
-        assert props["Update"] == props["Create"]
-        assert "Delete" not in props
-        assert props["InstallLatestAwsSdk"] is False
-
-
-def test_describe_uses_the_bare_nodegroup_name_and_returns_only_the_asg_name(default_template):
-    ((_, (resource, call)),) = calls(default_template, "DescribeNodegroup").items()
-    assert call["service"] == "EKS"
-    assert call["parameters"]["clusterName"] == "<Ref:ClusterEB0386A7>"
-    # GetAtt NodegroupName is the bare name; Ref would be cluster/nodegroup.
-    assert call["parameters"]["nodegroupName"].endswith(".NodegroupName>")
-    assert call["outputPaths"] == ["nodegroup.resources.autoScalingGroups.0.name"]
-    assert call["physicalResourceId"] == {
-        "responsePath": "nodegroup.resources.autoScalingGroups.0.name"
-    }
-
-
-def test_many_labels_are_written_in_calls_of_at_most_25_tags():
-    from tests.cfn import synth
-
-    labels = {f"team.example.com/label-{i}": "x" for i in range(30)}
-    template = synth({"pool": {"labels": labels}, "autoscaler": {"enabled": False}})
-    sizes = sorted(
-        len(c["parameters"]["Tags"]) for _, c in calls(template, "CreateOrUpdateTags").values()
+def test_tag_resource_names_the_cluster_and_the_bare_nodegroup_name(default_template):
+    ((_, resource),) = resources(default_template, RESOURCE_TYPE).items()
+    props = render(resource["Properties"])
+    assert props["ClusterName"] == "<Ref:ClusterEB0386A7>"
+    # GetAtt NodegroupName is the bare name DescribeNodegroup takes; Ref is cluster/nodegroup.
+    assert props["NodegroupName"] == "<GetAtt:GpuPoolG5Xlarge2D99A550.NodegroupName>"
+    assert props["ServiceToken"] == (
+        "<GetAtt:GpuPoolAsgTagWriterProviderframeworkonEventF5F3F3BC.Arn>"
     )
-    # 30 labels + 4 of gpu-pool's + 2 discovery + 2 resources + 1 taint = 39
-    assert sizes == [14, 25]
 
 
 def test_tag_writer_role_is_scoped_to_this_cluster(default_template):
     policies = resources(default_template, "AWS::IAM::Policy")
-    ((_, policy),) = {k: v for k, v in policies.items() if "AsgTagWriter" in k}.items()
+    ((_, policy),) = {k: v for k, v in policies.items() if "AsgTagWriterRoleGrants" in k}.items()
     statements = render(policy["Properties"]["PolicyDocument"]["Statement"])
     assert statements == [
         {
@@ -117,7 +88,7 @@ def test_tag_writer_role_is_scoped_to_this_cluster(default_template):
             ":nodegroup/<Ref:ClusterEB0386A7>/*/*",
         },
         {
-            "Action": "autoscaling:CreateOrUpdateTags",
+            "Action": ["autoscaling:CreateOrUpdateTags", "autoscaling:DeleteTags"],
             "Condition": {
                 "StringEquals": {"aws:ResourceTag/eks:cluster-name": "<Ref:ClusterEB0386A7>"}
             },
@@ -125,11 +96,9 @@ def test_tag_writer_role_is_scoped_to_this_cluster(default_template):
             "Resource": "arn:<Ref:AWS::Partition>:autoscaling:<Ref:AWS::Region>:"
             "<Ref:AWS::AccountId>:autoScalingGroup:*",
         },
+        {"Action": "autoscaling:DescribeAutoScalingGroups", "Effect": "Allow", "Resource": "*"},
     ]
-    # Every custom resource runs with that role, and there is only the one Lambda.
-    role_refs = {
-        str(r["Properties"]["Role"])
-        for logical_id, r in resources(default_template, "AWS::Lambda::Function").items()
-        if logical_id.startswith("AWS679f53fac002430cb0da5b7982bd2287")
-    }
-    assert len(role_refs) == 1 and "AsgTagWriter" in role_refs.pop()
+    # The handler runs as that role, whatever else the stack holds.
+    handler = resources(default_template, "AWS::Lambda::Function")["GpuPoolAsgTagWriterHandler19A3F00D"]
+    assert render(handler["Properties"]["Role"]) == "<GetAtt:GpuPoolAsgTagWriterRole6351BA75.Arn>"
+    assert handler["Properties"]["Handler"] == "index.on_event"

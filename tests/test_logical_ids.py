@@ -1,5 +1,6 @@
 """Logical IDs users' deployed stacks depend on: a change here replaces live resources."""
 
+from gpu_pool.asg_tags import RESOURCE_TYPE
 from tests.cfn import resources
 
 
@@ -14,10 +15,7 @@ def test_node_groups_tag_writers_and_charts_keep_their_logical_ids(
         "ClusterNodegroupSystemNodes9C3907F1",
         "GpuPoolG5Xlarge2D99A550",
     ]
-    assert ids(default_template, "Custom::AWS") == [
-        "GpuPoolG5XlargeAsgTags96CC1DB4",
-        "GpuPoolG5XlargeAsgTagsAsgName18452AFC",
-    ]
+    assert ids(default_template, RESOURCE_TYPE) == ["GpuPoolG5XlargeAsgTagsF7E9CFEA"]
     assert ids(default_template, "Custom::AWSCDK-EKS-HelmChart") == [
         "ClusterAutoscalerChartCB4AC47F",
         "GpuPoolDevicePlugin80DE89DD",

@@ -15,7 +15,7 @@ from tests import rules
 from tests.ca_template import node_template, pod_fits_template
 from tests.cfn import DEVICE_PLUGIN_CHART_DEFAULTS, helm_values, node_of, render, resources
 from tests.conftest import GPU_TAINT
-from tests.test_asg_tags import tags_by_nodegroup
+from tests.test_asg_tags import asg_names_by_types, tags_by_nodegroup
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 TRAINING_TAINTS = [GPU_TAINT, {"key": "dedicated", "value": "training", "effect": "NoSchedule"}]
@@ -126,10 +126,11 @@ def test_a_one_gpu_pod_scales_up_the_cheapest_one_gpu_group_not_p5(three_pools_t
             "containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}}}],
         }
     }
-    asg_of = {}  # ASG name (the tag calls' ResourceId) -> instance types
+    asg_of = {}  # ASG name (the tag resource's AsgName) -> instance types
     fitting = []
+    asg_names = asg_names_by_types(three_pools_template)
     for (types, _), tags in tags_by_nodegroup(three_pools_template).items():
-        asg = _asg_name(three_pools_template, types)
+        asg = asg_names[types]
         asg_of[asg] = types
         if pod_fits_template(pod, node_template(tags)):
             fitting.append(asg)
@@ -150,26 +151,6 @@ def test_a_one_gpu_pod_scales_up_the_cheapest_one_gpu_group_not_p5(three_pools_t
     assert len({priority(a) for a in ranked}) == 4  # no tie left to chance
     # Groups no GPU priority names (the system nodes) still match the catch-all.
     assert priority("eks-ClusterNodegroupSystemNodes-1234") == 0
-
-
-def _asg_name(template, types):
-    for (found, _), (resource, call) in _tag_calls(template):
-        if found == types:
-            return call["parameters"]["Tags"][0]["ResourceId"]
-    raise AssertionError(types)
-
-
-def _tag_calls(template):
-    from tests.test_asg_tags import calls
-
-    nodegroups = resources(template, "AWS::EKS::Nodegroup")
-    lookups = {k: c for k, (_, c) in calls(template, "DescribeNodegroup").items()}
-    for resource, call in calls(template, "CreateOrUpdateTags").values():
-        lookup_id = call["parameters"]["Tags"][0]["ResourceId"].removeprefix("<GetAtt:")
-        nodegroup_ref = lookups[lookup_id.split(".")[0]]["parameters"]["nodegroupName"]
-        nodegroup_id = nodegroup_ref.removeprefix("<GetAtt:").split(".")[0]
-        types = tuple(nodegroups[nodegroup_id]["Properties"]["InstanceTypes"])
-        yield (types, nodegroup_id), (resource, call)
 
 
 def test_outputs_tell_a_workload_how_to_reach_each_pool(three_pools_template):
