@@ -1,11 +1,27 @@
 """gpu-pool: a GPU node pool on Amazon EKS that schedules GPU pods and scales from zero.
 
 Exports load on first use, so the `gpu-pool` command line tool does not start the CDK's
-JavaScript runtime it never needs.
+JavaScript runtime it never needs; type checkers see them through the imports below.
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpu_pool.autoscaler import ClusterAutoscaler as ClusterAutoscaler
+    from gpu_pool.node_pool import GpuNodePool as GpuNodePool
+    from gpu_pool.plan import PoolPlan as PoolPlan
+    from gpu_pool.plan import plan_pool as plan_pool
+    from gpu_pool.settings import AppSettings as AppSettings
+    from gpu_pool.settings import AutoscalerSettings as AutoscalerSettings
+    from gpu_pool.settings import ClusterSettings as ClusterSettings
+    from gpu_pool.settings import ConfigError as ConfigError
+    from gpu_pool.settings import ExistingClusterSettings as ExistingClusterSettings
+    from gpu_pool.settings import GpuOperatorSettings as GpuOperatorSettings
+    from gpu_pool.settings import PoolSettings as PoolSettings
+    from gpu_pool.settings import Taint as Taint
+    from gpu_pool.settings import load_settings as load_settings
+    from gpu_pool.stack import GpuPoolStack as GpuPoolStack
 
 _EXPORTS = {
     "ClusterAutoscaler": "gpu_pool.autoscaler",

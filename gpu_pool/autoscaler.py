@@ -3,7 +3,9 @@
 Identity is EKS Pod Identity: an association ties the chart's service account to a role that
 pods.eks.amazonaws.com may assume, so no OIDC provider is needed. The IAM policy follows the
 autoscaler's AWS least-privilege guidance: read-only calls on `*` (they have no resource-level
-permissions), and the two mutating calls only on ASGs tagged as this cluster's.
+permissions), and the two mutating calls only on ASGs EKS tagged as this cluster's
+(`eks:cluster-name`, which managed node groups carry; its value may be a token, where a tag KEY
+holding the cluster name could not be).
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jsii
-from aws_cdk import IStableAnyProducer, Lazy
+from aws_cdk import IStableAnyProducer, Lazy, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.checks import check_autoscaler, report
 from gpu_pool.cluster_pools import ClusterPools, PlacedNodeGroup
 from gpu_pool.nag import acknowledge_wildcard_resources
 from gpu_pool.node_template import DISCOVERY_ENABLED_TAG, discovery_tag
 from gpu_pool.settings import AutoscalerSettings
-from gpu_pool.versions import CLUSTER_AUTOSCALER
+from gpu_pool.versions import CLUSTER_AUTOSCALER, autoscaler_image_tag
 
 SERVICE_ACCOUNT = "cluster-autoscaler"
 # Labels that differ between per-zone node groups of one instance type and must not stop them
@@ -63,9 +66,7 @@ def autoscaler_policy_statements(cluster_name: str) -> list[iam.PolicyStatement]
         iam.PolicyStatement(
             actions=list(SCALING_ACTIONS),
             resources=["*"],
-            conditions={
-                "StringEquals": {f"aws:ResourceTag/{discovery_tag(cluster_name)}": "owned"}
-            },
+            conditions={"StringEquals": {"aws:ResourceTag/eks:cluster-name": cluster_name}},
         ),
     ]
 
@@ -81,6 +82,12 @@ def scale_up_priorities(node_groups: Sequence[PlacedNodeGroup]) -> dict[str, lis
             f"^{g.asg_name}$" for g in node_groups if g.plan.scale_up_cost == cost
         ]
     return priorities
+
+
+def _created_cluster_version(cluster: eks.ICluster) -> str | None:
+    """The Kubernetes version of a cluster this app creates (its AWS::EKS::Cluster's Version)."""
+    resource = cluster.node.default_child if isinstance(cluster, eks.Cluster) else None
+    return resource.version if isinstance(resource, eks.CfnCluster) else None
 
 
 @jsii.implements(IStableAnyProducer)
@@ -136,12 +143,20 @@ class ClusterAutoscaler(Construct):
 
     With the `priority` expander (the default) it prefers, among the groups that fit a pod,
     the fewest GPUs per node and then the cheaper family, over every GpuNodePool added to the
-    same cluster construct, before or after this one.
+    same cluster construct, before or after this one. Its settings are checked here: a bad pin
+    raises ConfigError.
 
-    :param cluster_name: the cluster's literal name (IAM condition keys cannot hold tokens).
-    :param image_tag: the autoscaler image, whose minor must equal the cluster's.
-    :param node_selector: where the autoscaler pod runs (never the GPU pool).
-    :param install_pod_identity_agent: add the eks-pod-identity-agent add-on (new clusters).
+    :param cluster: the EKS cluster; needs a kubectl provider (for the chart). Its name may be a
+        token.
+    :param settings: expander, scale-down timing, version overrides; default AutoscalerSettings().
+    :param kubernetes_version: the cluster's minor, e.g. "1.35"; it picks the image (whose minor
+        must equal the cluster's). Default: the version of an `eks.Cluster`; an imported cluster
+        needs it or `settings.image_tag`.
+    :param node_selector: where the autoscaler pod runs (never the GPU pool); default
+        `settings.node_selector`, and if that is empty, any node without taints.
+    :param install_pod_identity_agent: add the eks-pod-identity-agent add-on the association
+        needs. Default: for an `eks.Cluster` created in this app, yes; for an imported one, no
+        (install it on the cluster yourself).
     """
 
     def __init__(
@@ -150,14 +165,19 @@ class ClusterAutoscaler(Construct):
         construct_id: str,
         *,
         cluster: eks.ICluster,
-        cluster_name: str,
-        region: str,
-        image_tag: str,
-        settings: AutoscalerSettings,
-        node_selector: Mapping[str, str],
-        install_pod_identity_agent: bool,
+        settings: AutoscalerSettings | None = None,
+        kubernetes_version: str | None = None,
+        node_selector: Mapping[str, str] | None = None,
+        install_pod_identity_agent: bool | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        settings = settings or AutoscalerSettings()
+        created_here = isinstance(cluster, eks.Cluster)
+        minor = kubernetes_version or _created_cluster_version(cluster)
+        report(self, check_autoscaler(settings, minor))
+        # check_autoscaler guarantees one of the two.
+        image_tag = settings.image_tag or str(autoscaler_image_tag(str(minor)))
+        cluster_name = cluster.cluster_name
         self.role = iam.Role(
             self,
             "Role",
@@ -190,16 +210,16 @@ class ClusterAutoscaler(Construct):
             release="cluster-autoscaler",
             values=autoscaler_values(
                 cluster_name,
-                region,
+                Stack.of(self).region,
                 image_tag,
                 settings,
-                node_selector,
+                settings.node_selector if node_selector is None else node_selector,
                 Lazy.any(_ScaleUpPriorities(ClusterPools.of(cluster))),
             ),
         )
         # Credentials must exist before the pod starts, or it crash-loops on the node role.
         self.chart.node.add_dependency(association)
-        if install_pod_identity_agent:
+        if created_here if install_pod_identity_agent is None else install_pod_identity_agent:
             agent = eks.Addon(
                 self,
                 "PodIdentityAgent",

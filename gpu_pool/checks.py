@@ -31,8 +31,8 @@ from gpu_pool.node_template import (
 )
 from gpu_pool.plan import PoolPlan, nvidia_ami_type
 from gpu_pool.scheduling import pod_fits_node
-from gpu_pool.settings import AppSettings, ConfigError, PoolSettings
-from gpu_pool.versions import KUBERNETES_RELEASES
+from gpu_pool.settings import AppSettings, AutoscalerSettings, ConfigError, PoolSettings
+from gpu_pool.versions import KUBERNETES_RELEASES, autoscaler_image_tag
 
 # Tags EKS itself puts on a managed node group's ASG besides the two discovery tags we also
 # write: eks:cluster-name, eks:nodegroup-name and kubernetes.io/cluster/<name>.
@@ -409,7 +409,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
                 f"API server's minor: remove the setting or set '{release.minor}'",
             )
         )
-    findings += _check_autoscaler(settings, release.cluster_autoscaler_image_tag)
+    findings += check_autoscaler(settings.autoscaler, release.minor)
     findings += _check_expander(settings)
     findings += _check_placement(settings)
     system = cluster.system_nodes
@@ -428,33 +428,52 @@ def _minor_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
-def _check_autoscaler(settings: AppSettings, image_tag: str | None) -> Iterator[Finding]:
-    autoscaler = settings.autoscaler
-    if not autoscaler.enabled:
-        return
-    yield from _exact_versions(
-        "autoscaler",
-        {"chart_version": autoscaler.chart_version, "image_tag": autoscaler.image_tag},
-    )
-    minor = settings.cluster.kubernetes_version
-    if autoscaler.image_tag is None and image_tag is None:
-        yield _error(
-            "cluster.kubernetes_version",
-            f"no Cluster Autoscaler image is pinned for {minor} (its minor must equal the "
-            "cluster's); choose another version, set autoscaler.image_tag, or set "
-            "autoscaler.enabled: false",
+def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Finding]:
+    """Cluster Autoscaler's pins: exact versions, and an image whose minor is the cluster's.
+
+    `minor` is the cluster's Kubernetes minor, None when it is not known (an imported cluster).
+    """
+    if not settings.enabled:
+        return []
+    findings = list(
+        _exact_versions(
+            "autoscaler",
+            {"chart_version": settings.chart_version, "image_tag": settings.image_tag},
         )
-    tag = autoscaler.image_tag
-    if (
-        tag is not None
+    )
+    tag = settings.image_tag
+    if tag is None:
+        if minor is None:
+            findings.append(
+                _error(
+                    "cluster.kubernetes_version",
+                    "unknown for an imported cluster, so no Cluster Autoscaler image can be "
+                    "chosen (its minor must equal the cluster's): pass kubernetes_version or set "
+                    "autoscaler.image_tag",
+                )
+            )
+        elif autoscaler_image_tag(minor) is None:
+            findings.append(
+                _error(
+                    "cluster.kubernetes_version",
+                    f"no Cluster Autoscaler image is pinned for {minor} (its minor must equal "
+                    "the cluster's); choose another version, set autoscaler.image_tag, or set "
+                    "autoscaler.enabled: false",
+                )
+            )
+    elif (
+        minor is not None
         and _EXACT_VERSION.match(tag)
         and not tag.lstrip("v").startswith(f"{minor}.")
     ):
-        yield _error(
-            "autoscaler.image_tag",
-            f"'{tag}' does not match the cluster's minor {minor}; Cluster Autoscaler supports "
-            f"only its own minor: use a v{minor}.x tag",
+        findings.append(
+            _error(
+                "autoscaler.image_tag",
+                f"'{tag}' does not match the cluster's minor {minor}; Cluster Autoscaler "
+                f"supports only its own minor: use a v{minor}.x tag",
+            )
         )
+    return findings
 
 
 def _check_expander(settings: AppSettings) -> Iterator[Finding]:

@@ -25,6 +25,13 @@ class ConfigError(ValueError):
 class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
+    def __init__(self, **data: Any) -> None:
+        """Construct from keyword settings; a wrong one raises ConfigError, naming it."""
+        try:
+            super().__init__(**data)
+        except ValidationError as err:
+            raise ConfigError(describe_validation_error(err, type(self))) from None
+
 
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
 AmiFamily = Literal["AL2023", "BOTTLEROCKET"]
@@ -85,6 +92,11 @@ class PoolSettings(_Settings):
     ami_family: AmiFamily = "AL2023"
     # Normally derived from ami_family and the instance type's architecture.
     ami_type: NvidiaAmiType | None = None
+    # Pin the node AMI release (e.g. 1.35.2-20261120); None: the newest for the node group's
+    # Kubernetes version when it is created. Changing it rolls the nodes (respecting PDBs).
+    ami_release_version: str | None = Field(
+        default=None, pattern=r"^[0-9]+\.[0-9]+\.[0-9]+-[0-9A-Za-z]+$"
+    )
     capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
     min_size: int = 0
     desired_size: int = 0
@@ -265,6 +277,10 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
             lines.append(f"{path}: unknown setting{_did_you_mean(problem['loc'], model)}")
         elif problem["type"] == "missing":
             lines.append(f"{path}: required setting is missing")
+        elif problem["type"] == "value_error" and isinstance(problem["ctx"]["error"], ConfigError):
+            # A nested settings model's own lines (its __init__ ran): each names its setting.
+            message = str(problem["ctx"]["error"])
+            lines += [f"{path}.{line}" if path else line for line in message.splitlines()]
         elif problem["type"] == "value_error":
             # Our own validators' messages, complete as they are.
             message = str(problem["ctx"]["error"])

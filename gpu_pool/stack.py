@@ -84,22 +84,16 @@ class GpuPoolStack(Stack):
         )
 
     def _autoscaler(self, settings: AppSettings) -> ClusterAutoscaler:
-        autoscaler = settings.autoscaler
         new_cluster = settings.cluster.existing is None
-        release = KUBERNETES_RELEASES[settings.cluster.kubernetes_version]
-        node_selector = autoscaler.node_selector or (
-            dict([SYSTEM_NODE_LABEL]) if new_cluster else {}
-        )
         return ClusterAutoscaler(
             self,
             "ClusterAutoscaler",
             cluster=self.cluster,
-            cluster_name=settings.cluster.name,
-            region=self.region,
-            # check_app guarantees one of the two.
-            image_tag=autoscaler.image_tag or str(release.cluster_autoscaler_image_tag),
-            settings=autoscaler,
-            node_selector=node_selector,
+            settings=settings.autoscaler,
+            kubernetes_version=settings.cluster.kubernetes_version,
+            # Empty settings: the system node group of a new cluster, else any untainted node.
+            node_selector=settings.autoscaler.node_selector
+            or (dict([SYSTEM_NODE_LABEL]) if new_cluster else {}),
             install_pod_identity_agent=new_cluster,
         )
 

@@ -105,3 +105,9 @@ CLUSTER_AUTOSCALER = ChartPin(
     version="9.59.0",
     namespace="kube-system",
 )
+
+
+def autoscaler_image_tag(minor: str) -> str | None:
+    """The pinned Cluster Autoscaler image for a Kubernetes minor, if there is one."""
+    release = KUBERNETES_RELEASES.get(minor)
+    return release.cluster_autoscaler_image_tag if release is not None else None

@@ -39,8 +39,11 @@ def test_values_discover_this_cluster_and_balance_zones(default_template):
     assert values["cloudProvider"] == "aws"
     assert values["awsRegion"] == "<Ref:AWS::Region>"
     assert values["autoDiscovery"] == {
-        "clusterName": "gpu-pool",
-        "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/gpu-pool"],
+        "clusterName": "<Ref:ClusterEB0386A7>",
+        "tags": [
+            "k8s.io/cluster-autoscaler/enabled",
+            "k8s.io/cluster-autoscaler/<Ref:ClusterEB0386A7>",
+        ],
     }
     assert values["image"] == {"tag": "v1.35.2"}
     assert values["extraArgs"] == {
@@ -82,7 +85,7 @@ def test_iam_follows_least_privilege(default_template):
             "autoscaling:TerminateInstanceInAutoScalingGroup",
         ],
         "Condition": {
-            "StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/gpu-pool": "owned"}
+            "StringEquals": {"aws:ResourceTag/eks:cluster-name": "<Ref:ClusterEB0386A7>"}
         },
         "Effect": "Allow",
         "Resource": "*",

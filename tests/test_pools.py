@@ -317,11 +317,7 @@ def test_library_pools_with_distinct_names_share_one_autoscaler_priority_list():
         stack,
         "CA",
         cluster=cluster,
-        cluster_name="c",
-        region="us-east-1",
-        image_tag="v1.35.2",
-        settings=AutoscalerSettings(),
-        node_selector={},
+        settings=AutoscalerSettings(image_tag="v1.35.2"),
         install_pod_identity_agent=False,
     )
     for name, types in (("big", ["p5.48xlarge"]), ("small", ["g6.xlarge"])):
