@@ -20,7 +20,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.checks import check_autoscaler, report
-from gpu_pool.cluster_pools import ClusterPools, PlacedNodeGroup
+from gpu_pool.cluster_pools import ClusterPools, EksCluster, PlacedNodeGroup, as_icluster
 from gpu_pool.nag import acknowledge_wildcard_resources
 from gpu_pool.node_template import DISCOVERY_ENABLED_TAG, discovery_tag
 from gpu_pool.settings import AutoscalerSettings
@@ -164,7 +164,7 @@ class ClusterAutoscaler(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        cluster: eks.ICluster,
+        cluster: EksCluster,
         settings: AutoscalerSettings | None = None,
         kubernetes_version: str | None = None,
         node_selector: Mapping[str, str] | None = None,
@@ -172,6 +172,7 @@ class ClusterAutoscaler(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         settings = settings or AutoscalerSettings()
+        cluster = as_icluster(cluster)
         created_here = isinstance(cluster, eks.Cluster)
         minor = kubernetes_version or _created_cluster_version(cluster)
         report(self, check_autoscaler(settings, minor))

@@ -119,7 +119,8 @@ def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
     session = boto3.Session(region_name=settings.region)
     if session.get_credentials() is None or session.region_name is None:
         return None
-    return session.client
+    client: Callable[[str], Any] = session.client
+    return client
 
 
 def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = None) -> int:

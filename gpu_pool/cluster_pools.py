@@ -10,6 +10,7 @@ of the same cluster are not seen.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from aws_cdk import Stack
 from aws_cdk import aws_eks_v2 as eks
@@ -18,6 +19,14 @@ from constructs import Construct
 from gpu_pool.checks import check_pool, check_pool_among
 from gpu_pool.findings import Finding
 from gpu_pool.plan import NodeGroupPlan, PoolPlan
+
+# What the constructs' `cluster` takes: jsii's generated eks.Cluster lacks one member of the
+# eks.ICluster protocol as mypy sees it, though at runtime it implements it.
+EksCluster = eks.ICluster | eks.Cluster
+
+
+def as_icluster(cluster: EksCluster) -> eks.ICluster:
+    return cast(eks.ICluster, cluster)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,8 @@ def nag_form(value: Any) -> str:
         if function == "Fn::GetAtt":
             return f"<{argument[0]}.{argument[1]}>"
         if function == "Fn::Join" and all(isinstance(p, str | dict) for p in argument[1]):
-            return argument[0].join(nag_form(p) for p in argument[1])
+            separator: str = argument[0]
+            return separator.join(nag_form(p) for p in argument[1])
     return json.dumps(value, separators=(",", ":"))
 
 

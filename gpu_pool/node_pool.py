@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from aws_cdk import Tags
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -11,7 +12,7 @@ from constructs import Construct
 
 from gpu_pool.asg_tags import AsgTags
 from gpu_pool.checks import report
-from gpu_pool.cluster_pools import ClusterPools, PlacedNodeGroup
+from gpu_pool.cluster_pools import ClusterPools, EksCluster, PlacedNodeGroup, as_icluster
 from gpu_pool.gpu_software import GpuSoftwareChart
 from gpu_pool.node_template import eks_taints
 from gpu_pool.plan import NodeGroupPlan, PoolPlan, plan_pool
@@ -42,6 +43,15 @@ class GpuNodePool(Construct):
         needs at least one subnet here and its subnets must carry literal zone names.
     :param settings: the pool's settings, or their plan from `plan_pool`; default: pool `gpu`,
         one g5.xlarge group, min 0, max 8. Pool names are unique per cluster.
+    :param node_role: the role the GPU nodes run as; default: a new role with the three policies
+        EKS documents for managed node groups. A role of your own needs them too, and an access
+        entry if the cluster uses access entries only.
+    :param tags: extra AWS tags on everything the pool creates (node groups, role, custom
+        resources); default none.
+
+    What other constructs use: `nodegroups`, `node_role`, `asg_names` (deploy-time tokens, one
+    per node group), `workload_node_selector` and `workload_tolerations` (what a pod needs to
+    land on the pool), and `plan`.
     """
 
     def __init__(
@@ -49,18 +59,21 @@ class GpuNodePool(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        cluster: eks.ICluster,
+        cluster: EksCluster,
         subnets: Sequence[ec2.ISubnet],
         settings: PoolSettings | PoolPlan | None = None,
+        node_role: iam.IRole | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        cluster = as_icluster(cluster)
         self.plan = plan = (
             settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
         )
         pools = ClusterPools.of(cluster)
         report(self, pools.add(plan))
         placements = _placements(plan.setting, plan.settings.zones, subnets)
-        self.node_role = iam.Role(
+        self.node_role: iam.IRole = node_role or iam.Role(
             self,
             "NodeRole",
             assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
@@ -69,13 +82,27 @@ class GpuNodePool(Construct):
             ],
         )
         self.nodegroups: list[eks.CfnNodegroup] = []
+        self.asg_names: list[str] = []
         for group in plan.node_groups:
-            nodegroup, tags = self._add_group(cluster, group, placements[group.zone])
+            nodegroup, asg_tags = self._add_group(cluster, group, placements[group.zone])
             self.nodegroups.append(nodegroup)
-            pools.node_groups.append(PlacedNodeGroup(group, tags.asg_name))
+            self.asg_names.append(asg_tags.asg_name)
+            pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name))
         self.gpu_software = (
             _install_chart(self, cluster, plan.chart) if plan.chart is not None else None
         )
+        for key, value in (tags or {}).items():
+            Tags.of(self).add(key, value)
+
+    @property
+    def workload_node_selector(self) -> dict[str, str]:
+        """The nodeSelector that puts a pod on this pool (its gpu-pool.io/pool label)."""
+        return self.plan.workload_node_selector
+
+    @property
+    def workload_tolerations(self) -> list[dict[str, str]]:
+        """The tolerations a pod needs for this pool's taints (Kubernetes spelling)."""
+        return self.plan.workload_tolerations
 
     def _add_group(
         self,
@@ -94,6 +121,7 @@ class GpuNodePool(Construct):
             instance_types=[t.name for t in group.instance_types],
             capacity_type=settings.capacity_type,
             disk_size=group.disk_size_gib,
+            release_version=settings.ami_release_version,
             scaling_config=eks.CfnNodegroup.ScalingConfigProperty(
                 min_size=settings.min_size,
                 desired_size=settings.desired_size,

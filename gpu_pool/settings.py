@@ -214,7 +214,7 @@ class AppSettings(_Settings):
 CONTEXT_KEY = "gpu-pool"
 
 
-def load_settings(context: Any, config_file: str | None) -> AppSettings:
+def load_settings(context: object, config_file: str | None) -> AppSettings:
     """Build AppSettings from the context value, with a config file's keys merged over it."""
     if context is None:
         context = {}
