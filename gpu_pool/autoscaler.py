@@ -19,7 +19,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from gpu_pool.checks import check_autoscaler, report
+from gpu_pool.checks import check_autoscaler, check_expander, report
 from gpu_pool.cluster_pools import ClusterPools, EksCluster, PlacedNodeGroup, as_icluster
 from gpu_pool.nag import acknowledge_wildcard_resources
 from gpu_pool.node_template import DISCOVERY_ENABLED_TAG, discovery_tag
@@ -175,7 +175,11 @@ class ClusterAutoscaler(Construct):
         cluster = as_icluster(cluster)
         created_here = isinstance(cluster, eks.Cluster)
         minor = kubernetes_version or _created_cluster_version(cluster)
-        report(self, check_autoscaler(settings, minor))
+        pools = ClusterPools.of(cluster)
+        report(
+            self,
+            check_autoscaler(settings, minor) + check_expander(settings, len(pools.node_groups)),
+        )
         # check_autoscaler guarantees one of the two.
         image_tag = settings.image_tag or str(autoscaler_image_tag(str(minor)))
         cluster_name = cluster.cluster_name
@@ -215,7 +219,7 @@ class ClusterAutoscaler(Construct):
                 image_tag,
                 settings,
                 settings.node_selector if node_selector is None else node_selector,
-                Lazy.any(_ScaleUpPriorities(ClusterPools.of(cluster))),
+                Lazy.any(_ScaleUpPriorities(pools)),
             ),
         )
         # Credentials must exist before the pod starts, or it crash-loops on the node role.

@@ -409,8 +409,8 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
                 f"API server's minor: remove the setting or set '{release.minor}'",
             )
         )
-    findings += check_autoscaler(settings.autoscaler, release.minor)
-    findings += _check_expander(settings)
+    # Errors only: ClusterAutoscaler reports its findings itself, warnings included.
+    findings += [f for f in check_autoscaler(settings.autoscaler, release.minor) if f.error]
     findings += _check_placement(settings)
     system = cluster.system_nodes
     if not 0 <= system.min_size <= system.desired_size <= system.max_size or system.max_size < 1:
@@ -476,19 +476,18 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
     return findings
 
 
-def _check_expander(settings: AppSettings) -> Iterator[Finding]:
-    entries = sum(len(pool.instance_types) for _, pool in settings.pool_settings())
-    if (
-        settings.autoscaler.enabled
-        and settings.autoscaler.expander == "least-waste"
-        and entries > 1
-    ):
-        yield _warning(
-            "autoscaler.expander",
-            "'least-waste' scores CPU and memory only: among GPU node groups that fit a pod it "
-            "picks at random (a p5.48xlarge as likely as a g5.xlarge); use 'priority', which "
-            "prefers fewer GPUs per node, then cheaper families",
-        )
+def check_expander(settings: AutoscalerSettings, node_groups: int) -> list[Finding]:
+    """The expander against the node groups known so far (0: none yet, maybe added later)."""
+    if settings.enabled and settings.expander == "least-waste" and node_groups != 1:
+        return [
+            _warning(
+                "autoscaler.expander",
+                "'least-waste' scores CPU and memory only: among GPU node groups that fit a pod "
+                "it picks at random (a p5.48xlarge as likely as a g5.xlarge); use 'priority', "
+                "which prefers fewer GPUs per node, then cheaper families",
+            )
+        ]
+    return []
 
 
 def _check_placement(settings: AppSettings) -> Iterator[Finding]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Tags
+from aws_cdk import Tags, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -165,6 +165,12 @@ def _placements(
         raise ConfigError("GpuNodePool: subnets is empty; pass the private subnets for GPU nodes")
     if not zones:
         return {None: list(subnets)}
+    if any(Token.is_unresolved(s.availability_zone) for s in subnets):
+        raise ConfigError(
+            f"{setting}.zones: the subnets' availability zones are only known at deploy time "
+            "(tokens); pass subnets with literal zones (ec2.Subnet.from_subnet_attributes with "
+            "availability_zone) or drop zones"
+        )
     placements: dict[str | None, list[ec2.ISubnet]] = {}
     for zone in zones:
         in_zone = [s for s in subnets if s.availability_zone == zone]

@@ -163,3 +163,27 @@ def test_a_pod_without_the_toleration_does_not_fit(default_template):
     pod = smoke_test_pod(plan_pool(PoolSettings()))
     pod["spec"]["tolerations"] = []
     assert not pod_fits_template(pod, node_template(tags))
+
+
+@pytest.mark.parametrize(
+    ("types", "warned"), [(["g5.xlarge", "g6.xlarge"], True), (["g5.xlarge"], False)]
+)
+def test_least_waste_is_warned_about_where_it_would_pick_between_gpu_groups(types, warned):
+    from aws_cdk.assertions import Annotations, Match
+
+    from tests.cfn import synth_stack
+
+    stack = synth_stack(
+        {"autoscaler": {"expander": "least-waste"}, "pool": {"instance_types": types}}
+    )
+    found = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("least-waste"))
+    assert [w.entry.data for w in found] == (
+        [
+            "autoscaler.expander: 'least-waste' scores CPU and memory only: among GPU node groups "
+            "that fit a pod it picks at random (a p5.48xlarge as likely as a g5.xlarge); use "
+            "'priority', which prefers fewer GPUs per node, then cheaper families "
+            "[ack: gpu-pool:autoscaler.expander]"
+        ]
+        if warned
+        else []
+    )

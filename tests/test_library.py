@@ -134,8 +134,9 @@ def test_autoscaler_alone_takes_version_region_and_a_token_name_from_the_cluster
     assert '"clusterName":"<Ref:ClusterEB0386A7>"' in values
     assert '"image":{"tag":"v1.35.' in values
     assert '"awsRegion":"<Ref:AWS::Region>"' in values
-    # No add-on is assumed on a cluster created in the same app: the association needs one.
-    assert resources(template, "AWS::EKS::Addon")
+    # A cluster created in the same app gets the add-on the Pod Identity association needs.
+    addons = resources(template, "AWS::EKS::Addon").values()
+    assert [a["Properties"]["AddonName"] for a in addons] == ["eks-pod-identity-agent"]
 
 
 def _autoscaler_error(**kwargs: typing.Any) -> str:
@@ -199,3 +200,28 @@ def test_public_api_has_no_any():
             hints = {f: info.annotation for f, info in obj.model_fields.items()}
         found[name] = [k for k, hint in hints.items() if "typing.Any" in str(hint)]
     assert {name: keys for name, keys in found.items() if keys} == {}
+
+
+def test_zones_with_subnets_whose_zones_are_tokens_raise_config_error():
+    app = cdk.App()
+    stack = cdk.Stack(app, "S")
+    cluster = eks.Cluster.from_cluster_attributes(stack, "C", cluster_name="c")
+    subnet = ec2.Subnet.from_subnet_attributes(
+        stack,
+        "Sub",
+        subnet_id="subnet-0aaaaaaaaaaaaaaaa",
+        availability_zone=cdk.Fn.select(0, cdk.Fn.get_azs()),
+    )
+    with pytest.raises(ConfigError) as raised:
+        GpuNodePool(
+            stack,
+            "P",
+            cluster=cluster,
+            subnets=[subnet],
+            settings=PoolSettings(zones=["us-east-1a"]),
+        )
+    assert str(raised.value) == (
+        "pool.zones: the subnets' availability zones are only known at deploy time (tokens); pass "
+        "subnets with literal zones (ec2.Subnet.from_subnet_attributes with availability_zone) or "
+        "drop zones"
+    )
