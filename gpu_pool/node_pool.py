@@ -16,6 +16,7 @@ from gpu_pool.cluster_pools import ClusterPools, EksCluster, PlacedNodeGroup, as
 from gpu_pool.gpu_software import GpuSoftwareChart
 from gpu_pool.node_template import eks_taints
 from gpu_pool.plan import NodeGroupPlan, PoolPlan, plan_pool
+from gpu_pool.scaling import TEMPLATE_SCALING, NodegroupScaling
 from gpu_pool.settings import ConfigError, PoolSettings
 
 _NODE_POLICIES = (
@@ -122,14 +123,20 @@ class GpuNodePool(Construct):
             capacity_type=settings.capacity_type,
             disk_size=group.disk_size_gib,
             release_version=settings.ami_release_version,
-            scaling_config=eks.CfnNodegroup.ScalingConfigProperty(
-                min_size=settings.min_size,
-                desired_size=settings.desired_size,
-                max_size=settings.max_size,
-            ),
+            # A constant: NodegroupScaling applies the settings (see scaling.py for why).
+            scaling_config=TEMPLATE_SCALING,
             labels=dict(group.labels),
             taints=eks_taints(group.taints),
             update_config=eks.CfnNodegroup.UpdateConfigProperty(max_unavailable=1),
+        )
+        NodegroupScaling(
+            self,
+            f"{group.construct_id}Scaling",
+            cluster=cluster,
+            nodegroup=nodegroup,
+            min_size=settings.min_size,
+            max_size=settings.max_size,
+            desired_size_on_create=settings.desired_size,
         )
         tags = AsgTags(
             self,

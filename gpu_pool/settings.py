@@ -99,6 +99,7 @@ class PoolSettings(_Settings):
     )
     capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
     min_size: int = 0
+    # Nodes each group starts with when created; never pushed again (Cluster Autoscaler owns it).
     desired_size: int = 0
     max_size: int = 8
     disk_size_gib: int = 200

@@ -72,17 +72,19 @@ def test_tag_resource_names_the_cluster_and_the_bare_nodegroup_name(default_temp
     # GetAtt NodegroupName is the bare name DescribeNodegroup takes; Ref is cluster/nodegroup.
     assert props["NodegroupName"] == "<GetAtt:GpuPoolG5Xlarge2D99A550.NodegroupName>"
     assert props["ServiceToken"] == (
-        "<GetAtt:GpuPoolAsgTagWriterProviderframeworkonEventF5F3F3BC.Arn>"
+        "<GetAtt:GpuPoolNodegroupHandlerProviderframeworkonEvent015E4CAC.Arn>"
     )
 
 
 def test_tag_writer_role_is_scoped_to_this_cluster(default_template):
     policies = resources(default_template, "AWS::IAM::Policy")
-    ((_, policy),) = {k: v for k, v in policies.items() if "AsgTagWriterRoleGrants" in k}.items()
+    ((_, policy),) = {
+        k: v for k, v in policies.items() if "NodegroupHandlerRoleGrants" in k
+    }.items()
     statements = render(policy["Properties"]["PolicyDocument"]["Statement"])
     assert statements == [
         {
-            "Action": "eks:DescribeNodegroup",
+            "Action": ["eks:DescribeNodegroup", "eks:UpdateNodegroupConfig"],
             "Effect": "Allow",
             "Resource": "arn:<Ref:AWS::Partition>:eks:<Ref:AWS::Region>:<Ref:AWS::AccountId>"
             ":nodegroup/<Ref:ClusterEB0386A7>/*/*",
@@ -99,6 +101,10 @@ def test_tag_writer_role_is_scoped_to_this_cluster(default_template):
         {"Action": "autoscaling:DescribeAutoScalingGroups", "Effect": "Allow", "Resource": "*"},
     ]
     # The handler runs as that role, whatever else the stack holds.
-    handler = resources(default_template, "AWS::Lambda::Function")["GpuPoolAsgTagWriterHandler19A3F00D"]
-    assert render(handler["Properties"]["Role"]) == "<GetAtt:GpuPoolAsgTagWriterRole6351BA75.Arn>"
+    handler = resources(default_template, "AWS::Lambda::Function")[
+        "GpuPoolNodegroupHandler12C640D7"
+    ]
+    assert (
+        render(handler["Properties"]["Role"]) == "<GetAtt:GpuPoolNodegroupHandlerRoleD2D6255F.Arn>"
+    )
     assert handler["Properties"]["Handler"] == "index.on_event"

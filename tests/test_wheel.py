@@ -27,7 +27,7 @@ pytestmark = pytest.mark.wheel
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 # Lambda code shipped as an asset: it runs on Lambda's Python, whose runtime carries boto3.
-LAMBDA_PACKAGES = ("gpu_pool.asg_tag_handler",)
+LAMBDA_PACKAGES = ("gpu_pool.nodegroup_handler",)
 CLI_ENTRY = ("gpu_pool.cli", "gpu_pool.__main__")
 
 
@@ -156,7 +156,7 @@ def test_declared_dependencies_cover_the_import_graph_and_nothing_else(wheel):
 def test_the_wheel_ships_type_information_and_the_lambda_code(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    assert {"gpu_pool/py.typed", "gpu_pool/asg_tag_handler/index.py"} <= names
+    assert {"gpu_pool/py.typed", "gpu_pool/nodegroup_handler/index.py"} <= names
     assert LAMBDA_PACKAGES[0] in _modules(wheel)
 
 

@@ -1,7 +1,7 @@
-"""The tag writer's Lambda handler, run as deployed against a local AWS API (moto's server).
+"""The per-node-group Lambda handler, run as deployed against a local AWS API (moto's server).
 
 Each test drives the handler through the CloudFormation events the Provider framework passes
-on, and reads the ASG's tags back after each step.
+on, and reads the ASG's tags or the node group's scaling back after each step.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import itertools
 import boto3
 import pytest
 
-from gpu_pool.asg_tag_handler import index
+from gpu_pool.nodegroup_handler import index
 
 CLUSTER = "gpu"
 PREFIX = "k8s.io/cluster-autoscaler/node-template/"
@@ -91,14 +91,25 @@ def pool_tags(**labels: str) -> dict[str, str]:
     }
 
 
+TAGS = "Custom::GpuPoolAsgTags"
+SCALING = "Custom::GpuPoolNodegroupScaling"
+
+
 def create(nodegroup, tags):
-    return index.on_event({"RequestType": "Create", "ResourceProperties": props(nodegroup, tags)})
+    return index.on_event(
+        {
+            "RequestType": "Create",
+            "ResourceType": TAGS,
+            "ResourceProperties": props(nodegroup, tags),
+        }
+    )
 
 
 def update(physical_id, old, new):
     return index.on_event(
         {
             "RequestType": "Update",
+            "ResourceType": TAGS,
             "PhysicalResourceId": physical_id,
             "ResourceProperties": new,
             "OldResourceProperties": old,
@@ -108,7 +119,12 @@ def update(physical_id, old, new):
 
 def delete(physical_id, properties):
     return index.on_event(
-        {"RequestType": "Delete", "PhysicalResourceId": physical_id, "ResourceProperties": properties}
+        {
+            "RequestType": "Delete",
+            "ResourceType": TAGS,
+            "PhysicalResourceId": physical_id,
+            "ResourceProperties": properties,
+        }
     )
 
 
@@ -216,3 +232,70 @@ def test_more_tags_than_one_call_takes_are_all_written_and_removed(cloud):
     assert {k for k in asg_tags(autoscaling, asg) if k.startswith(PREFIX)} == {
         k for k in few if k.startswith(PREFIX)
     }
+
+
+def scaling_event(request, nodegroup, min_size, max_size, desired_on_create=0):
+    return {
+        "RequestType": request,
+        "ResourceType": SCALING,
+        "PhysicalResourceId": f"{CLUSTER}/{nodegroup}/scaling",
+        "ResourceProperties": {
+            "ServiceToken": "arn:aws:lambda:us-east-1:123456789012:function:framework",
+            "ClusterName": CLUSTER,
+            "NodegroupName": nodegroup,
+            # CloudFormation passes every property value as a string.
+            "MinSize": str(min_size),
+            "MaxSize": str(max_size),
+            "DesiredSizeOnCreate": str(desired_on_create),
+        },
+    }
+
+
+def live_scaling(eks, nodegroup):
+    described = eks.describe_nodegroup(clusterName=CLUSTER, nodegroupName=nodegroup)
+    return described["nodegroup"]["scalingConfig"]
+
+
+def scaled_by_the_autoscaler(eks, nodegroup, nodes):
+    eks.update_nodegroup_config(
+        clusterName=CLUSTER, nodegroupName=nodegroup, scalingConfig={"desiredSize": nodes}
+    )
+
+
+def test_create_applies_min_max_and_the_starting_size(cloud):
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    result = index.on_event(scaling_event("Create", nodegroup, 0, 4, desired_on_create=1))
+    assert result == {"PhysicalResourceId": f"{CLUSTER}/{nodegroup}/scaling"}
+    assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 4, "desiredSize": 1}
+
+
+def test_raising_max_leaves_the_autoscalers_nodes_alone(cloud):
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    index.on_event(scaling_event("Create", nodegroup, 0, 4))
+    scaled_by_the_autoscaler(eks, nodegroup, 3)
+    index.on_event(scaling_event("Update", nodegroup, 0, 16))
+    assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 16, "desiredSize": 3}
+    index.on_event(scaling_event("Update", nodegroup, 1, 16))  # min raised below the live size
+    assert live_scaling(eks, nodegroup) == {"minSize": 1, "maxSize": 16, "desiredSize": 3}
+
+
+def test_bounds_that_exclude_the_live_size_clamp_it(cloud):
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    index.on_event(scaling_event("Create", nodegroup, 0, 8))
+    scaled_by_the_autoscaler(eks, nodegroup, 3)
+    index.on_event(scaling_event("Update", nodegroup, 0, 2))
+    assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 2, "desiredSize": 2}
+    index.on_event(scaling_event("Update", nodegroup, 4, 6))
+    assert live_scaling(eks, nodegroup) == {"minSize": 4, "maxSize": 6, "desiredSize": 4}
+
+
+def test_delete_leaves_the_node_group_as_it_is(cloud):
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    index.on_event(scaling_event("Create", nodegroup, 0, 4))
+    scaled_by_the_autoscaler(eks, nodegroup, 2)
+    index.on_event(scaling_event("Delete", nodegroup, 0, 4))
+    assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 4, "desiredSize": 2}

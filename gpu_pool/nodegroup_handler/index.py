@@ -1,15 +1,23 @@
-"""Keeps the Cluster Autoscaler tags on one managed node group's ASG equal to the settings.
+"""The `custom_resources.Provider` on-event handler for gpu-pool's per-node-group resources.
 
-A `custom_resources.Provider` on-event handler. ResourceProperties: ClusterName, NodegroupName
-(the bare name) and Tags ([{Key, Value}]). The physical id is the ASG's name, so a replaced node
-group (new ASG) makes CloudFormation send Delete for the old one after the update.
+Both take ResourceProperties ClusterName and NodegroupName (the bare name), and run after their
+node group exists.
 
+Custom::GpuPoolAsgTags keeps the Cluster Autoscaler tags on the group's ASG equal to the
+settings. Properties: Tags ([{Key, Value}]). The physical id is the ASG's name, so a replaced
+node group (new ASG) makes CloudFormation send Delete for the old one after the update.
 - Create/Update: write every tag; on Update, delete the node-template keys the previous
   properties wrote and the new ones lack (a removed label or taint would otherwise stay in the
   zero-node template). Only keys under NODE_TEMPLATE_PREFIX that this resource wrote are ever
   deleted: the discovery tags are EKS's own too.
 - Delete: delete this resource's node-template keys if the ASG still exists; an ASG that is
   already gone is not an error.
+
+Custom::GpuPoolNodegroupScaling applies MinSize and MaxSize to the group through the EKS API,
+with a desired size only where one is needed: DesiredSizeOnCreate on Create; afterwards only
+when the live desired size falls outside the new bounds (it is clamped into them). The node
+group's own template ScalingConfig never changes (see scaling.py), so CloudFormation never
+pushes a desired size onto a group Cluster Autoscaler has scaled.
 """
 
 from __future__ import annotations
@@ -24,6 +32,34 @@ TAGS_PER_CALL = 25
 
 
 def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
+    if event["ResourceType"] == "Custom::GpuPoolNodegroupScaling":
+        return _scaling(event)
+    return _asg_tags(event)
+
+
+def _scaling(event: dict[str, Any]) -> dict[str, Any]:
+    props = event["ResourceProperties"]
+    cluster, nodegroup = props["ClusterName"], props["NodegroupName"]
+    physical_id = f"{cluster}/{nodegroup}/scaling"
+    if event["RequestType"] == "Delete":
+        return {"PhysicalResourceId": physical_id}
+    eks = boto3.client("eks")
+    live = eks.describe_nodegroup(clusterName=cluster, nodegroupName=nodegroup)["nodegroup"]
+    current = live["scalingConfig"]
+    low, high = int(props["MinSize"]), int(props["MaxSize"])
+    desired = int(props["DesiredSizeOnCreate"]) if event["RequestType"] == "Create" else None
+    desired = min(max(current["desiredSize"] if desired is None else desired, low), high)
+    wanted = {"minSize": low, "maxSize": high, "desiredSize": desired}
+    # Only what differs: a desired size equal to the live one is never sent.
+    changes = {key: value for key, value in wanted.items() if current.get(key) != value}
+    if changes:
+        eks.update_nodegroup_config(
+            clusterName=cluster, nodegroupName=nodegroup, scalingConfig=changes
+        )
+    return {"PhysicalResourceId": physical_id}
+
+
+def _asg_tags(event: dict[str, Any]) -> dict[str, Any]:
     request = event["RequestType"]
     props = event["ResourceProperties"]
     autoscaling = boto3.client("autoscaling")

@@ -1,1 +1,0 @@
-"""Lambda code of the ASG tag writer (`index.on_event`), shipped as an asset by asg_tags.py."""

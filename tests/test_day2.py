@@ -1,0 +1,30 @@
+"""Day 2: what a redeploy with changed settings does to a running pool, read from templates."""
+
+from __future__ import annotations
+
+from gpu_pool.scaling import RESOURCE_TYPE as SCALING
+from tests.cfn import only, resources, synth
+
+
+def _gpu_nodegroup(template):
+    return only(
+        {k: v for k, v in resources(template, "AWS::EKS::Nodegroup").items() if "GpuPool" in k}
+    )[1]
+
+
+def test_min_and_max_changes_never_reach_the_node_groups_desired_size(default_template):
+    resized = synth({"pool": {"min_size": 1, "max_size": 16}})
+    before, after = _gpu_nodegroup(default_template), _gpu_nodegroup(resized)
+    # The node group's ScalingConfig is the same constant in both: CloudFormation has nothing
+    # to send to EKS, so no desired size is pushed onto a group the autoscaler scaled.
+    assert before["Properties"]["ScalingConfig"] == after["Properties"]["ScalingConfig"] == {
+        "MinSize": 0,
+        "DesiredSize": 0,
+        "MaxSize": 8,
+    }
+    scaling_before = only(resources(default_template, SCALING))[1]["Properties"]
+    scaling_after = only(resources(resized, SCALING))[1]["Properties"]
+    assert (scaling_before["MinSize"], scaling_before["MaxSize"]) == (0, 8)
+    assert (scaling_after["MinSize"], scaling_after["MaxSize"]) == (1, 16)
+    # The starting size is for creation only; it is the same in both.
+    assert scaling_before["DesiredSizeOnCreate"] == scaling_after["DesiredSizeOnCreate"] == 0
