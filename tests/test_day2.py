@@ -13,7 +13,7 @@ def _gpu_nodegroup(template):
 
 
 def test_min_and_max_changes_never_reach_the_node_groups_desired_size(default_template):
-    resized = synth({"pool": {"min_size": 1, "max_size": 16}})
+    resized = synth({"pool": {"min_size": 1, "desired_size": 1, "max_size": 16}})
     before, after = _gpu_nodegroup(default_template), _gpu_nodegroup(resized)
     # The node group's ScalingConfig is the same constant in both: CloudFormation has nothing
     # to send to EKS, so no desired size is pushed onto a group the autoscaler scaled.
@@ -26,5 +26,5 @@ def test_min_and_max_changes_never_reach_the_node_groups_desired_size(default_te
     scaling_after = only(resources(resized, SCALING))[1]["Properties"]
     assert (scaling_before["MinSize"], scaling_before["MaxSize"]) == (0, 8)
     assert (scaling_after["MinSize"], scaling_after["MaxSize"]) == (1, 16)
-    # The starting size is for creation only; it is the same in both.
-    assert scaling_before["DesiredSizeOnCreate"] == scaling_after["DesiredSizeOnCreate"] == 0
+    # The starting size only matters at creation (the handler ignores it on update).
+    assert (scaling_before["DesiredSizeOnCreate"], scaling_after["DesiredSizeOnCreate"]) == (0, 1)
