@@ -10,11 +10,13 @@ holding the cluster name could not be).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jsii
-from aws_cdk import IStableAnyProducer, Lazy, Stack
+from aws_cdk import IStableAnyProducer, IStableStringProducer, Lazy, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -40,6 +42,10 @@ BALANCING_IGNORE_LABELS = ("nodegroup-name", "topology.ebs.csi.aws.com/zone")
 PRIORITY_EXPANDER = "priority,least-waste"
 # Groups no GPU priority names (the system nodes, the user's own) stay usable, below them all.
 CATCH_ALL_PRIORITY = {"0": [".*"]}
+# CA keeps a group's first real node as its template until it restarts, so changed labels,
+# taints or GPU counts stay invisible to it. A checksum of every group's node-template tags on
+# its pod template makes a change roll the pod, and nothing else (sizes are not in it) does.
+NODE_TEMPLATES_ANNOTATION = "gpu-pool.io/node-templates-checksum"
 
 READ_ONLY_ACTIONS = (
     "autoscaling:DescribeAutoScalingGroups",
@@ -90,6 +96,23 @@ def _created_cluster_version(cluster: eks.ICluster) -> str | None:
     return resource.version if isinstance(resource, eks.CfnCluster) else None
 
 
+def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
+    """A short digest of every group's node-template tags, independent of pool order."""
+    templates = sorted(json.dumps(g.plan.node_template_tags(), sort_keys=True) for g in node_groups)
+    return hashlib.sha256("\n".join(templates).encode()).hexdigest()[:16]
+
+
+@jsii.implements(IStableStringProducer)
+class _NodeTemplatesChecksum:
+    """Produces the checksum at synth, once every pool on the cluster has been added."""
+
+    def __init__(self, pools: ClusterPools) -> None:
+        self._pools = pools
+
+    def produce(self) -> str:
+        return node_templates_checksum(self._pools.node_groups)
+
+
 @jsii.implements(IStableAnyProducer)
 class _ScaleUpPriorities:
     """Produces the priorities at synth, once every pool on the cluster has been added."""
@@ -107,9 +130,11 @@ def autoscaler_values(
     image_tag: str,
     settings: AutoscalerSettings,
     node_selector: Mapping[str, str],
-    priorities: Any = None,
+    priorities: Any,
+    templates_checksum: str,
 ) -> dict[str, Any]:
-    """The chart's values; `priorities` (expanderPriorities) is used with the priority expander."""
+    """The chart's values; `priorities` (expanderPriorities) is used with the priority expander,
+    `templates_checksum` goes on the pod so a node-template change restarts it."""
     priority = settings.expander == "priority"
     extra_args: dict[str, Any] = {
         "balance-similar-node-groups": True,
@@ -133,6 +158,7 @@ def autoscaler_values(
         "fullnameOverride": "cluster-autoscaler",
         "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
         "nodeSelector": dict(node_selector),
+        "podAnnotations": {NODE_TEMPLATES_ANNOTATION: templates_checksum},
         "extraArgs": extra_args,
         **({"expanderPriorities": priorities} if priority else {}),
     }
@@ -220,6 +246,7 @@ class ClusterAutoscaler(Construct):
                 settings,
                 settings.node_selector if node_selector is None else node_selector,
                 Lazy.any(_ScaleUpPriorities(pools)),
+                Lazy.string(_NodeTemplatesChecksum(pools)),
             ),
         )
         # Credentials must exist before the pod starts, or it crash-loops on the node role.

@@ -82,20 +82,22 @@ def eks_taints(taints: Sequence[Taint]) -> list[dict[str, str]]:
     return result
 
 
-def autoscaler_tags(
-    cluster_name: str,
+def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
     gpu_count: int,
     disk_size_gib: int,
 ) -> dict[str, str]:
-    """Every ASG tag Cluster Autoscaler needs to discover the group and template its nodes."""
+    """The ASG tags Cluster Autoscaler builds a zero-node group's template from."""
     tags = {
-        DISCOVERY_ENABLED_TAG: "true",
-        discovery_tag(cluster_name): "owned",
         f"{RESOURCE_TAG_PREFIX}{GPU_RESOURCE}": str(gpu_count),
         f"{RESOURCE_TAG_PREFIX}ephemeral-storage": f"{disk_size_gib}Gi",
     }
     tags.update({f"{LABEL_TAG_PREFIX}{k}": v for k, v in labels.items()})
     tags.update({f"{TAINT_TAG_PREFIX}{t.key}": f"{t.value}:{t.effect}" for t in taints})
     return tags
+
+
+def discovery_tags(cluster_name: str) -> dict[str, str]:
+    """The tags CA's --node-group-auto-discovery finds a cluster's groups by."""
+    return {DISCOVERY_ENABLED_TAG: "true", discovery_tag(cluster_name): "owned"}

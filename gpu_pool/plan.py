@@ -17,7 +17,7 @@ from gpu_pool import catalog
 from gpu_pool.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.findings import Finding, error
 from gpu_pool.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
-from gpu_pool.node_template import POOL_LABEL, autoscaler_tags, node_labels
+from gpu_pool.node_template import POOL_LABEL, discovery_tags, node_labels, node_template_tags
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
 
 
@@ -50,10 +50,13 @@ class NodeGroupPlan:
         GPUs per node first, then the dearest family's price per GPU-hour."""
         return self.gpu_count, max(t.family.usd_per_gpu_hour for t in self.instance_types)
 
+    def node_template_tags(self) -> dict[str, str]:
+        """The tags CA's zero-node template of this group is built from."""
+        return node_template_tags(self.labels, self.taints, self.gpu_count, self.disk_size_gib)
+
     def autoscaler_tags(self, cluster_name: str) -> dict[str, str]:
-        return autoscaler_tags(
-            cluster_name, self.labels, self.taints, self.gpu_count, self.disk_size_gib
-        )
+        """Every ASG tag CA needs: discovery, then the node template."""
+        return discovery_tags(cluster_name) | self.node_template_tags()
 
 
 @dataclass(frozen=True)

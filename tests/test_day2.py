@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpu_pool.scaling import RESOURCE_TYPE as SCALING
-from tests.cfn import only, resources, synth
+from tests.cfn import helm_values, only, resources, synth
 
 
 def _gpu_nodegroup(template):
@@ -17,14 +19,44 @@ def test_min_and_max_changes_never_reach_the_node_groups_desired_size(default_te
     before, after = _gpu_nodegroup(default_template), _gpu_nodegroup(resized)
     # The node group's ScalingConfig is the same constant in both: CloudFormation has nothing
     # to send to EKS, so no desired size is pushed onto a group the autoscaler scaled.
-    assert before["Properties"]["ScalingConfig"] == after["Properties"]["ScalingConfig"] == {
-        "MinSize": 0,
-        "DesiredSize": 0,
-        "MaxSize": 8,
-    }
+    assert (
+        before["Properties"]["ScalingConfig"]
+        == after["Properties"]["ScalingConfig"]
+        == {
+            "MinSize": 0,
+            "DesiredSize": 0,
+            "MaxSize": 8,
+        }
+    )
     scaling_before = only(resources(default_template, SCALING))[1]["Properties"]
     scaling_after = only(resources(resized, SCALING))[1]["Properties"]
     assert (scaling_before["MinSize"], scaling_before["MaxSize"]) == (0, 8)
     assert (scaling_after["MinSize"], scaling_after["MaxSize"]) == (1, 16)
     # The starting size only matters at creation (the handler ignores it on update).
     assert (scaling_before["DesiredSizeOnCreate"], scaling_after["DesiredSizeOnCreate"]) == (0, 1)
+
+
+def _pod_checksum(template):
+    charts = resources(template, "Custom::AWSCDK-EKS-HelmChart").values()
+    (chart,) = [c for c in charts if c["Properties"]["Release"] == "cluster-autoscaler"]
+    values = helm_values(chart)
+    return values["podAnnotations"]["gpu-pool.io/node-templates-checksum"]
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"labels": {"accelerator": "nvidia", "workload": "batch"}},
+        {"taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"}]},
+        {"instance_types": ["g5.12xlarge"]},  # 4 GPUs per node instead of 1
+    ],
+    ids=["label", "taint", "gpu-count"],
+)
+def test_the_autoscaler_pod_restarts_when_a_node_template_changes(default_template, changed):
+    assert len(_pod_checksum(default_template)) == 16
+    assert _pod_checksum(synth({"pool": changed})) != _pod_checksum(default_template)
+
+
+def test_the_autoscaler_pod_stays_when_only_sizes_change(default_template):
+    resized = synth({"pool": {"min_size": 1, "desired_size": 1, "max_size": 16}})
+    assert _pod_checksum(resized) == _pod_checksum(default_template)
