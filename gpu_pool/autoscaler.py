@@ -22,7 +22,13 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.checks import check_autoscaler, check_expander, report
-from gpu_pool.cluster_pools import ClusterPools, EksCluster, PlacedNodeGroup, as_icluster
+from gpu_pool.cluster_pools import (
+    ClusterPools,
+    EksCluster,
+    PlacedNodeGroup,
+    as_icluster,
+    created_cluster_version,
+)
 from gpu_pool.nag import acknowledge_wildcard_resources
 from gpu_pool.node_template import DISCOVERY_ENABLED_TAG, discovery_tag
 from gpu_pool.settings import AutoscalerSettings
@@ -88,12 +94,6 @@ def scale_up_priorities(node_groups: Sequence[PlacedNodeGroup]) -> dict[str, lis
             f"^{g.asg_name}$" for g in node_groups if g.plan.scale_up_cost == cost
         ]
     return priorities
-
-
-def _created_cluster_version(cluster: eks.ICluster) -> str | None:
-    """The Kubernetes version of a cluster this app creates (its AWS::EKS::Cluster's Version)."""
-    resource = cluster.node.default_child if isinstance(cluster, eks.Cluster) else None
-    return resource.version if isinstance(resource, eks.CfnCluster) else None
 
 
 def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
@@ -200,7 +200,7 @@ class ClusterAutoscaler(Construct):
         settings = settings or AutoscalerSettings()
         cluster = as_icluster(cluster)
         created_here = isinstance(cluster, eks.Cluster)
-        minor = kubernetes_version or _created_cluster_version(cluster)
+        minor = kubernetes_version or created_cluster_version(cluster)
         pools = ClusterPools.of(cluster)
         report(
             self,

@@ -32,7 +32,7 @@ from gpu_pool.node_template import (
 from gpu_pool.plan import PoolPlan, nvidia_ami_type
 from gpu_pool.scheduling import pod_fits_node
 from gpu_pool.settings import AppSettings, AutoscalerSettings, ConfigError, PoolSettings
-from gpu_pool.versions import KUBERNETES_RELEASES, autoscaler_image_tag
+from gpu_pool.versions import DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES, autoscaler_image_tag
 
 # Tags EKS itself puts on a managed node group's ASG besides the two discovery tags we also
 # write: eks:cluster-name, eks:nodegroup-name and kubernetes.io/cluster/<name>.
@@ -391,13 +391,21 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
             )
         )
         return findings
-    if today > release.eks_creates_until:
+    if today > release.eks_creates_until and cluster.existing is None:
+        findings.append(
+            _error(
+                "cluster.kubernetes_version",
+                f"EKS no longer creates {release.minor} clusters (extended support ended "
+                f"{release.eks_creates_until}), so the cluster would fail to create: use "
+                f"{DEFAULT_KUBERNETES_VERSION}",
+            )
+        )
+    elif today > release.eks_creates_until:
         findings.append(
             _warning(
                 "cluster.kubernetes_version",
-                f"EKS no longer creates {release.minor} clusters (extended support ended "
-                f"{release.eks_creates_until}); a new cluster will fail to create: use "
-                f"{max(KUBERNETES_RELEASES, key=_minor_key)}",
+                f"{release.minor} left EKS extended support on {release.eks_creates_until}; EKS "
+                "upgrades such clusters itself: set the cluster's current minor here",
             )
         )
     layer = cluster.kubectl_layer_version
@@ -422,10 +430,6 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
             )
         )
     return findings
-
-
-def _minor_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
 
 
 def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Finding]:

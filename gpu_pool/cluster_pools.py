@@ -29,6 +29,13 @@ def as_icluster(cluster: EksCluster) -> eks.ICluster:
     return cast(eks.ICluster, cluster)
 
 
+def created_cluster_version(cluster: eks.ICluster) -> str | None:
+    """The Kubernetes minor of a cluster this app creates (its AWS::EKS::Cluster's Version);
+    None for an imported cluster, which does not say."""
+    resource = cluster.node.default_child if isinstance(cluster, eks.Cluster) else None
+    return resource.version if isinstance(resource, eks.CfnCluster) else None
+
+
 @dataclass(frozen=True)
 class PlacedNodeGroup:
     """A node group as built: its plan and the name of the ASG EKS made for it (a token)."""

@@ -12,7 +12,13 @@ from constructs import Construct
 
 from gpu_pool.asg_tags import AsgTags
 from gpu_pool.checks import report
-from gpu_pool.cluster_pools import ClusterPools, EksCluster, PlacedNodeGroup, as_icluster
+from gpu_pool.cluster_pools import (
+    ClusterPools,
+    EksCluster,
+    PlacedNodeGroup,
+    as_icluster,
+    created_cluster_version,
+)
 from gpu_pool.gpu_software import GpuSoftwareChart
 from gpu_pool.node_template import eks_taints
 from gpu_pool.plan import NodeGroupPlan, PoolPlan, plan_pool
@@ -49,6 +55,10 @@ class GpuNodePool(Construct):
         entry if the cluster uses access entries only.
     :param tags: extra AWS tags on everything the pool creates (node groups, role, custom
         resources); default none.
+    :param kubernetes_version: the minor the node groups run, e.g. "1.36"; they follow it when
+        the cluster is upgraded (one node at a time, PodDisruptionBudgets respected, no surge of
+        GPU instances). Default: the version of an `eks.Cluster`; for an imported cluster, none
+        (a group then keeps the minor it was created with).
 
     What other constructs use: `nodegroups`, `node_role`, `asg_names` (deploy-time tokens, one
     per node group), `workload_node_selector` and `workload_tolerations` (what a pod needs to
@@ -65,9 +75,11 @@ class GpuNodePool(Construct):
         settings: PoolSettings | PoolPlan | None = None,
         node_role: iam.IRole | None = None,
         tags: Mapping[str, str] | None = None,
+        kubernetes_version: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         cluster = as_icluster(cluster)
+        self._kubernetes_version = kubernetes_version or created_cluster_version(cluster)
         self.plan = plan = (
             settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
         )
@@ -127,7 +139,13 @@ class GpuNodePool(Construct):
             scaling_config=TEMPLATE_SCALING,
             labels=dict(group.labels),
             taints=eks_taints(group.taints),
-            update_config=eks.CfnNodegroup.UpdateConfigProperty(max_unavailable=1),
+            version=self._kubernetes_version,
+            # Version and AMI updates: one node at a time, drained with PDBs respected; MINIMAL
+            # terminates before it launches, so no extra GPU instance is needed (EKS
+            # UpdateConfig: "useful ... with hardware accelerators such as GPUs").
+            update_config=eks.CfnNodegroup.UpdateConfigProperty(
+                max_unavailable=1, update_strategy="MINIMAL"
+            ),
         )
         NodegroupScaling(
             self,

@@ -57,7 +57,14 @@ class GpuPoolStack(Stack):
         # The one-pool form keeps the construct id it always had: a new id would change every
         # logical id and replace the deployed node groups.
         construct_id = "GpuPool" if plan.setting == "pool" else f"GpuPool{pascal_case(plan.name)}"
-        pool = GpuNodePool(self, construct_id, cluster=self.cluster, subnets=subnets, settings=plan)
+        pool = GpuNodePool(
+            self,
+            construct_id,
+            cluster=self.cluster,
+            subnets=subnets,
+            settings=plan,
+            kubernetes_version=self.settings.cluster.kubernetes_version,
+        )
         self._outputs(construct_id, pool)
         return pool
 
@@ -169,7 +176,7 @@ def _add_system_nodes(cluster: eks.Cluster, cluster_settings: ClusterSettings) -
     system = cluster_settings.system_nodes
     instance_type = ec2.InstanceType(system.instance_type)
     arm = instance_type.architecture == ec2.InstanceArchitecture.ARM_64
-    cluster.add_nodegroup_capacity(
+    nodegroup = cluster.add_nodegroup_capacity(
         "SystemNodes",
         instance_types=[instance_type],
         ami_type=eks.NodegroupAmiType.AL2023_ARM_64_STANDARD
@@ -180,7 +187,15 @@ def _add_system_nodes(cluster: eks.Cluster, cluster_settings: ClusterSettings) -
         max_size=system.max_size,
         labels=dict([SYSTEM_NODE_LABEL]),
         subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+        # Upgrades wait for PodDisruptionBudgets (the autoscaler's, CoreDNS's) instead of
+        # evicting through them.
+        force_update=False,
     )
+    # aws-cdk-lib's Nodegroup has no Version prop; without one the group stays on its first
+    # minor when the cluster is upgraded.
+    resource = nodegroup.node.default_child
+    if isinstance(resource, eks.CfnNodegroup):
+        resource.version = cluster_settings.kubernetes_version
 
 
 def _acknowledge_kubectl_provider(cluster: eks.Cluster) -> None:

@@ -67,9 +67,20 @@ KUBERNETES_RELEASES: dict[str, KubernetesRelease] = {
         date(2028, 3, 27),
         "v1.35.2",
     ),
+    # Layer: PyPI aws-cdk.lambda-layer-kubectl-v36 2.0.1. CA: tag cluster-autoscaler-1.36.1
+    # (kubernetes/autoscaler, 2026-07-22). EKS's calendar date for 1.36 was not readable here:
+    # its docs name 1.36 as the current minor; 26 months of support from mid-2026 is assumed.
+    "1.36": KubernetesRelease(
+        "1.36",
+        "aws_cdk.lambda_layer_kubectl_v36",
+        "KubectlV36Layer",
+        date(2028, 8, 1),
+        "v1.36.1",
+    ),
 }
 
-DEFAULT_KUBERNETES_VERSION = "1.35"
+# The newest minor in EKS standard support (1.35's ends 2027-03-27; 1.36 is newer).
+DEFAULT_KUBERNETES_VERSION = "1.36"
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def test_values_discover_this_cluster_and_balance_zones(default_template):
             "k8s.io/cluster-autoscaler/<Ref:ClusterEB0386A7>",
         ],
     }
-    assert values["image"] == {"tag": "v1.35.2"}
+    assert values["image"] == {"tag": "v1.36.1"}
     assert values["extraArgs"] == {
         "balance-similar-node-groups": True,
         "balancing-ignore-label_1": "nodegroup-name",

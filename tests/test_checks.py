@@ -168,7 +168,7 @@ CASES = {
         [
             (
                 "E",
-                "autoscaler.image_tag: 'v1.34.5' does not match the cluster's minor 1.35; Cluster Autoscaler supports only its own minor: use a v1.35.x tag",
+                "autoscaler.image_tag: 'v1.34.5' does not match the cluster's minor 1.36; Cluster Autoscaler supports only its own minor: use a v1.36.x tag",
             ),
         ],
     ),
@@ -343,8 +343,8 @@ CASES = {
         {"cluster": {"kubernetes_version": "1.29"}, "autoscaler": {"enabled": False}},
         [
             (
-                "W",
-                "cluster.kubernetes_version: EKS no longer creates 1.29 clusters (extended support ended 2026-03-23); a new cluster will fail to create: use 1.35",
+                "E",
+                "cluster.kubernetes_version: EKS no longer creates 1.29 clusters (extended support ended 2026-03-23), so the cluster would fail to create: use 1.36",
             ),
         ],
     ),
@@ -352,8 +352,8 @@ CASES = {
         {"cluster": {"kubernetes_version": "1.29"}},
         [
             (
-                "W",
-                "cluster.kubernetes_version: EKS no longer creates 1.29 clusters (extended support ended 2026-03-23); a new cluster will fail to create: use 1.35",
+                "E",
+                "cluster.kubernetes_version: EKS no longer creates 1.29 clusters (extended support ended 2026-03-23), so the cluster would fail to create: use 1.36",
             ),
             (
                 "E",
@@ -366,7 +366,7 @@ CASES = {
         [
             (
                 "E",
-                "cluster.kubernetes_version: '1.31' is not supported; choose one of 1.29, 1.32, 1.33, 1.34, 1.35",
+                "cluster.kubernetes_version: '1.31' is not supported; choose one of 1.29, 1.32, 1.33, 1.34, 1.35, 1.36",
             ),
         ],
     ),
@@ -375,7 +375,7 @@ CASES = {
         [
             (
                 "E",
-                "cluster.kubectl_layer_version: '1.33' does not match the cluster's 1.35; kubectl must match the API server's minor: remove the setting or set '1.35'",
+                "cluster.kubectl_layer_version: '1.33' does not match the cluster's 1.36; kubectl must match the API server's minor: remove the setting or set '1.36'",
             ),
         ],
     ),

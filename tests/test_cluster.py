@@ -11,7 +11,7 @@ from tests.cfn import only, resources
 def test_new_cluster_defaults(default_template):
     _, cluster = only(resources(default_template, "AWS::EKS::Cluster"))
     assert cluster["Properties"]["Name"] == "gpu-pool"
-    assert cluster["Properties"]["Version"] == "1.35"
+    assert cluster["Properties"]["Version"] == "1.36"
     assert cluster["Properties"]["AccessConfig"]["AuthenticationMode"] == "API"
 
 
@@ -19,8 +19,8 @@ def test_kubectl_layer_matches_the_cluster_minor(default_template):
     layers = [
         r["Properties"] for r in resources(default_template, "AWS::Lambda::LayerVersion").values()
     ]
-    # e.g. "/opt/kubectl/kubectl 1.35.2; /opt/helm/helm 4.1.3"
-    assert any("/opt/kubectl/kubectl 1.35." in (p.get("Description") or "") for p in layers), layers
+    # e.g. "/opt/kubectl/kubectl 1.36.0; /opt/helm/helm 4.1.3"
+    assert any("/opt/kubectl/kubectl 1.36." in (p.get("Description") or "") for p in layers), layers
 
 
 @pytest.mark.parametrize("minor", list(KUBERNETES_RELEASES))

@@ -60,3 +60,35 @@ def test_the_autoscaler_pod_restarts_when_a_node_template_changes(default_templa
 def test_the_autoscaler_pod_stays_when_only_sizes_change(default_template):
     resized = synth({"pool": {"min_size": 1, "desired_size": 1, "max_size": 16}})
     assert _pod_checksum(resized) == _pod_checksum(default_template)
+
+
+def test_an_upgrade_moves_node_groups_autoscaler_and_kubectl_together():
+    seen = {}
+    for minor in ("1.35", "1.36"):
+        template = synth({"cluster": {"kubernetes_version": minor}})
+        nodegroups = resources(template, "AWS::EKS::Nodegroup").values()
+        charts = resources(template, "Custom::AWSCDK-EKS-HelmChart").values()
+        (autoscaler,) = [c for c in charts if c["Properties"]["Release"] == "cluster-autoscaler"]
+        layers = resources(template, "AWS::Lambda::LayerVersion").values()
+        seen[minor] = (
+            only(resources(template, "AWS::EKS::Cluster"))[1]["Properties"]["Version"],
+            sorted({n["Properties"]["Version"] for n in nodegroups}),
+            helm_values(autoscaler)["image"]["tag"],
+            [
+                d.split()[1]
+                for d in (layer["Properties"].get("Description", "") for layer in layers)
+                if d.startswith("/opt/kubectl/kubectl ")
+            ],
+        )
+        # GPU groups replace a node at a time, terminating before launching: no extra GPUs.
+        for nodegroup in nodegroups:
+            if "gpu-pool.io/pool" in nodegroup["Properties"]["Labels"]:
+                assert nodegroup["Properties"]["UpdateConfig"] == {
+                    "MaxUnavailable": 1,
+                    "UpdateStrategy": "MINIMAL",
+                }
+            assert nodegroup["Properties"].get("ForceUpdateEnabled", False) is False
+    assert seen["1.35"][:3] == ("1.35", ["1.35"], "v1.35.2")
+    assert seen["1.36"][:3] == ("1.36", ["1.36"], "v1.36.1")
+    assert [v.rsplit(".", 1)[0] for v in seen["1.35"][3]] == ["1.35"]
+    assert [v.rsplit(".", 1)[0] for v in seen["1.36"][3]] == ["1.36"]
