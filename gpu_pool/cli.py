@@ -1,7 +1,7 @@
-"""The `gpu-pool` command: verify, doctor, smoke-test-manifest (also `python -m gpu_pool`).
+"""The `gpu-pool` command: verify, doctor, smoke-test-manifest, plan (also `python -m gpu_pool`).
 
 Settings come from the same place as the stack's: the `gpu-pool` key of cdk.json, with
---config FILE merged over it.
+--config FILE merged over it. `plan` reads templates, not settings.
 """
 
 from __future__ import annotations
@@ -27,6 +27,18 @@ class CliError(Exception):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-pool", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    plan = sub.add_parser(
+        "plan",
+        help="before a deploy: name the node groups it would replace or delete, and ask",
+    )
+    plan.add_argument("--new", metavar="TEMPLATE", help="the new template (with --deployed)")
+    plan.add_argument("--deployed", metavar="TEMPLATE", help="the deployed template (offline)")
+    plan.add_argument(
+        "--cdk-out",
+        metavar="DIR",
+        help="every stack in this cloud assembly against its deployed template in CloudFormation",
+    )
+    plan.add_argument("--yes", action="store_true", help="confirm without asking")
     for name, help_text in (
         ("verify", "launch the smoke-test pod and follow it to Succeeded"),
         ("doctor", "check the running pool without launching anything"),
@@ -126,6 +138,8 @@ def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
 def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "plan":
+            return _plan(args, aws)
         settings = _settings(args)
         pools = plan_pools(settings)
         if args.command == "smoke-test-manifest":
@@ -185,3 +199,93 @@ def _verify(
         autoscaling=aws("autoscaling") if aws else None,
     )
     return verifier.run()
+
+
+def _plan(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
+    from gpu_pool.replacements import nodegroup_losses
+
+    pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    if args.cdk_out and not (args.new or args.deployed):
+        for stack, region, new in _assembly_stacks(Path(args.cdk_out)):
+            pairs.append((stack, _deployed_template(stack, region, aws), new))
+    elif args.new and args.deployed and not args.cdk_out:
+        pairs.append((args.new, _template_file(args.deployed), _template_file(args.new)))
+    else:
+        raise CliError("plan: give --deployed and --new (two template files), or --cdk-out DIR")
+    losses = [(stack, loss) for stack, old, new in pairs for loss in nodegroup_losses(old, new)]
+    if not losses:
+        print("gpu-pool plan: no node group is replaced or deleted")
+        return 0
+    print("gpu-pool plan: this deploy replaces or deletes node groups:")
+    for stack, loss in losses:
+        print(f"  {stack}: {loss}")
+    print(
+        "Their nodes are drained within minutes, PodDisruptionBudgets ignored: GPU jobs running "
+        "on them stop. Drain them yourself first, or keep the old settings."
+    )
+    if args.yes:
+        return 0
+    if not sys.stdin.isatty():
+        raise CliError("plan: not confirmed (no terminal to ask on); re-run with --yes to proceed")
+    answer = input("Deploy anyway? [y/N] ").strip().lower()
+    return 0 if answer in ("y", "yes") else 1
+
+
+def _template_file(path_text: str) -> dict[str, Any]:
+    path = Path(path_text)
+    try:
+        template = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise CliError(f"plan: cannot read '{path_text}': {err.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise CliError(f"plan: '{path_text}' is not a JSON CloudFormation template") from None
+    if not isinstance(template, dict):
+        raise CliError(f"plan: '{path_text}' is not a JSON CloudFormation template")
+    return template
+
+
+def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any]]]:
+    """(stack name, region or None, template) for each stack of a synthesized assembly."""
+    manifest = _template_file(str(out / "manifest.json"))
+    stacks = []
+    for artifact_id, artifact in manifest.get("artifacts", {}).items():
+        if artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        properties = artifact.get("properties", {})
+        region = str(artifact.get("environment", "")).rsplit("/", 1)[-1]
+        stacks.append(
+            (
+                # The artifact id is the stack name unless the manifest says otherwise.
+                properties.get("stackName", artifact_id),
+                None if region in ("", "unknown-region") else region,
+                _template_file(str(out / properties["templateFile"])),
+            )
+        )
+    return stacks
+
+
+def _deployed_template(
+    stack: str, region: str | None, aws: Callable[[str], Any] | None
+) -> dict[str, Any]:
+    """The stack's deployed template; empty when the stack does not exist yet."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    if aws is None:
+        import boto3
+
+        aws = boto3.Session(region_name=region).client
+    try:
+        body = aws("cloudformation").get_template(StackName=stack, TemplateStage="Original")
+    except ClientError as err:
+        if "does not exist" in str(err):
+            return {}
+        raise CliError(f"plan: CloudFormation refused GetTemplate for {stack}: {err}") from None
+    except BotoCoreError as err:
+        raise CliError(f"plan: cannot read the deployed {stack}: {err}") from None
+    template = body["TemplateBody"]
+    if isinstance(template, dict):
+        return template
+    try:
+        return dict(json.loads(template))
+    except (TypeError, ValueError):
+        raise CliError(f"plan: the deployed {stack} template is not JSON (CDK deploys JSON)") from None
