@@ -288,4 +288,6 @@ def _deployed_template(
     try:
         return dict(json.loads(template))
     except (TypeError, ValueError):
-        raise CliError(f"plan: the deployed {stack} template is not JSON (CDK deploys JSON)") from None
+        raise CliError(
+            f"plan: the deployed {stack} template is not JSON (CDK deploys JSON)"
+        ) from None

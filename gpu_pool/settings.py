@@ -22,6 +22,16 @@ class ConfigError(ValueError):
     """A mistake in the user's settings; its message is meant to be shown as it is."""
 
 
+# What each settings pattern means, for messages: "'t3.mediun' is not an EC2 instance type ...".
+_PATTERN_HINTS: dict[str, str] = {}
+
+
+def _matching(regex: str, valid: str, **field: Any) -> Any:
+    """A pydantic Field with `pattern=regex`, whose mismatch message says `valid`."""
+    _PATTERN_HINTS[regex] = valid
+    return Field(pattern=regex, **field)
+
+
 class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -42,9 +52,38 @@ NvidiaAmiType = Literal[
     "BOTTLEROCKET_ARM_64_NVIDIA",
 ]
 GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
-SubnetId = Annotated[str, Field(pattern=r"^subnet-([0-9a-f]{8}|[0-9a-f]{17})$")]
+SubnetId = Annotated[
+    str,
+    _matching(
+        r"^subnet-([0-9a-f]{8}|[0-9a-f]{17})$", "a subnet id (subnet- and 8 or 17 hex digits)"
+    ),
+]
+# A Go duration as Cluster Autoscaler parses its flags: 10m, 90s, 1m30s, 1.5h.
+Duration = Annotated[
+    str,
+    _matching(
+        r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$",
+        "a duration Cluster Autoscaler takes, such as 10m, 90s or 1m30s",
+    ),
+]
+# family.size with an EC2 size word: t3.medium, m7g.2xlarge, c6i.metal, u-6tb1.metal-24xl.
+InstanceTypeName = Annotated[
+    str,
+    _matching(
+        r"^[a-z][a-z0-9-]*\.(nano|micro|small|medium|large|xlarge|[0-9]+xlarge|metal"
+        r"(-[0-9]+xl)?)$",
+        "an EC2 instance type: family.size, e.g. t3.medium (sizes nano, micro, small, medium, "
+        "large, xlarge, 2xlarge ... , metal)",
+    ),
+]
 # A pool's name: in its device plugin's release name, its node label and its construct ids.
-PoolName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")]
+PoolName = Annotated[
+    str,
+    _matching(
+        r"^[a-z][a-z0-9-]{0,20}$",
+        "a pool name: a lowercase letter, then up to 20 lowercase letters, digits or '-'",
+    ),
+]
 
 
 class Taint(_Settings):
@@ -94,8 +133,10 @@ class PoolSettings(_Settings):
     ami_type: NvidiaAmiType | None = None
     # Pin the node AMI release (e.g. 1.35.2-20261120); None: the newest for the node group's
     # Kubernetes version when it is created. Changing it rolls the nodes (respecting PDBs).
-    ami_release_version: str | None = Field(
-        default=None, pattern=r"^[0-9]+\.[0-9]+\.[0-9]+-[0-9A-Za-z]+$"
+    ami_release_version: str | None = _matching(
+        r"^[0-9]+\.[0-9]+\.[0-9]+-[0-9A-Za-z]+$",
+        "an EKS AMI release version such as 1.36.2-20261120",
+        default=None,
     )
     capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
     min_size: int = 0
@@ -118,9 +159,9 @@ class AutoscalerSettings(_Settings):
 
     enabled: bool = True
     # How long a node must be unneeded before it is removed (CA default 10m).
-    scale_down_unneeded_time: str = Field(default="5m", pattern=r"^[0-9]+[smh]$")
+    scale_down_unneeded_time: Duration = "5m"
     # Pause after a scale-up before scale-down is considered (CA default 10m).
-    scale_down_delay_after_add: str = Field(default="5m", pattern=r"^[0-9]+[smh]$")
+    scale_down_delay_after_add: Duration = "5m"
     # priority: among groups that fit a pod, the one with the fewest GPUs per node, then the
     # cheaper family (priorities generated from the catalog), then least-waste. least-waste
     # alone scores CPU and memory only, so between GPU groups it picks at random.
@@ -146,7 +187,7 @@ class AutoscalerSettings(_Settings):
 class SystemNodesSettings(_Settings):
     """Small on-demand node group for the autoscaler, CoreDNS and other add-ons."""
 
-    instance_type: str = "t3.medium"
+    instance_type: InstanceTypeName = "t3.medium"
     min_size: int = 1
     desired_size: int = 2
     max_size: int = 3
@@ -155,8 +196,12 @@ class SystemNodesSettings(_Settings):
 class ExistingClusterSettings(_Settings):
     """An EKS cluster the app does not create: imported by name with its kubectl provider."""
 
-    kubectl_provider_service_token: str = Field(pattern=r"^arn:aws[a-z-]*:lambda:")
-    kubectl_provider_role_arn: str = Field(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/")
+    kubectl_provider_service_token: str = _matching(
+        r"^arn:aws[a-z-]*:lambda:", "a Lambda function ARN (arn:aws:lambda:...)"
+    )
+    kubectl_provider_role_arn: str = _matching(
+        r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/", "an IAM role ARN (arn:aws:iam::<account>:role/...)"
+    )
     # Subnets for the GPU node groups, by availability zone.
     subnets_by_zone: dict[str, list[SubnetId]] = Field(min_length=1)
 
@@ -164,7 +209,11 @@ class ExistingClusterSettings(_Settings):
 class ClusterSettings(_Settings):
     """The EKS cluster: created by the app unless `existing` is set."""
 
-    name: str = Field(default="gpu-pool", pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
+    name: str = _matching(
+        r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$",
+        "an EKS cluster name: a letter or digit, then up to 99 letters, digits, '-' or '_'",
+        default="gpu-pool",
+    )
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     # kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs.
     kubectl_layer_version: str | None = None
@@ -176,10 +225,16 @@ class ClusterSettings(_Settings):
 class AppSettings(_Settings):
     """Everything the app deploys: one file per account/region/cluster."""
 
-    stack_name: str = Field(default="GpuPool", pattern=r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
+    stack_name: str = _matching(
+        r"^[A-Za-z][A-Za-z0-9-]{0,127}$",
+        "a CloudFormation stack name: a letter, then up to 127 letters, digits or '-'",
+        default="GpuPool",
+    )
     # Both unset: an environment-agnostic stack (synthesizes without AWS credentials).
-    account: str | None = Field(default=None, pattern=r"^[0-9]{12}$")
-    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
+    account: str | None = _matching(r"^[0-9]{12}$", "a 12-digit AWS account id", default=None)
+    region: str | None = _matching(
+        r"^[a-z]{2}(-[a-z]+)+-[0-9]$", "an AWS region name such as us-east-1", default=None
+    )
     cluster: ClusterSettings = ClusterSettings()
     # One pool (the original form), or `pools`: pool name -> its settings. Neither: one default
     # pool named `gpu`.
@@ -240,17 +295,71 @@ def _read_config_file(path_text: str) -> dict[str, Any]:
     path = Path(path_text)
     if not path.is_file():
         raise ConfigError(f"config: file '{path_text}' does not exist")
-    text = path.read_text(encoding="utf-8")
+    kind = "JSON" if path.suffix == ".json" else "YAML"
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as err:
-        kind = "JSON" if path.suffix == ".json" else "YAML"
+        text = _decode(path.read_bytes())
+    except OSError as err:
+        raise ConfigError(f"config: cannot read '{path_text}': {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"config: '{path_text}' is not UTF-8 text (nor UTF-16 with a byte-order mark); save "
+            f"it as UTF-8 {kind}"
+        ) from None
+    try:
+        data = (
+            json.loads(text, object_pairs_hook=_unique_json_keys)
+            if kind == "JSON"
+            # A SafeLoader subclass: no arbitrary Python objects.
+            else yaml.load(text, Loader=_UniqueKeyLoader)
+        )
+    except (json.JSONDecodeError, yaml.YAMLError, ValueError, RecursionError) as err:
         raise ConfigError(f"config: '{path_text}' is not valid {kind}: {_one_line(err)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"config: '{path_text}' must hold a mapping of settings at the top")
     return data
+
+
+def _decode(raw: bytes) -> str:
+    """UTF-8 (a byte-order mark allowed), or UTF-16 with its byte-order mark (what Windows
+    PowerShell 5 writes); NUL characters are never valid settings text."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = raw.decode("utf-16")
+    else:
+        text = raw.decode("utf-8-sig")
+    if "\x00" in text:
+        raise UnicodeDecodeError("utf-8", raw, 0, 1, "NUL character")
+    return text
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML would keep the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, list | dict):
+                continue  # unhashable: the settings validation names it
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"'{key}' is set twice in one mapping (line {key_node.start_mark.line + 1}); "
+                    "only the last would count: remove one",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    for key in keys:
+        if keys.count(key) > 1:
+            raise ValueError(f"'{key}' is set twice in one object; only the last would count")
+    return dict(pairs)
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -278,6 +387,9 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
             lines.append(f"{path}: unknown setting{_did_you_mean(problem['loc'], model)}")
         elif problem["type"] == "missing":
             lines.append(f"{path}: required setting is missing")
+        elif problem["type"] == "string_pattern_mismatch":
+            hint = _PATTERN_HINTS[problem["ctx"]["pattern"]]
+            lines.append(f"{path}: {problem.get('input')!r} is not {hint}")
         elif problem["type"] == "value_error" and isinstance(problem["ctx"]["error"], ConfigError):
             # A nested settings model's own lines (its __init__ ran): each names its setting.
             message = str(problem["ctx"]["error"])

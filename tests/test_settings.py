@@ -53,7 +53,7 @@ def test_config_file_merges_over_context(tmp_path, suffix):
             },
             "cluster.existing.kubectl_provider_service_token: required setting is missing",
         ),
-        ({"region": "Frankfurt"}, "region: String should match pattern"),
+        ({"region": "Frankfurt"}, "region: 'Frankfurt' is not an AWS region name such as us-east-1"),
         (
             {
                 "cluster": {
@@ -64,7 +64,8 @@ def test_config_file_merges_over_context(tmp_path, suffix):
                     }
                 }
             },
-            "cluster.existing.subnets_by_zone.eu-west-1a.0: String should match pattern",
+            "cluster.existing.subnets_by_zone.eu-west-1a.0: 'subnet-1' is not a subnet id (subnet- "
+            "and 8 or 17 hex digits)",
         ),
         ([], "context 'gpu-pool' must be a mapping of settings"),
     ],
@@ -133,7 +134,8 @@ def test_a_files_pools_replace_the_contexts_one_pool_form(tmp_path):
         ),
         (
             {"pools": {"Big": {}}},
-            "pools.Big: String should match pattern '^[a-z][a-z0-9-]{0,20}$' (got 'Big')",
+            "pools.Big: 'Big' is not a pool name: a lowercase letter, then up to 20 lowercase "
+            "letters, digits or '-'",
         ),
         (
             {"autoscaler": {"expander": "price"}},
