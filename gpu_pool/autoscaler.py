@@ -21,7 +21,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from gpu_pool.checks import check_autoscaler, check_expander, report
+from gpu_pool.checks import check_autoscaler, check_expander, check_node_selector, report
 from gpu_pool.cluster_pools import (
     ClusterPools,
     EksCluster,
@@ -202,9 +202,12 @@ class ClusterAutoscaler(Construct):
         created_here = isinstance(cluster, eks.Cluster)
         minor = kubernetes_version or created_cluster_version(cluster)
         pools = ClusterPools.of(cluster)
+        node_selector = settings.node_selector if node_selector is None else node_selector
         report(
             self,
-            check_autoscaler(settings, minor) + check_expander(settings, len(pools.node_groups)),
+            check_autoscaler(settings, minor)
+            + check_expander(settings, len(pools.node_groups))
+            + check_node_selector(node_selector, pools.plans),
         )
         # check_autoscaler guarantees one of the two.
         image_tag = settings.image_tag or str(autoscaler_image_tag(str(minor)))
@@ -244,7 +247,7 @@ class ClusterAutoscaler(Construct):
                 Stack.of(self).region,
                 image_tag,
                 settings,
-                settings.node_selector if node_selector is None else node_selector,
+                node_selector,
                 Lazy.any(_ScaleUpPriorities(pools)),
                 Lazy.string(_NodeTemplatesChecksum(pools)),
             ),

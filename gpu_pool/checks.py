@@ -85,8 +85,25 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
 
 def _check_entries(plan: PoolPlan) -> Iterator[Finding]:
     pool, prefix = plan.settings, plan.setting
+    if pool.ami_type and not pool.ami_type.startswith(pool.ami_family):
+        family = pool.ami_type.split("_", 1)[0]
+        yield _error(
+            f"{prefix}.ami_type",
+            f"'{pool.ami_type}' is a {family} AMI but ami_family is {pool.ami_family}: drop "
+            f"ami_type (it is derived from ami_family) or set ami_family: {family}",
+        )
+    first_entry: dict[str, int] = {}
     for index, group in enumerate(plan.entries):
         setting = f"{prefix}.instance_types[{index}]"
+        for gpu_type in group:
+            if gpu_type.name in first_entry:
+                yield _error(
+                    setting,
+                    f"'{gpu_type.name}' is listed again (first in instance_types"
+                    f"[{first_entry[gpu_type.name]}]); a type belongs to one node group: "
+                    "remove one",
+                )
+            first_entry.setdefault(gpu_type.name, index)
         counts = {t.name: t.gpu_count for t in group}
         if len(set(counts.values())) > 1:
             yield _error(
@@ -480,6 +497,36 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
     return findings
 
 
+def check_node_selector(selector: Mapping[str, str], plans: Sequence[PoolPlan]) -> list[Finding]:
+    """The autoscaler pod's nodeSelector: valid labels, and never a GPU pool's nodes."""
+    findings = []
+    for key, value in selector.items():
+        if not _QUALIFIED_KEY.match(key):
+            findings.append(
+                _error("autoscaler.node_selector", f"'{key}' is not a label key: use {_VALID_KEY}")
+            )
+        if not _LABEL_VALUE.match(value):
+            findings.append(
+                _error(
+                    f"autoscaler.node_selector.{key}",
+                    f"'{value}' is not a label value: use {_VALID_VALUE}",
+                )
+            )
+    for plan in plans:
+        if selector and any(
+            all(group.labels.get(k) == v for k, v in selector.items()) for group in plan.node_groups
+        ):
+            findings.append(
+                _error(
+                    "autoscaler.node_selector",
+                    f"{dict(selector)} selects pool '{plan.name}', whose GPU nodes are tainted: "
+                    "the autoscaler pod would stay Pending there (or keep a GPU node from "
+                    "scaling down): select the system nodes",
+                )
+            )
+    return findings
+
+
 def check_expander(settings: AutoscalerSettings, node_groups: int) -> list[Finding]:
     """The expander against the node groups known so far (0: none yet, maybe added later)."""
     if settings.enabled and settings.expander == "least-waste" and node_groups != 1:
@@ -503,6 +550,12 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
                     "cluster.existing.subnets_by_zone",
                     f"'{zone}' is not an availability zone name such as us-east-1a",
                 )
+            elif settings.region and zone[:-1] != settings.region:
+                yield _error(
+                    "cluster.existing.subnets_by_zone",
+                    f"'{zone}' is not in region {settings.region}, where the stack and the "
+                    "cluster are: use that region's subnets",
+                )
     for prefix, pool in settings.pool_settings():
         zones = pool.zones
         if existing is not None:
@@ -522,6 +575,23 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
         for zone in zones:
             if settings.region and _ZONE.match(zone) and zone[:-1] != settings.region:
                 yield _error(f"{prefix}.zones", f"'{zone}' is not in region {settings.region}")
+
+
+def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
+    """A new cluster's pool zones against the zones the stack knows for its region (the
+    availability-zones lookup cached in cdk.context.json); nothing to say before the lookup."""
+    if settings.cluster.existing is not None or not known:
+        return []
+    return [
+        _error(
+            f"{prefix}.zones",
+            f"'{zone}' is not an availability zone of {settings.region} this account has "
+            f"({', '.join(known)}, from cdk.context.json): choose among them",
+        )
+        for prefix, pool in settings.pool_settings()
+        for zone in pool.zones
+        if zone not in known
+    ]
 
 
 def check_cli_pin(package_json: Path) -> list[Finding]:

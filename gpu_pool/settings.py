@@ -312,6 +312,12 @@ def _read_config_file(path_text: str) -> dict[str, Any]:
             # A SafeLoader subclass: no arbitrary Python objects.
             else yaml.load(text, Loader=_UniqueKeyLoader)
         )
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise ConfigError(
+            f"config: '{path_text}' is not valid YAML: {err.problem or err.context}{where}"
+        ) from None
     except (json.JSONDecodeError, yaml.YAMLError, ValueError, RecursionError) as err:
         raise ConfigError(f"config: '{path_text}' is not valid {kind}: {_one_line(err)}") from None
     if data is None:
@@ -346,8 +352,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 raise yaml.constructor.ConstructorError(
                     None,
                     None,
-                    f"'{key}' is set twice in one mapping (line {key_node.start_mark.line + 1}); "
-                    "only the last would count: remove one",
+                    f"'{key}' is set twice in one mapping; only the last would count: remove one",
                     key_node.start_mark,
                 )
             seen.add(key)

@@ -6,7 +6,7 @@ import importlib
 import json
 from typing import Any, cast
 
-from aws_cdk import CfnOutput, Environment, Fn, Stack
+from aws_cdk import CfnOutput, Environment, Fn, Stack, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -14,7 +14,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from gpu_pool.autoscaler import ClusterAutoscaler
-from gpu_pool.checks import check_app, report
+from gpu_pool.checks import check_app, check_node_selector, check_zones_known, report
 from gpu_pool.cluster_pools import ClusterPools
 from gpu_pool.nag import acknowledge, acknowledge_managed_policies, acknowledge_wildcard_resources
 from gpu_pool.node_pool import GpuNodePool
@@ -36,7 +36,25 @@ class GpuPoolStack(Stack):
         pools = ClusterPools()
         # Every error before anything is built; each pool reports its warnings itself.
         pool_errors = [f for plan in plans for f in pools.add(plan) if f.error]
-        report(self, check_app(settings) + pool_errors)
+        # ClusterAutoscaler checks its node selector too; its errors must come before building.
+        selector_errors = (
+            check_node_selector(settings.autoscaler.node_selector, plans)
+            if settings.autoscaler.enabled
+            else []
+        )
+        # Before the lookup is cached the stack's zones are placeholders (dummy1a, ...).
+        known_zones = [
+            z
+            for z in self.availability_zones
+            if not Token.is_unresolved(z) and not z.startswith("dummy")
+        ]
+        report(
+            self,
+            check_app(settings)
+            + check_zones_known(settings, known_zones)
+            + pool_errors
+            + selector_errors,
+        )
         self.settings = settings
         existing = settings.cluster.existing
         self.cluster: eks.ICluster

@@ -3,7 +3,7 @@
 import aws_cdk as cdk
 import pytest
 
-from gpu_pool.checks import check_app
+from gpu_pool.checks import check_app, check_node_selector
 from gpu_pool.cluster_pools import ClusterPools
 from gpu_pool.plan import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
@@ -14,8 +14,11 @@ def findings(settings, today=None):
     """Every finding in the order a synth meets them, (E|W, message): each pool, then the app."""
     loaded = load_settings(settings, None)
     pools = ClusterPools()
-    found = [f for plan in plan_pools(loaded) for f in pools.add(plan)]
+    plans = plan_pools(loaded)
+    found = [f for plan in plans for f in pools.add(plan)]
     found += check_app(loaded, today=today)
+    if loaded.autoscaler.enabled:
+        found += check_node_selector(loaded.autoscaler.node_selector, plans)
     return [("E" if f.error else "W", str(f)) for f in found]
 
 

@@ -339,6 +339,67 @@ CASES = {
             ("E", "pool.disk_size_gib: 20000 is outside 1..16384 GiB"),
         ],
     ),
+    "same-type-twice": (
+        {"pool": {"instance_types": ["g5.xlarge", ["g6.xlarge", "g5.xlarge"]]}},
+        [
+            (
+                "E",
+                "pool.instance_types[1]: 'g5.xlarge' is listed again (first in "
+                "instance_types[0]); a type belongs to one node group: remove one",
+            ),
+        ],
+    ),
+    "ami-type-of-another-family": (
+        {"pool": {"ami_family": "AL2023", "ami_type": "BOTTLEROCKET_x86_64_NVIDIA"}},
+        [
+            (
+                "E",
+                "pool.ami_type: 'BOTTLEROCKET_x86_64_NVIDIA' is a BOTTLEROCKET AMI but ami_family "
+                "is AL2023: drop ami_type (it is derived from ami_family) or set ami_family: "
+                "BOTTLEROCKET",
+            ),
+        ],
+    ),
+    "existing-subnets-in-another-region": (
+        {
+            "region": "eu-west-1",
+            "cluster": {
+                "existing": {
+                    "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:1:function:k",
+                    "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "subnets_by_zone": {"us-west-2a": ["subnet-0123abcd"]},
+                }
+            },
+        },
+        [
+            (
+                "E",
+                "cluster.existing.subnets_by_zone: 'us-west-2a' is not in region eu-west-1, where "
+                "the stack and the cluster are: use that region's subnets",
+            ),
+        ],
+    ),
+    "autoscaler-on-the-gpu-pool": (
+        {"autoscaler": {"node_selector": {"workload": "inference"}}},
+        [
+            (
+                "E",
+                "autoscaler.node_selector: {'workload': 'inference'} selects pool 'gpu', whose GPU "
+                "nodes are tainted: the autoscaler pod would stay Pending there (or keep a GPU "
+                "node from scaling down): select the system nodes",
+            ),
+        ],
+    ),
+    "autoscaler-selector-value": (
+        {"autoscaler": {"node_selector": {"role": "system nodes"}}},
+        [
+            (
+                "E",
+                "autoscaler.node_selector.role: 'system nodes' is not a label value: use up to 63 "
+                "letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+            ),
+        ],
+    ),
     "eks-no-longer-creates": (
         {"cluster": {"kubernetes_version": "1.29"}, "autoscaler": {"enabled": False}},
         [

@@ -92,3 +92,29 @@ def test_an_upgrade_moves_node_groups_autoscaler_and_kubectl_together():
     assert seen["1.36"][:3] == ("1.36", ["1.36"], "v1.36.1")
     assert [v.rsplit(".", 1)[0] for v in seen["1.35"][3]] == ["1.35"]
     assert [v.rsplit(".", 1)[0] for v in seen["1.36"][3]] == ["1.36"]
+
+
+def test_zones_outside_the_cached_availability_zones_are_refused_before_building():
+    import aws_cdk as cdk
+
+    from gpu_pool.settings import ConfigError, load_settings
+    from gpu_pool.stack import GpuPoolStack
+
+    app = cdk.App(
+        context={
+            "availability-zones:account=123456789012:region=us-east-1": [
+                "us-east-1a",
+                "us-east-1b",
+                "us-east-1c",
+            ]
+        }
+    )
+    settings = {"region": "us-east-1", "account": "123456789012", "pool": {"zones": ["us-east-1q"]}}
+    with pytest.raises(ConfigError) as raised:
+        GpuPoolStack(app, "Zones", settings=load_settings(settings, None))
+    assert str(raised.value) == (
+        "pool.zones: 'us-east-1q' is not an availability zone of us-east-1 this account has "
+        "(us-east-1a, us-east-1b, us-east-1c, from cdk.context.json): choose among them"
+    )
+    (stack,) = app.node.children
+    assert stack.node.children == []

@@ -53,7 +53,21 @@ def test_config_file_merges_over_context(tmp_path, suffix):
             },
             "cluster.existing.kubectl_provider_service_token: required setting is missing",
         ),
-        ({"region": "Frankfurt"}, "region: 'Frankfurt' is not an AWS region name such as us-east-1"),
+        (
+            {"region": "Frankfurt"},
+            "region: 'Frankfurt' is not an AWS region name such as us-east-1",
+        ),
+        (
+            {"cluster": {"system_nodes": {"instance_type": "t3.mediun"}}},
+            "cluster.system_nodes.instance_type: 't3.mediun' is not an EC2 instance type: "
+            "family.size, e.g. t3.medium (sizes nano, micro, small, medium, large, xlarge, "
+            "2xlarge ... , metal)",
+        ),
+        (
+            {"autoscaler": {"scale_down_unneeded_time": "5 minutes"}},
+            "autoscaler.scale_down_unneeded_time: '5 minutes' is not a duration Cluster "
+            "Autoscaler takes, such as 10m, 90s or 1m30s",
+        ),
         (
             {
                 "cluster": {
@@ -150,3 +164,9 @@ def test_pool_forms_and_expander_errors(context, message):
     with pytest.raises(ConfigError) as err:
         load_settings(context, None)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize("duration", ["1m30s", "90s", "1.5h", "10m"])
+def test_durations_cluster_autoscaler_takes_are_accepted(duration):
+    settings = load_settings({"autoscaler": {"scale_down_delay_after_add": duration}}, None)
+    assert settings.autoscaler.scale_down_delay_after_add == duration
