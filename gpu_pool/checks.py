@@ -31,7 +31,13 @@ from gpu_pool.node_template import (
 )
 from gpu_pool.plan import PoolPlan, nvidia_ami_type
 from gpu_pool.scheduling import pod_fits_node
-from gpu_pool.settings import AppSettings, AutoscalerSettings, ConfigError, PoolSettings
+from gpu_pool.settings import (
+    AppSettings,
+    AutoscalerSettings,
+    ClusterSettings,
+    ConfigError,
+    PoolSettings,
+)
 from gpu_pool.versions import DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES, autoscaler_image_tag
 
 # Tags EKS itself puts on a managed node group's ASG besides the two discovery tags we also
@@ -425,6 +431,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
                 "upgrades such clusters itself: set the cluster's current minor here",
             )
         )
+    findings += _check_endpoint(cluster)
     layer = cluster.kubectl_layer_version
     if layer is not None and layer != release.minor:
         findings.append(
@@ -495,6 +502,21 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
             )
         )
     return findings
+
+
+def _check_endpoint(cluster: ClusterSettings) -> Iterator[Finding]:
+    narrowed = cluster.public_access_cidrs != ["0.0.0.0/0"]
+    if cluster.existing is None and narrowed and cluster.endpoint_access == "private":
+        yield _error(
+            "cluster.public_access_cidrs",
+            "set, but endpoint_access is private (there is no public endpoint): remove it",
+        )
+    if cluster.existing is None and narrowed and cluster.endpoint_access == "public":
+        yield _error(
+            "cluster.public_access_cidrs",
+            "with endpoint_access public the nodes reach the API over the internet, so it "
+            "cannot be narrowed: use endpoint_access public_and_private to narrow it",
+        )
 
 
 def check_node_selector(selector: Mapping[str, str], plans: Sequence[PoolPlan]) -> list[Finding]:

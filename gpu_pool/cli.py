@@ -202,7 +202,7 @@ def _verify(
 
 
 def _plan(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
-    from gpu_pool.replacements import nodegroup_losses
+    from gpu_pool.replacements import nodegroup_losses, nodegroup_rolls
 
     pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     if args.cdk_out and not (args.new or args.deployed):
@@ -212,6 +212,11 @@ def _plan(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
         pairs.append((args.new, _template_file(args.deployed), _template_file(args.new)))
     else:
         raise CliError("plan: give --deployed and --new (two template files), or --cdk-out DIR")
+    rolls = [(stack, roll) for stack, old, new in pairs for roll in nodegroup_rolls(old, new)]
+    for stack, roll in rolls:
+        print(f"  {stack}: {roll}")
+    if rolls:
+        print("Rolled node groups replace their nodes one at a time, respecting PDBs.")
     losses = [(stack, loss) for stack, old, new in pairs for loss in nodegroup_losses(old, new)]
     if not losses:
         print("gpu-pool plan: no node group is replaced or deleted")

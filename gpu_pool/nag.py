@@ -37,13 +37,17 @@ MANAGED_POLICY_REASONS = {
 
 
 def apply_aws_solutions(app: cdk.App) -> None:
-    """Validate every stack in the app against the AwsSolutions pack at synth."""
-    cdk.Validations.of(app).add_plugins(cdk_nag.AwsSolutionsChecks(app))
+    """Validate every stack in the app against the AwsSolutions pack and gpu-pool's own rules
+    (nag_rules.py) at synth."""
+    from gpu_pool.nag_rules import GpuPoolChecks
+
+    cdk.Validations.of(app).add_plugins(cdk_nag.AwsSolutionsChecks(app), GpuPoolChecks(app))
 
 
-def acknowledge(scope: IConstruct, finding: str, reason: str) -> None:
+def acknowledge(scope: IConstruct, finding: str, reason: str, plugin: str = "AwsSolutions") -> None:
+    """Accept one finding of a rule pack (`plugin`: its name) on `scope`, with the reason."""
     cdk.Validations.of(scope).acknowledge(
-        cdk.Acknowledgment(id=f"AwsSolutions::{finding}", reason=reason)
+        cdk.Acknowledgment(id=f"{plugin}::{finding}", reason=reason)
     )
 
 

@@ -20,6 +20,7 @@ from gpu_pool.cluster_pools import (
     created_cluster_version,
 )
 from gpu_pool.gpu_software import GpuSoftwareChart
+from gpu_pool.launch_template import NodeLaunchTemplate
 from gpu_pool.node_template import eks_taints
 from gpu_pool.plan import NodeGroupPlan, PoolPlan, plan_pool
 from gpu_pool.scaling import TEMPLATE_SCALING, NodegroupScaling
@@ -94,6 +95,14 @@ class GpuNodePool(Construct):
                 iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in _NODE_POLICIES
             ],
         )
+        self.launch_template = NodeLaunchTemplate(
+            self,
+            "LaunchTemplate",
+            ami_family=plan.settings.ami_family,
+            disk_size_gib=plan.settings.disk_size_gib,
+            kms_key_arn=plan.settings.volume_kms_key_arn,
+            imds_hop_limit=plan.settings.imds_hop_limit,
+        )
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []
         for group in plan.node_groups:
@@ -133,7 +142,10 @@ class GpuNodePool(Construct):
             ami_type=group.ami_type,
             instance_types=[t.name for t in group.instance_types],
             capacity_type=settings.capacity_type,
-            disk_size=group.disk_size_gib,
+            # The volume size is in the launch template; CloudFormation refuses both.
+            launch_template=eks.CfnNodegroup.LaunchTemplateSpecificationProperty(
+                id=self.launch_template.id, version=self.launch_template.version
+            ),
             release_version=settings.ami_release_version,
             # A constant: NodegroupScaling applies the settings (see scaling.py for why).
             scaling_config=TEMPLATE_SCALING,

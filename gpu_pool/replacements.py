@@ -1,4 +1,4 @@
-"""Which managed node groups a deploy would replace or delete, read from two templates.
+"""Which managed node groups a deploy would replace, delete or roll, read from two templates.
 
 CloudFormation replaces an AWS::EKS::Nodegroup when one of its create-only properties changes
 (its resource schema; ../shared/FACTS.md). It creates the new group first, then deletes the old
@@ -6,6 +6,10 @@ one, whose nodes are drained for a few minutes with PodDisruptionBudgets ignored
 (aws/containers-roadmap#1636): running GPU jobs die. A group whose logical id is gone from the
 new template is deleted the same way; gpu-pool's logical ids name the instance types (and zone),
 so changing those shows up here as a deletion beside a new group of the same pool.
+
+A changed Version, ReleaseVersion or launch template (gpu-pool's carries the volume size and
+metadata options) is an update instead: EKS replaces the nodes one at a time and respects PDBs.
+Those groups are named too, as rolled, without a question.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 NODEGROUP = "AWS::EKS::Nodegroup"
+ROLLING = ("Version", "ReleaseVersion")
 CREATE_ONLY = (
     "AmiType",
     "CapacityType",
@@ -71,6 +76,40 @@ def nodegroup_losses(deployed: dict[str, Any], new: dict[str, Any]) -> list[Node
             ]
         losses.append(NodegroupLoss(logical_id, pool, tuple(reasons)))
     return losses
+
+
+def nodegroup_rolls(deployed: dict[str, Any], new: dict[str, Any]) -> list[NodegroupLoss]:
+    """Node groups kept by `new` whose nodes it replaces one at a time (PDBs respected)."""
+    old_groups, new_groups = _nodegroups(deployed), _nodegroups(new)
+    rolls = []
+    for logical_id, old in old_groups.items():
+        now = new_groups.get(logical_id)
+        if now is None:
+            continue
+        changed = [
+            f"{name}: {_show(old.get(name))} -> {_show(now.get(name))}"
+            for name in ROLLING
+            if old.get(name) != now.get(name)
+        ]
+        old_data = _launch_template_data(deployed, old)
+        new_data = _launch_template_data(new, now)
+        changed += [
+            f"launch template {key}: {_show(old_data.get(key))} -> {_show(new_data.get(key))}"
+            for key in sorted(old_data.keys() | new_data.keys())
+            if old_data.get(key) != new_data.get(key)
+        ]
+        if changed:
+            rolls.append(NodegroupLoss(logical_id, _pool(old), ("rolled", *changed)))
+    return rolls
+
+
+def _launch_template_data(template: dict[str, Any], nodegroup: dict[str, Any]) -> dict[str, Any]:
+    """The LaunchTemplateData of the template's launch template the node group refers to."""
+    reference = nodegroup.get("LaunchTemplate", {}).get("Id")
+    logical_id = reference.get("Ref") if isinstance(reference, dict) else None
+    resource = template.get("Resources", {}).get(logical_id, {}) if logical_id else {}
+    data = resource.get("Properties", {}).get("LaunchTemplateData", {})
+    return data if isinstance(data, dict) else {}
 
 
 def _nodegroups(template: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -144,6 +144,15 @@ class PoolSettings(_Settings):
     desired_size: int = 0
     max_size: int = 8
     disk_size_gib: int = 200
+    # The nodes' gp3 volume is always encrypted; None: with the account's default EBS key.
+    volume_kms_key_arn: str | None = _matching(
+        r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:(key|alias)/",
+        "a KMS key or alias ARN",
+        default=None,
+    )
+    # IMDSv2 is required; hop limit 1 keeps pods (one hop further) from the node's credentials.
+    # Raise it only for a workload that must read instance metadata.
+    imds_hop_limit: int = Field(default=1, ge=1, le=64)
     labels: dict[str, str] = Field(
         default_factory=lambda: {"accelerator": "nvidia", "workload": "inference"}
     )
@@ -184,6 +193,52 @@ class AutoscalerSettings(_Settings):
         return value
 
 
+EndpointAccess = Literal["public", "private", "public_and_private"]
+ControlPlaneLog = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+# CloudWatch Logs retention periods, in days (PutRetentionPolicy).
+RetentionDays = Literal[
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+]
+Cidr = Annotated[
+    str,
+    _matching(
+        r"^([0-9]{1,3}\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$",
+        "an IPv4 CIDR block such as 203.0.113.0/24",
+    ),
+]
+
+
+class ControlPlaneLoggingSettings(_Settings):
+    """EKS control-plane logs to CloudWatch Logs. audit: who did what through the API;
+    authenticator: which IAM principal each request came from. The others are verbose."""
+
+    types: list[ControlPlaneLog] = Field(
+        default_factory=lambda: list[ControlPlaneLog](["audit", "authenticator"])
+    )
+    retention_days: RetentionDays = 90
+
+
 class SystemNodesSettings(_Settings):
     """Small on-demand node group for the autoscaler, CoreDNS and other add-ons."""
 
@@ -218,6 +273,13 @@ class ClusterSettings(_Settings):
     # kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs.
     kubectl_layer_version: str | None = None
     nat_gateways: int = Field(default=1, ge=1, le=3)
+    # Where the Kubernetes API answers. public_and_private: nodes reach it inside the VPC, and
+    # kubectl (and gpu-pool verify) from public_access_cidrs; private: only from the VPC.
+    endpoint_access: EndpointAccess = "public_and_private"
+    # Who may reach a public endpoint. The default, the whole internet, is acknowledged in the
+    # synth's nag report (GpuPool-EKSPublicEndpoint): narrow it to your ranges.
+    public_access_cidrs: list[Cidr] = Field(default_factory=lambda: ["0.0.0.0/0"], min_length=1)
+    logging: ControlPlaneLoggingSettings = ControlPlaneLoggingSettings()
     system_nodes: SystemNodesSettings = SystemNodesSettings()
     existing: ExistingClusterSettings | None = None
 

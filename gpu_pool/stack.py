@@ -16,6 +16,7 @@ from constructs import Construct
 from gpu_pool.autoscaler import ClusterAutoscaler
 from gpu_pool.checks import check_app, check_node_selector, check_zones_known, report
 from gpu_pool.cluster_pools import ClusterPools
+from gpu_pool.launch_template import NodeLaunchTemplate
 from gpu_pool.nag import acknowledge, acknowledge_managed_policies, acknowledge_wildcard_resources
 from gpu_pool.node_pool import GpuNodePool
 from gpu_pool.plan import PoolPlan, pascal_case, plan_pools
@@ -24,6 +25,15 @@ from gpu_pool.versions import KUBERNETES_RELEASES
 
 # Label on the system node group; the autoscaler selects it.
 SYSTEM_NODE_LABEL = ("gpu-pool.io/role", "system")
+_CONTROL_PLANE_LOGS = {
+    "api": eks.ClusterLoggingTypes.API,
+    "audit": eks.ClusterLoggingTypes.AUDIT,
+    "authenticator": eks.ClusterLoggingTypes.AUTHENTICATOR,
+    "controllerManager": eks.ClusterLoggingTypes.CONTROLLER_MANAGER,
+    "scheduler": eks.ClusterLoggingTypes.SCHEDULER,
+}
+# aws-cdk-lib's default node group disk; the system nodes hold only small add-on images.
+SYSTEM_DISK_GIB = 20
 
 
 class GpuPoolStack(Stack):
@@ -141,10 +151,20 @@ class GpuPoolStack(Stack):
                 logs.LogGroup(self, "VpcFlowLogs", retention=logs.RetentionDays.ONE_MONTH)
             ),
         )
+        # EKS writes control-plane logs to this group; created first, it keeps them for the
+        # configured retention instead of forever.
+        control_plane_logs = logs.CfnLogGroup(
+            self,
+            "ControlPlaneLogs",
+            log_group_name=f"/aws/eks/{cluster_settings.name}/cluster",
+            retention_in_days=cluster_settings.logging.retention_days,
+        )
         cluster = eks.Cluster(
             self,
             "Cluster",
             cluster_name=cluster_settings.name,
+            endpoint_access=_endpoint_access(cluster_settings),
+            cluster_logging=[_CONTROL_PLANE_LOGS[t] for t in cluster_settings.logging.types],
             version=eks.KubernetesVersion.of(cluster_settings.kubernetes_version),
             vpc=vpc,
             vpc_subnets=[ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)],
@@ -155,8 +175,18 @@ class GpuPoolStack(Stack):
                 kubectl_layer=_kubectl_layer(self, cluster_settings)
             ),
         )
+        cluster.node.add_dependency(control_plane_logs)
         _add_system_nodes(cluster, cluster_settings)
         _acknowledge_kubectl_provider(cluster)
+        if _open_to_the_internet(cluster_settings):
+            acknowledge(
+                cluster,
+                "GpuPool-EKSPublicEndpoint",
+                "cluster.public_access_cidrs is 0.0.0.0/0 (the default, so kubectl and gpu-pool "
+                "verify work from anywhere; requests still need IAM credentials mapped to the "
+                "cluster): set your own ranges, or endpoint_access: private",
+                plugin="GpuPool",
+            )
         return cluster, list(vpc.private_subnets)
 
     def _existing_cluster(
@@ -183,6 +213,23 @@ class GpuPoolStack(Stack):
         return cluster, subnets
 
 
+def _endpoint_access(cluster_settings: ClusterSettings) -> eks.EndpointAccess:
+    """check_app has refused CIDRs with a private endpoint and narrowed ones with a public-only
+    endpoint (whose nodes reach it from the internet)."""
+    if cluster_settings.endpoint_access == "private":
+        return eks.EndpointAccess.PRIVATE
+    if cluster_settings.endpoint_access == "public":
+        return eks.EndpointAccess.PUBLIC
+    return eks.EndpointAccess.PUBLIC_AND_PRIVATE.only_from(*cluster_settings.public_access_cidrs)
+
+
+def _open_to_the_internet(cluster_settings: ClusterSettings) -> bool:
+    return (
+        cluster_settings.endpoint_access != "private"
+        and "0.0.0.0/0" in cluster_settings.public_access_cidrs
+    )
+
+
 def _kubectl_layer(scope: Construct, cluster_settings: ClusterSettings) -> Any:
     """The kubectl layer whose minor matches the cluster (imported lazily: each is ~35 MB)."""
     release = KUBERNETES_RELEASES[cluster_settings.kubernetes_version]
@@ -194,8 +241,17 @@ def _add_system_nodes(cluster: eks.Cluster, cluster_settings: ClusterSettings) -
     system = cluster_settings.system_nodes
     instance_type = ec2.InstanceType(system.instance_type)
     arm = instance_type.architecture == ec2.InstanceArchitecture.ARM_64
+    template = NodeLaunchTemplate(
+        cluster,
+        "SystemNodesLaunchTemplate",
+        ami_family="AL2023",
+        disk_size_gib=SYSTEM_DISK_GIB,
+        kms_key_arn=None,
+        imds_hop_limit=1,
+    )
     nodegroup = cluster.add_nodegroup_capacity(
         "SystemNodes",
+        launch_template_spec=eks.LaunchTemplateSpec(id=template.id, version=template.version),
         instance_types=[instance_type],
         ami_type=eks.NodegroupAmiType.AL2023_ARM_64_STANDARD
         if arm

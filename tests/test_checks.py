@@ -400,6 +400,27 @@ CASES = {
             ),
         ],
     ),
+    "cidrs-with-a-private-endpoint": (
+        {"cluster": {"endpoint_access": "private", "public_access_cidrs": ["203.0.113.0/24"]}},
+        [
+            (
+                "E",
+                "cluster.public_access_cidrs: set, but endpoint_access is private (there is no "
+                "public endpoint): remove it",
+            ),
+        ],
+    ),
+    "narrowed-public-only-endpoint": (
+        {"cluster": {"endpoint_access": "public", "public_access_cidrs": ["203.0.113.0/24"]}},
+        [
+            (
+                "E",
+                "cluster.public_access_cidrs: with endpoint_access public the nodes reach the API "
+                "over the internet, so it cannot be narrowed: use endpoint_access "
+                "public_and_private to narrow it",
+            ),
+        ],
+    ),
     "eks-no-longer-creates": (
         {"cluster": {"kubernetes_version": "1.29"}, "autoscaler": {"enabled": False}},
         [

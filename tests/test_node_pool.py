@@ -21,7 +21,8 @@ def test_default_group_is_scale_from_zero_tainted_and_labelled(default_template)
     assert props["InstanceTypes"] == ["g5.xlarge"]
     assert props["CapacityType"] == "ON_DEMAND"
     assert props["ScalingConfig"] == {"MinSize": 0, "DesiredSize": 0, "MaxSize": 8}
-    assert props["DiskSize"] == 200
+    # The 200 GiB volume is in the launch template (tests/test_security.py); not both.
+    assert "DiskSize" not in props
     assert props["Labels"] == {
         "accelerator": "nvidia",
         "workload": "inference",
@@ -33,7 +34,7 @@ def test_default_group_is_scale_from_zero_tainted_and_labelled(default_template)
     }
     # EKS API spelling on the node group.
     assert props["Taints"] == [{"Key": "nvidia.com/gpu", "Value": "true", "Effect": "NO_SCHEDULE"}]
-    # No explicit name: a replacement (AMI, instance type, disk) must not collide with itself.
+    # No explicit name: a replacement (AMI, instance type) must not collide with itself.
     assert "NodegroupName" not in props
 
 

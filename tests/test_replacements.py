@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpu_pool.cli import main
-from gpu_pool.replacements import nodegroup_losses
+from gpu_pool.replacements import nodegroup_losses, nodegroup_rolls
 from tests.cfn import synth
 from tests.conftest import EXISTING
 
@@ -22,7 +22,6 @@ GROUP = "GpuPoolG5Xlarge2D99A550"
             {"instance_types": ["g6.xlarge"]},
             f'{GROUP} (pool gpu): deleted; InstanceTypes: ["g5.xlarge"] -> ["g6.xlarge"]',
         ),
-        ({"disk_size_gib": 300}, f"{GROUP} (pool gpu): replaced; DiskSize: 200 -> 300"),
         (
             {"ami_family": "BOTTLEROCKET"},
             f'{GROUP} (pool gpu): replaced; AmiType: "AL2023_x86_64_NVIDIA" -> '
@@ -33,7 +32,7 @@ GROUP = "GpuPoolG5Xlarge2D99A550"
             f'{GROUP} (pool gpu): replaced; CapacityType: "ON_DEMAND" -> "SPOT"',
         ),
     ],
-    ids=["instance-type", "disk", "ami-type", "capacity-type"],
+    ids=["instance-type", "ami-type", "capacity-type"],
 )
 def test_changes_that_replace_a_group_are_named_with_their_property(
     default_template, pool, expected
@@ -41,6 +40,20 @@ def test_changes_that_replace_a_group_are_named_with_their_property(
     changed = synth({"pool": pool})
     losses = nodegroup_losses(default_template.to_json(), changed.to_json())
     assert [str(loss) for loss in losses] == [expected]
+
+
+def test_a_disk_change_is_named_as_a_rolling_update_not_a_replacement(default_template):
+    bigger = synth({"pool": {"disk_size_gib": 300}}).to_json()
+    assert nodegroup_losses(default_template.to_json(), bigger) == []
+    (roll,) = nodegroup_rolls(default_template.to_json(), bigger)
+    assert roll.logical_id == GROUP
+    assert roll.reasons == (
+        "rolled",
+        'launch template BlockDeviceMappings: [{"DeviceName":"/dev/xvda","Ebs":'
+        '{"DeleteOnTermination":true,"Encrypted":true,"VolumeSize":200,"VolumeType":"gp3"}}] -> '
+        '[{"DeviceName":"/dev/xvda","Ebs":{"DeleteOnTermination":true,"Encrypted":true,'
+        '"VolumeSize":300,"VolumeType":"gp3"}}]',
+    )
 
 
 def test_a_subnet_change_is_named():
@@ -76,11 +89,14 @@ def test_plan_command_asks_nothing_when_nothing_is_lost(default_template, tmp_pa
 def test_plan_command_stops_unless_confirmed(default_template, tmp_path, capsys, monkeypatch):
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(default_template.to_json()))
-    new.write_text(json.dumps(synth({"pool": {"disk_size_gib": 300}}).to_json()))
+    new.write_text(json.dumps(synth({"pool": {"capacity_type": "SPOT"}}).to_json()))
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     assert main(["plan", "--deployed", str(old), "--new", str(new)]) == 2
     out, err = capsys.readouterr()
-    assert f"  {new}: {GROUP} (pool gpu): replaced; DiskSize: 200 -> 300" in out.splitlines()
+    assert (
+        f'  {new}: {GROUP} (pool gpu): replaced; CapacityType: "ON_DEMAND" -> "SPOT"'
+        in out.splitlines()
+    )
     assert err == (
         "gpu-pool: plan: not confirmed (no terminal to ask on); re-run with --yes to proceed\n"
     )
@@ -99,7 +115,7 @@ def test_plan_command_reads_the_deployed_stack_from_cloudformation(default_templ
     out = tmp_path / "cdk.out"
     out.mkdir()
     (out / "GpuPool.template.json").write_text(
-        json.dumps(synth({"pool": {"disk_size_gib": 300}}).to_json())
+        json.dumps(synth({"pool": {"capacity_type": "SPOT"}}).to_json())
     )
     (out / "manifest.json").write_text(
         json.dumps(

@@ -1,5 +1,6 @@
 """Print cdk-nag's result from a synth's validation report: the verdict, then each finding,
-open or acknowledged, with its reason. Exits 1 if any finding is open."""
+open or acknowledged, with its reason. Exits 1 if any finding is open or a pack failed to run
+(CDK records a pack's own error in the report and goes on)."""
 
 import json
 import sys
@@ -10,6 +11,11 @@ def main(path: str = "cdk.out/validation-report.json") -> int:
     report = json.loads(Path(path).read_text(encoding="utf-8"))
     open_findings = 0
     for plugin in report["pluginReports"]:
+        error = plugin.get("metadata", {}).get("error")
+        if error:
+            print(f"cdk-nag {plugin['pluginName']}: did not run: {error}")
+            open_findings += 1
+            continue
         violations = plugin.get("violations", [])
         acknowledged = plugin.get("suppressedViolations", [])
         open_findings += len(violations)
