@@ -126,7 +126,13 @@ def test_pod_identity_ties_the_charts_service_account_to_the_role(default_templa
         }
     )
     depends = default_template.to_json()["Resources"][chart_id]["DependsOn"]
-    assert any(d.startswith("ClusterAutoscalerPodIdentity") for d in depends)
+    # The exact ids, from the template: the association the pod's credentials come from, and
+    # the agent add-on that serves them (a shared prefix would let either go missing).
+    (association_id,) = resources(default_template, "AWS::EKS::PodIdentityAssociation")
+    (agent_id,) = resources(default_template, "AWS::EKS::Addon")
+    assert association_id in depends
+    assert agent_id in depends
+    assert association_id != agent_id
 
 
 def test_disabled_autoscaler_installs_nothing():

@@ -54,3 +54,86 @@ def test_node_selector_needs_every_label():
     spec = {"nodeSelector": {"a": "1", "b": "2"}}
     assert pod_fits_node(spec, {"a": "1", "b": "2", "c": "3"}, [])
     assert not pod_fits_node(spec, {"a": "1"}, [])
+
+
+def _affinity(*expressions):
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": list(expressions)}]
+            }
+        }
+    }
+
+
+NO_EXECUTE = {"key": "maintenance", "value": "true", "effect": "NoExecute"}
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "blocked"),
+    [
+        ([], True),  # NoExecute blocks scheduling (and evicts) like NoSchedule
+        ([{"key": "maintenance", "operator": "Exists", "effect": "NoSchedule"}], True),
+        ([{"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}], False),
+        ([{"key": "maintenance", "operator": "Equal", "value": "true"}], False),  # any effect
+    ],
+)
+def test_no_execute_taints_block_unless_tolerated_for_that_effect(tolerations, blocked):
+    assert (untolerated_taints(tolerations, [NO_EXECUTE]) == [NO_EXECUTE]) is blocked
+
+
+def test_in_and_not_in_with_no_values():
+    # `In` with an empty list matches nothing; `NotIn` with one excludes nothing.
+    assert not node_affinity_matches(_affinity({"key": "a", "operator": "In"}), {"a": "1"})
+    assert not node_affinity_matches(
+        _affinity({"key": "a", "operator": "In", "values": []}), {"a": "1"}
+    )
+    assert node_affinity_matches(_affinity({"key": "a", "operator": "NotIn"}), {"a": "1"})
+
+
+@pytest.mark.parametrize(
+    ("operator", "label", "matches"),
+    [
+        ("Gt", "5", True),
+        ("Gt", "3", False),
+        ("Lt", "3", True),
+        ("Gt", "x", False),
+        ("Lt", None, False),
+    ],
+)
+def test_gt_and_lt_compare_integers(operator, label, matches):
+    labels = {} if label is None else {"n": label}
+    expression = {"key": "n", "operator": operator, "values": ["4"]}
+    assert node_affinity_matches(_affinity(expression), labels) is matches
+
+
+def test_a_mixed_model_groups_accelerator_label_is_nvidia_mixed():
+    from gpu_pool import catalog
+    from gpu_pool.node_template import gpu_model_label
+
+    assert gpu_model_label([catalog.lookup("g5.xlarge")]) == "nvidia-a10g"
+    assert gpu_model_label([catalog.lookup("g6.xlarge"), catalog.lookup("g5.xlarge")]) == (
+        "nvidia-mixed"
+    )
+    assert gpu_model_label([catalog.lookup("g5.xlarge"), catalog.lookup("g5.2xlarge")]) == (
+        "nvidia-a10g"
+    )
+
+
+def test_a_mixed_model_group_carries_nvidia_mixed_on_its_nodes_and_asg():
+    from tests.cfn import resources, synth
+
+    template = synth({"pool": {"instance_types": [["g6.xlarge", "g5.xlarge"]]}})
+    (group,) = [
+        r["Properties"]
+        for r in resources(template, "AWS::EKS::Nodegroup").values()
+        if "gpu-pool.io/pool" in r["Properties"]["Labels"]
+    ]
+    assert group["Labels"]["k8s.amazonaws.com/accelerator"] == "nvidia-mixed"
+    (tags,) = [
+        r["Properties"]["Tags"] for r in resources(template, "Custom::GpuPoolAsgTags").values()
+    ]
+    assert {
+        "Key": "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator",
+        "Value": "nvidia-mixed",
+    } in tags

@@ -398,3 +398,65 @@ def test_smoke_test_manifest_for_a_pool(tmp_path, capsys):
     assert main([*argv, "--config", _two_pools_config(tmp_path), "--pool", "training"]) == 0
     manifest = yaml.safe_load(capsys.readouterr().out)
     assert manifest["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "training"}
+
+
+STAGE_STALLS = {
+    # stage whose timeout is short, the scenario that stalls there, the cause verify names
+    "scale-up": (Scenario(), "no scale-up event although Cluster Autoscaler runs"),
+    "node-join": (
+        Scenario(events=[(1, SCALE_UP)]),
+        "scale-up was decided but no node joined",
+    ),
+    "node-ready": (
+        scale_up_to(node(ready=False, gpus=0)),
+        "the node joined but never became Ready",
+    ),
+    "gpu": (
+        scale_up_to(node(gpus=0), daemon_sets=[daemon_set(tolerations=[])]),
+        "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
+    ),
+    "run": (
+        Scenario(events=[(1, SCALE_UP)], nodes=[(2, node())], scheduled_at=3),
+        "the pod was scheduled but did not finish",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("stage", "scenario", "cause"),
+    [(k, *v) for k, v in STAGE_STALLS.items()],
+    ids=STAGE_STALLS.keys(),
+)
+def test_each_stage_stalls_on_its_own_timeout(tmp_path, capsys, stage, scenario, cause):
+    """Only the stage under test has a short timeout; a stall judged by any other stage's
+    (an hour) would hang, which the alarm turns into a failure."""
+    import signal
+
+    timeouts = []
+    for name in ("scale-up", "node-join", "node-ready", "gpu", "run"):
+        timeouts += [f"--{name}-timeout", "0.3" if name == stage else "3600"]
+
+    def hung(*_):
+        raise AssertionError(f"the {stage} stall was not judged by --{stage}-timeout")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    try:
+        with FakeKubernetes(scenario) as fake:
+            code = main(
+                [
+                    "verify",
+                    "--cdk-json",
+                    str(ROOT / "cdk.json"),
+                    "--kubeconfig",
+                    str(fake.kubeconfig(tmp_path)),
+                    "--poll-interval",
+                    "0.01",
+                    *timeouts,
+                ]
+            )
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert code == 1
+    assert f": {cause}\n" in capsys.readouterr().out
