@@ -92,3 +92,20 @@ def test_system_node_group_for_add_ons(default_template):
             "Taints": Match.absent(),
         },
     )
+
+
+def test_a_mixed_model_group_carries_nvidia_mixed_on_its_nodes_and_asg():
+    template = synth({"pool": {"instance_types": [["g6.xlarge", "g5.xlarge"]]}})
+    (group,) = [
+        r["Properties"]
+        for r in resources(template, "AWS::EKS::Nodegroup").values()
+        if "gpu-pool.io/pool" in r["Properties"]["Labels"]
+    ]
+    assert group["Labels"]["k8s.amazonaws.com/accelerator"] == "nvidia-mixed"
+    (tags,) = [
+        r["Properties"]["Tags"] for r in resources(template, "Custom::GpuPoolAsgTags").values()
+    ]
+    assert {
+        "Key": "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator",
+        "Value": "nvidia-mixed",
+    } in tags

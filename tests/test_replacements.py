@@ -109,8 +109,8 @@ def test_plan_command_stops_unless_confirmed(default_template, tmp_path, capsys,
 
 
 def test_plan_command_reads_the_deployed_stack_from_cloudformation(default_template, tmp_path):
-    from botocore.stub import Stubber
     import boto3
+    from botocore.stub import Stubber
 
     out = tmp_path / "cdk.out"
     out.mkdir()

@@ -118,22 +118,3 @@ def test_a_mixed_model_groups_accelerator_label_is_nvidia_mixed():
     assert gpu_model_label([catalog.lookup("g5.xlarge"), catalog.lookup("g5.2xlarge")]) == (
         "nvidia-a10g"
     )
-
-
-def test_a_mixed_model_group_carries_nvidia_mixed_on_its_nodes_and_asg():
-    from tests.cfn import resources, synth
-
-    template = synth({"pool": {"instance_types": [["g6.xlarge", "g5.xlarge"]]}})
-    (group,) = [
-        r["Properties"]
-        for r in resources(template, "AWS::EKS::Nodegroup").values()
-        if "gpu-pool.io/pool" in r["Properties"]["Labels"]
-    ]
-    assert group["Labels"]["k8s.amazonaws.com/accelerator"] == "nvidia-mixed"
-    (tags,) = [
-        r["Properties"]["Tags"] for r in resources(template, "Custom::GpuPoolAsgTags").values()
-    ]
-    assert {
-        "Key": "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator",
-        "Value": "nvidia-mixed",
-    } in tags

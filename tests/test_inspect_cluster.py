@@ -1,0 +1,197 @@
+"""inspect_cluster's verdicts on API objects, as the official client hands them over."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from gpu_pool.inspect_cluster import (
+    Check,
+    asg_tag_checks,
+    autoscaler_state,
+    device_plugin_reaches,
+    gpu_allocatable,
+    node_ready,
+)
+from tests.fake_kube import autoscaler, daemon_set, node
+from tests.test_verify import _stubbed
+
+GPU_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu"
+
+
+def _model(data: dict, kind: str):
+    """An API dict as the client returns it: its typed model."""
+    response = type("Response", (), {"data": __import__("json").dumps(data)})()
+    return client.ApiClient().deserialize(response, kind)
+
+
+def _plugin(**kwargs):
+    return _model(daemon_set(**kwargs), "V1DaemonSet")
+
+
+NODE = node(name="node-1")
+
+
+def test_a_plugin_that_selects_and_tolerates_the_node_is_ok():
+    assert device_plugin_reaches(NODE, [_plugin()]) == Check(
+        "ok", "device plugin", "nvidia-device-plugin-gpu selects and tolerates node-1"
+    )
+
+
+def test_every_plugin_that_misses_the_node_says_why():
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+                ]
+            }
+        }
+    }
+    with_affinity = daemon_set(pool="training")
+    with_affinity["spec"]["template"]["spec"]["nodeSelector"] = {}
+    with_affinity["spec"]["template"]["spec"]["affinity"] = affinity
+    check = device_plugin_reaches(
+        NODE,
+        [
+            _plugin(node_selector={"role": "cpu"}),
+            _model(with_affinity, "V1DaemonSet"),
+            _plugin(pool="spot", node_selector={}, tolerations=[]),
+        ],
+    )
+    assert check.status == "fail"
+    assert check.detail == (
+        "no device plugin DaemonSet would run on node-1: "
+        "nvidia-device-plugin-gpu: nodeSelector {'role': 'cpu'} does not match; "
+        "nvidia-device-plugin-training: its required node affinity does not match the node; "
+        "nvidia-device-plugin-spot: does not tolerate nvidia.com/gpu=true:NoSchedule"
+    )
+    assert check.fix.startswith("its nodeSelector must match the node's gpu-pool.io/pool label")
+
+
+@pytest.mark.parametrize(
+    ("conditions", "ready", "problems"),
+    [
+        ([{"type": "Ready", "status": "True"}], True, ""),
+        (
+            [
+                {"type": "Ready", "status": "True"},
+                {"type": "MemoryPressure", "status": "True", "message": "low memory"},
+                {"type": "DiskPressure", "status": "False"},
+            ],
+            True,
+            "MemoryPressure: low memory",
+        ),
+        ([{"type": "Ready", "status": "Unknown"}], False, "Ready=Unknown: "),
+        ([], False, ""),
+    ],
+    ids=["ready", "ready-under-pressure", "unknown", "no-conditions"],
+)
+def test_node_ready_is_only_the_ready_condition_true(conditions, ready, problems):
+    assert node_ready({"status": {"conditions": conditions}}) == (ready, problems)
+
+
+@pytest.mark.parametrize(
+    ("status", "gpus"),
+    [
+        ({"allocatable": {"nvidia.com/gpu": "8"}}, 8),
+        ({"allocatable": {"nvidia.com/gpu": "x"}}, 0),
+        ({}, 0),
+        (None, 0),
+    ],
+)
+def test_gpu_allocatable(status, gpus):
+    assert gpu_allocatable({"status": status}) == gpus
+
+
+class _Apps:
+    def __init__(self, deployment=None, error=None):
+        self.deployment, self.error = deployment, error
+
+    def read_namespaced_deployment(self, name, namespace):
+        assert (name, namespace) == ("cluster-autoscaler", "kube-system")
+        if self.error:
+            raise self.error
+        return _model(self.deployment, "V1Deployment")
+
+
+def test_autoscaler_flags_from_args_count_as_well_as_from_command():
+    deployment = autoscaler()
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    container["args"] = container.pop("command")[1:]
+    assert autoscaler_state(_Apps(deployment), "gpu-pool") == Check(
+        "ok",
+        "autoscaler",
+        "1 ready, --node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,"
+        "k8s.io/cluster-autoscaler/gpu-pool",
+    )
+
+
+def test_an_api_error_other_than_not_found_is_not_hidden():
+    with pytest.raises(client.ApiException):
+        autoscaler_state(_Apps(error=client.ApiException(status=403)), "gpu-pool")
+
+
+def _group(name, tags):
+    group = {
+        "AutoScalingGroupName": name,
+        "MinSize": 0,
+        "MaxSize": 8,
+        "DesiredCapacity": 0,
+        "DefaultCooldown": 300,
+        "AvailabilityZones": ["us-east-1a"],
+        "HealthCheckType": "EC2",
+        "CreatedTime": "2026-12-01T00:00:00Z",
+    }
+    if tags is not None:
+        group["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+    return group
+
+
+def test_asg_checks_go_on_past_groups_they_do_not_judge():
+    groups = [
+        _group("no-tags", None),
+        _group("self-managed", {"team": "x"}),
+        _group("cpu", {"eks:nodegroup-name": "cpu-ng"}),
+        _group(
+            "bad", {"eks:nodegroup-name": "bad-ng", GPU_TAG: "1", TAINT_TAG: "true:NO_SCHEDULE"}
+        ),
+        _group(
+            "good", {"eks:nodegroup-name": "good-ng", GPU_TAG: "8", TAINT_TAG: "true:NoExecute"}
+        ),
+    ]
+    autoscaling = _stubbed(
+        "autoscaling",
+        [
+            (
+                "describe_auto_scaling_groups",
+                {"AutoScalingGroups": groups},
+                {"Filters": [{"Name": "tag:eks:cluster-name", "Values": ["c"]}]},
+            )
+        ],
+    )
+    eks = _stubbed(
+        "eks",
+        [
+            (
+                "describe_nodegroup",
+                {"nodegroup": {"instanceTypes": [types]}},
+                {"clusterName": "c", "nodegroupName": name},
+            )
+            for name, types in (
+                ("cpu-ng", "m5.large"),
+                ("bad-ng", "g5.xlarge"),
+                ("good-ng", "p5.48xlarge"),
+            )
+        ],
+    )
+    assert asg_tag_checks(autoscaling, eks, "c") == [
+        Check(
+            "fail",
+            "ASG bad",
+            f"taint tags Cluster Autoscaler ignores: {TAINT_TAG}=true:NO_SCHEDULE",
+            "the value must be <value>:<Effect> in Kubernetes spelling (NoSchedule)",
+        ),
+        Check("ok", "ASG good", "good-ng: nvidia.com/gpu=8"),
+    ]
