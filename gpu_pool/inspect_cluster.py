@@ -158,7 +158,9 @@ def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]
             continue
         types = eks.describe_nodegroup(clusterName=cluster_name, nodegroupName=nodegroup)[
             "nodegroup"
-        ].get("instanceTypes", [])
+        ].get("instanceTypes")
+        if not types:
+            continue  # types only in a launch template: nothing to judge the tag against
         try:
             counts = {catalog.lookup(t).gpu_count for t in types}
         except CatalogError:

@@ -60,14 +60,26 @@ def test_every_plugin_that_misses_the_node_says_why():
             _plugin(pool="spot", node_selector={}, tolerations=[]),
         ],
     )
-    assert check.status == "fail"
-    assert check.detail == (
+    assert check == Check(
+        "fail",
+        "device plugin",
         "no device plugin DaemonSet would run on node-1: "
         "nvidia-device-plugin-gpu: nodeSelector {'role': 'cpu'} does not match; "
         "nvidia-device-plugin-training: its required node affinity does not match the node; "
-        "nvidia-device-plugin-spot: does not tolerate nvidia.com/gpu=true:NoSchedule"
+        "nvidia-device-plugin-spot: does not tolerate nvidia.com/gpu=true:NoSchedule",
+        "its nodeSelector must match the node's gpu-pool.io/pool label and its tolerations the "
+        "pool's taints (redeploy the stack; `gpu-pool doctor` shows the DaemonSet)",
     )
-    assert check.fix.startswith("its nodeSelector must match the node's gpu-pool.io/pool label")
+
+
+def test_every_untolerated_taint_is_named_with_its_value_or_none():
+    tainted = node(name="node-1")
+    tainted["spec"]["taints"].append({"key": "dedicated", "effect": "NoExecute"})
+    check = device_plugin_reaches(tainted, [_plugin(tolerations=[])])
+    assert check.detail.endswith(
+        "nvidia-device-plugin-gpu: does not tolerate nvidia.com/gpu=true:NoSchedule, "
+        "dedicated=:NoExecute"
+    )
 
 
 @pytest.mark.parametrize(
@@ -149,17 +161,18 @@ def _group(name, tags):
     return group
 
 
-def test_asg_checks_go_on_past_groups_they_do_not_judge():
+def test_asg_checks_go_on_past_groups_they_do_not_judge_or_find_wrong():
+    two_bad = {TAINT_TAG: "true:NO_SCHEDULE", f"{TAINT_TAG}-2": "x:NO_EXECUTE"}
+    prefer = {TAINT_TAG: "t:PreferNoSchedule"}
     groups = [
         _group("no-tags", None),
         _group("self-managed", {"team": "x"}),
         _group("cpu", {"eks:nodegroup-name": "cpu-ng"}),
-        _group(
-            "bad", {"eks:nodegroup-name": "bad-ng", GPU_TAG: "1", TAINT_TAG: "true:NO_SCHEDULE"}
-        ),
-        _group(
-            "good", {"eks:nodegroup-name": "good-ng", GPU_TAG: "8", TAINT_TAG: "true:NoExecute"}
-        ),
+        _group("templated", {"eks:nodegroup-name": "templated-ng"}),
+        _group("mixed", {"eks:nodegroup-name": "mixed-ng", GPU_TAG: "1"}),
+        _group("bad", {"eks:nodegroup-name": "bad-ng", GPU_TAG: "1", **two_bad}),
+        _group("prefer", {"eks:nodegroup-name": "prefer-ng", GPU_TAG: "1", **prefer}),
+        _group("good", {"eks:nodegroup-name": "good-ng", GPU_TAG: "8", TAINT_TAG: "a:NoExecute"}),
     ]
     autoscaling = _stubbed(
         "autoscaling",
@@ -176,22 +189,34 @@ def test_asg_checks_go_on_past_groups_they_do_not_judge():
         [
             (
                 "describe_nodegroup",
-                {"nodegroup": {"instanceTypes": [types]}},
+                {"nodegroup": {"instanceTypes": types}},
                 {"clusterName": "c", "nodegroupName": name},
             )
             for name, types in (
-                ("cpu-ng", "m5.large"),
-                ("bad-ng", "g5.xlarge"),
-                ("good-ng", "p5.48xlarge"),
+                ("cpu-ng", ["m5.large"]),
+                ("templated-ng", []),
+                ("mixed-ng", ["g5.xlarge", "g5.12xlarge"]),
+                ("bad-ng", ["g5.xlarge"]),
+                ("prefer-ng", ["g6.xlarge"]),
+                ("good-ng", ["p5.48xlarge"]),
             )
         ],
     )
     assert asg_tag_checks(autoscaling, eks, "c") == [
         Check(
             "fail",
+            "ASG mixed",
+            f"tag {GPU_TAG}='1', but g5.xlarge/g5.12xlarge has ? GPU(s)",
+            "at zero nodes Cluster Autoscaler believes this tag: redeploy the stack so the tag "
+            "writer rewrites it",
+        ),
+        Check(
+            "fail",
             "ASG bad",
-            f"taint tags Cluster Autoscaler ignores: {TAINT_TAG}=true:NO_SCHEDULE",
+            f"taint tags Cluster Autoscaler ignores: {TAINT_TAG}=true:NO_SCHEDULE, "
+            f"{TAINT_TAG}-2=x:NO_EXECUTE",
             "the value must be <value>:<Effect> in Kubernetes spelling (NoSchedule)",
         ),
+        Check("ok", "ASG prefer", "prefer-ng: nvidia.com/gpu=1"),
         Check("ok", "ASG good", "good-ng: nvidia.com/gpu=8"),
     ]

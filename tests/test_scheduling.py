@@ -118,3 +118,44 @@ def test_a_mixed_model_groups_accelerator_label_is_nvidia_mixed():
     assert gpu_model_label([catalog.lookup("g5.xlarge"), catalog.lookup("g5.2xlarge")]) == (
         "nvidia-a10g"
     )
+
+
+@pytest.mark.parametrize(
+    ("toleration", "taint"),
+    [
+        ({"key": "k", "operator": "Equal"}, {"key": "k", "value": "", "effect": "NoSchedule"}),
+        ({"key": "k", "operator": "Equal", "value": ""}, {"key": "k", "effect": "NoSchedule"}),
+        ({"key": "k"}, {"key": "k", "effect": "NoSchedule"}),
+    ],
+    ids=["no-value-vs-empty", "empty-vs-no-value", "neither"],
+)
+def test_an_absent_value_is_the_empty_value(toleration, taint):
+    assert untolerated_taints([toleration], [taint]) == []
+
+
+def test_not_in_excludes_a_listed_value_and_keeps_nodes_without_the_key():
+    expression = {"key": "arch", "operator": "NotIn", "values": ["arm64"]}
+    assert not node_affinity_matches(_affinity(expression), {"arch": "arm64"})
+    assert node_affinity_matches(_affinity(expression), {"arch": "amd64"})
+    assert node_affinity_matches(_affinity(expression), {})
+
+
+@pytest.mark.parametrize("operator", ["Gt", "Lt"])
+def test_gt_and_lt_are_strict(operator):
+    expression = {"key": "n", "operator": operator, "values": ["4"]}
+    assert not node_affinity_matches(_affinity(expression), {"n": "4"})
+
+
+def test_an_unknown_operator_is_named():
+    with pytest.raises(ValueError, match="^unknown node selector operator 'Near'$"):
+        node_affinity_matches(_affinity({"key": "a", "operator": "Near"}), {"a": "1"})
+
+
+def test_a_pod_needs_its_affinity_and_tolerations_to_fit():
+    pod = {
+        "affinity": _affinity({"key": "zone", "operator": "In", "values": ["a"]}),
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+    }
+    assert pod_fits_node(pod, {"zone": "a"}, [GPU_TAINT])
+    assert not pod_fits_node(pod, {"zone": "b"}, [GPU_TAINT])
+    assert not pod_fits_node({"affinity": pod["affinity"]}, {"zone": "a"}, [GPU_TAINT])
