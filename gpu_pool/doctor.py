@@ -72,8 +72,9 @@ def _device_plugin_rollout(daemon_sets: list[Any]) -> list[Check]:
         return [MISSING_DEVICE_PLUGIN]
     checks = []
     for daemon_set in daemon_sets:
-        desired = daemon_set.status.desired_number_scheduled or 0
-        ready = daemon_set.status.number_ready or 0
+        # Both are required fields of DaemonSetStatus: the client always has them.
+        desired = daemon_set.status.desired_number_scheduled
+        ready = daemon_set.status.number_ready
         status = "ok" if ready == desired else "fail"
         checks.append(
             Check(

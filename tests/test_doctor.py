@@ -166,16 +166,40 @@ CASES = {
 
 
 @pytest.mark.parametrize(("scenario", "tags", "line", "code"), CASES.values(), ids=CASES.keys())
-def test_each_doctor_verdict_and_its_exit_code(tmp_path, capsys, scenario, tags, line, code):
+def test_each_doctor_verdict_and_its_exit_code(
+    tmp_path, capsys, request, scenario, tags, line, code
+):
     aws = _aws(tags) if tags is not None else None
     exit_code, _ = run(tmp_path, scenario, aws=aws, command="doctor")
     out = capsys.readouterr().out.splitlines()
     assert line in out
     assert exit_code == code
-    # A failing verdict always says what to do next, on the line after it.
-    for index, text in enumerate(out):
-        if text.startswith("[fail]"):
-            assert out[index + 1].startswith("       fix: ")
+    # A failing verdict says what to do next on the line after it; an ok one says nothing more.
+    position = out.index(line) + 1
+    following = out[position] if position < len(out) else ""
+    if line.startswith("[fail]"):
+        assert following == f"       fix: {FIXES[request.node.callspec.id]}"
+    else:
+        assert not following.startswith("       fix: ")
+
+
+FIXES = {
+    "node-not-ready": "see kubelet",
+    "node-ready-unknown": "see kubelet",
+    "node-without-gpus": "its nodeSelector must match the node's gpu-pool.io/pool label and its "
+    "tolerations the pool's taints (redeploy the stack; `gpu-pool doctor` shows the DaemonSet)",
+    "plugin-partly-ready": "kubectl -n kube-system describe ds nvidia-device-plugin-gpu",
+    "plugin-missing": "deploy the stack with pool.gpu_software: device-plugin",
+    "autoscaler-missing": "deploy the stack with autoscaler.enabled: true, or install Cluster "
+    "Autoscaler",
+    "autoscaler-not-ready": "kubectl -n kube-system logs deploy/cluster-autoscaler",
+    "autoscaler-not-discovering": "its --node-group-auto-discovery must name "
+    "k8s.io/cluster-autoscaler/gpu-pool",
+    "asg-gpu-count-wrong": "at zero nodes Cluster Autoscaler believes this tag: redeploy the "
+    "stack so the tag writer rewrites it",
+    "asg-taint-in-eks-spelling": "the value must be <value>:<Effect> in Kubernetes spelling "
+    "(NoSchedule)",
+}
 
 
 def test_asgs_of_other_node_groups_are_not_judged(tmp_path, capsys):
