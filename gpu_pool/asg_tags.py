@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import CustomResource
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from gpu_pool.nodegroup_provider import NodegroupHandler
+from gpu_pool.nodegroup_provider import nodegroup_resource
 
 RESOURCE_TYPE = "Custom::GpuPoolAsgTags"
 
@@ -34,18 +33,14 @@ class AsgTags(Construct):
         tags: Mapping[str, str],
     ) -> None:
         super().__init__(scope, construct_id)
-        resource = CustomResource(
+        resource = nodegroup_resource(
             self,
-            "Resource",
-            service_token=NodegroupHandler.of(self, cluster).provider.service_token,
+            cluster=cluster,
+            nodegroup=nodegroup,
             resource_type=RESOURCE_TYPE,
+            # A list, not a map: the discovery tag's key holds the cluster name, a token.
             properties={
-                "ClusterName": cluster.cluster_name,
-                # GetAtt NodegroupName is the bare name DescribeNodegroup takes; Ref would be
-                # cluster/nodegroup.
-                "NodegroupName": nodegroup.attr_nodegroup_name,
-                # A list, not a map: the discovery tag's key holds the cluster name, a token.
-                "Tags": [{"Key": key, "Value": value} for key, value in sorted(tags.items())],
+                "Tags": [{"Key": key, "Value": value} for key, value in sorted(tags.items())]
             },
         )
         self.asg_name = resource.get_att_string("AsgName")

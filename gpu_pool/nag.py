@@ -91,3 +91,19 @@ def acknowledge_wildcard_resources(policy: IConstruct, reason: str) -> None:
             form = nag_form(resource)
             if "*" in form:
                 acknowledge(policy, f"AwsSolutions-IAM5[Resource::{form}]", reason)
+
+
+def acknowledge_provider_framework(scope: IConstruct, framework: IConstruct, owner: str) -> None:
+    """Findings inside an aws-cdk-lib provider, which this project does not write: the Lambda
+    runtimes under `scope` (aws-cdk-lib picks them) and the wildcard with which the framework's
+    onEvent function (`framework`) may invoke the handler and its versions."""
+    acknowledge(
+        scope,
+        "AwsSolutions-L1",
+        f"{owner}'s Lambda runtime is chosen by aws-cdk-lib (pinned in requirements.txt); "
+        "upgrading aws-cdk-lib moves it",
+    )
+    acknowledge_wildcard_resources(
+        framework.node.find_child("ServiceRole").node.find_child("DefaultPolicy"),
+        "aws-cdk-lib's provider framework invokes its own handler function and its versions",
+    )

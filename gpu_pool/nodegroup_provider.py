@@ -14,10 +14,11 @@ Each cluster whose pools use it adds statements scoped to that cluster.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
-from aws_cdk import ArnFormat, Duration, Names, Stack
+from aws_cdk import ArnFormat, CustomResource, Duration, Names, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -25,7 +26,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from gpu_pool.nag import acknowledge, acknowledge_wildcard_resources
+from gpu_pool.nag import acknowledge_provider_framework, acknowledge_wildcard_resources
 
 HANDLER_DIR = Path(__file__).resolve().parent / "nodegroup_handler"
 _PROVIDER_ID = "GpuPoolNodegroupHandler"
@@ -60,7 +61,8 @@ class NodegroupHandler(Construct):
             log_group=logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_MONTH),
         )
         self.provider = cr.Provider(self, "Provider", on_event_handler=handler)
-        _acknowledge_provider_framework(self.provider)
+        framework = self.provider.node.find_child("framework-onEvent")
+        acknowledge_provider_framework(framework, framework, "The provider framework")
 
     @classmethod
     def of(cls, scope: Construct, cluster: eks.ICluster) -> NodegroupHandler:
@@ -120,16 +122,25 @@ def handler_statements(stack: Stack, cluster_name: str) -> list[iam.PolicyStatem
     ]
 
 
-def _acknowledge_provider_framework(provider: cr.Provider) -> None:
-    """Findings inside aws-cdk-lib's provider framework, which this project does not write."""
-    framework = provider.node.find_child("framework-onEvent")
-    acknowledge(
-        framework,
-        "AwsSolutions-L1",
-        "The provider framework's Lambda runtime is chosen by aws-cdk-lib (pinned in "
-        "requirements.txt); upgrading aws-cdk-lib moves it",
-    )
-    acknowledge_wildcard_resources(
-        framework.node.find_child("ServiceRole").node.find_child("DefaultPolicy"),
-        "aws-cdk-lib's provider framework invokes its own handler function and its versions",
+def nodegroup_resource(
+    scope: Construct,
+    *,
+    cluster: eks.ICluster,
+    nodegroup: eks.CfnNodegroup,
+    resource_type: str,
+    properties: Mapping[str, Any],
+) -> CustomResource:
+    """A custom resource of `resource_type` for one node group, handled by the stack's
+    NodegroupHandler: ClusterName and NodegroupName (the bare name: GetAtt NodegroupName,
+    which DescribeNodegroup takes; Ref would be cluster/nodegroup) plus `properties`."""
+    return CustomResource(
+        scope,
+        "Resource",
+        service_token=NodegroupHandler.of(scope, cluster).provider.service_token,
+        resource_type=resource_type,
+        properties={
+            "ClusterName": cluster.cluster_name,
+            "NodegroupName": nodegroup.attr_nodegroup_name,
+            **properties,
+        },
     )

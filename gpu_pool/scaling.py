@@ -16,11 +16,10 @@ and a desired size only on creation or when the live one falls outside the new b
 
 from __future__ import annotations
 
-from aws_cdk import CustomResource
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from gpu_pool.nodegroup_provider import NodegroupHandler
+from gpu_pool.nodegroup_provider import nodegroup_resource
 
 RESOURCE_TYPE = "Custom::GpuPoolNodegroupScaling"
 # The node group's template ScalingConfig: gpu-pool's earlier defaults, so a stack deployed with
@@ -43,14 +42,12 @@ class NodegroupScaling(Construct):
         desired_size_on_create: int,
     ) -> None:
         super().__init__(scope, construct_id)
-        CustomResource(
+        nodegroup_resource(
             self,
-            "Resource",
-            service_token=NodegroupHandler.of(self, cluster).provider.service_token,
+            cluster=cluster,
+            nodegroup=nodegroup,
             resource_type=RESOURCE_TYPE,
             properties={
-                "ClusterName": cluster.cluster_name,
-                "NodegroupName": nodegroup.attr_nodegroup_name,
                 "MinSize": min_size,
                 "MaxSize": max_size,
                 "DesiredSizeOnCreate": desired_size_on_create,

@@ -17,7 +17,11 @@ from gpu_pool.autoscaler import ClusterAutoscaler
 from gpu_pool.checks import check_app, check_node_selector, check_zones_known, report
 from gpu_pool.cluster_pools import ClusterPools
 from gpu_pool.launch_template import NodeLaunchTemplate
-from gpu_pool.nag import acknowledge, acknowledge_managed_policies, acknowledge_wildcard_resources
+from gpu_pool.nag import (
+    acknowledge,
+    acknowledge_managed_policies,
+    acknowledge_provider_framework,
+)
 from gpu_pool.node_pool import GpuNodePool
 from gpu_pool.plan import PoolPlan, pascal_case, plan_pools
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
@@ -273,16 +277,6 @@ def _add_system_nodes(cluster: eks.Cluster, cluster_settings: ClusterSettings) -
 
 
 def _acknowledge_kubectl_provider(cluster: eks.Cluster) -> None:
-    """Findings inside aws-cdk-lib's kubectl provider, which this project does not write."""
     provider = cluster.node.find_child("KubectlProvider")
-    acknowledge(
-        provider,
-        "AwsSolutions-L1",
-        "The kubectl provider's Lambda runtime is chosen by aws-cdk-lib (pinned in "
-        "requirements.txt); upgrading aws-cdk-lib moves it",
-    )
-    on_event_role = provider.node.find_child("Provider").node.find_child("framework-onEvent")
-    acknowledge_wildcard_resources(
-        on_event_role.node.find_child("ServiceRole").node.find_child("DefaultPolicy"),
-        "aws-cdk-lib's provider framework invokes its own handler function and its versions",
-    )
+    framework = provider.node.find_child("Provider").node.find_child("framework-onEvent")
+    acknowledge_provider_framework(provider, framework, "The kubectl provider")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fake_kube import Scenario, autoscaler, daemon_set, node
+from tests.test_inspect_cluster import asg_group
 from tests.test_verify import _stubbed, run
 
 CLUSTER = "gpu-pool"
@@ -15,21 +16,7 @@ TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu"
 
 def _aws(tags: dict[str, str] | None, instance_types=("g5.xlarge",)):
     """AWS clients showing one ASG with `tags` (None: no ASG at all)."""
-    groups = []
-    if tags is not None:
-        groups.append(
-            {
-                "AutoScalingGroupName": "eks-GpuPoolG5Xlarge-4ac9",
-                "MinSize": 0,
-                "MaxSize": 8,
-                "DesiredCapacity": 0,
-                "DefaultCooldown": 300,
-                "AvailabilityZones": ["us-east-1a"],
-                "HealthCheckType": "EC2",
-                "CreatedTime": "2026-12-01T00:00:00Z",
-                "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
-            }
-        )
+    groups = [] if tags is None else [asg_group("eks-GpuPoolG5Xlarge-4ac9", tags)]
     autoscaling = _stubbed(
         "autoscaling",
         [

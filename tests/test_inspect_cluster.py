@@ -145,7 +145,8 @@ def test_an_api_error_other_than_not_found_is_not_hidden():
         autoscaler_state(_Apps(error=client.ApiException(status=403)), "gpu-pool")
 
 
-def _group(name, tags):
+def asg_group(name, tags):
+    """An Auto Scaling group as DescribeAutoScalingGroups returns it (None: no Tags key)."""
     group = {
         "AutoScalingGroupName": name,
         "MinSize": 0,
@@ -165,14 +166,16 @@ def test_asg_checks_go_on_past_groups_they_do_not_judge_or_find_wrong():
     two_bad = {TAINT_TAG: "true:NO_SCHEDULE", f"{TAINT_TAG}-2": "x:NO_EXECUTE"}
     prefer = {TAINT_TAG: "t:PreferNoSchedule"}
     groups = [
-        _group("no-tags", None),
-        _group("self-managed", {"team": "x"}),
-        _group("cpu", {"eks:nodegroup-name": "cpu-ng"}),
-        _group("templated", {"eks:nodegroup-name": "templated-ng"}),
-        _group("mixed", {"eks:nodegroup-name": "mixed-ng", GPU_TAG: "1"}),
-        _group("bad", {"eks:nodegroup-name": "bad-ng", GPU_TAG: "1", **two_bad}),
-        _group("prefer", {"eks:nodegroup-name": "prefer-ng", GPU_TAG: "1", **prefer}),
-        _group("good", {"eks:nodegroup-name": "good-ng", GPU_TAG: "8", TAINT_TAG: "a:NoExecute"}),
+        asg_group("no-tags", None),
+        asg_group("self-managed", {"team": "x"}),
+        asg_group("cpu", {"eks:nodegroup-name": "cpu-ng"}),
+        asg_group("templated", {"eks:nodegroup-name": "templated-ng"}),
+        asg_group("mixed", {"eks:nodegroup-name": "mixed-ng", GPU_TAG: "1"}),
+        asg_group("bad", {"eks:nodegroup-name": "bad-ng", GPU_TAG: "1", **two_bad}),
+        asg_group("prefer", {"eks:nodegroup-name": "prefer-ng", GPU_TAG: "1", **prefer}),
+        asg_group(
+            "good", {"eks:nodegroup-name": "good-ng", GPU_TAG: "8", TAINT_TAG: "a:NoExecute"}
+        ),
     ]
     autoscaling = _stubbed(
         "autoscaling",
