@@ -2,7 +2,7 @@
 
 from aws_cdk.assertions import Match
 
-from tests.cfn import only, resources
+from tests.cfn import only, resources, synth
 
 NODEGROUP = "AWS::EKS::Nodegroup"
 
