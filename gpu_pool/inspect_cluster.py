@@ -44,11 +44,8 @@ def pool_selector(pool: PoolPlan) -> str:
 
 
 def gpu_allocatable(node: dict[str, Any]) -> int:
-    value = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, "0")
-    try:
-        return int(value)
-    except ValueError:
-        return 0
+    value = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE)
+    return int(value) if isinstance(value, str) and value.isdigit() else 0
 
 
 def node_ready(node: dict[str, Any]) -> tuple[bool, str]:

@@ -56,10 +56,10 @@ def toleration_tolerates(toleration: Mapping[str, Any], taint: Mapping[str, str]
     effect = toleration.get("effect")
     if effect and effect != taint["effect"]:
         return False
-    operator = toleration.get("operator", "Equal")
     key = toleration.get("key")
-    if operator == "Exists":
+    if toleration.get("operator") == "Exists":
         return not key or key == taint["key"]
+    # Equal, the default operator: an absent value is the empty one.
     return key == taint["key"] and toleration.get("value", "") == taint.get("value", "")
 
 
