@@ -223,3 +223,20 @@ def test_asg_checks_go_on_past_groups_they_do_not_judge_or_find_wrong():
         Check("ok", "ASG prefer", "prefer-ng: nvidia.com/gpu=1"),
         Check("ok", "ASG good", "good-ng: nvidia.com/gpu=8"),
     ]
+
+
+def test_a_pressure_condition_without_a_message_is_still_named():
+    conditions = [{"type": "Ready", "status": "True"}, {"type": "PIDPressure", "status": "True"}]
+    assert node_ready({"status": {"conditions": conditions}}) == (True, "PIDPressure: ")
+
+
+def test_an_autoscaler_without_a_discovery_flag_does_not_discover():
+    deployment = autoscaler()
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    container["command"] = ["./cluster-autoscaler", "--cloud-provider=aws"]
+    assert autoscaler_state(_Apps(deployment), "gpu-pool") == Check(
+        "fail",
+        "autoscaler",
+        "runs, but does not discover this cluster's ASGs (no discovery flag)",
+        "its --node-group-auto-discovery must name k8s.io/cluster-autoscaler/gpu-pool",
+    )
