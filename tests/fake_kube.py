@@ -219,11 +219,12 @@ class FakeKubernetes:
             items = [n for n in current if _selects(selector, n["metadata"]["labels"])]
             return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items}
         if path == "/apis/apps/v1/namespaces/kube-system/daemonsets":
+            selector = query.get("labelSelector", [""])[0]
             return 200, {
                 "kind": "DaemonSetList",
                 "apiVersion": "apps/v1",
                 "metadata": {},
-                "items": s.daemon_sets,
+                "items": [d for d in s.daemon_sets if _selects(selector, d["metadata"]["labels"])],
             }
         if path == "/apis/apps/v1/namespaces/kube-system/deployments/cluster-autoscaler":
             if s.autoscaler is None:

@@ -189,6 +189,23 @@ FIXES = {
 }
 
 
+def test_only_device_plugin_daemon_sets_count_as_the_plugin(tmp_path, capsys):
+    """kube-system holds other DaemonSets (aws-node, kube-proxy); they are not device plugins."""
+    other = daemon_set(desired=3, ready=0)
+    other["metadata"]["name"] = "aws-node"
+    other["metadata"]["labels"] = {"k8s-app": "aws-node"}
+    exit_code, _ = run(
+        tmp_path, Scenario(daemon_sets=[other]), aws=_aws(GOOD_TAGS), command="doctor"
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "[fail] device plugin: no DaemonSet labelled app.kubernetes.io/name=nvidia-device-plugin in kube-system"
+        in out
+    )
+    assert not [line for line in out if "aws-node" in line]
+    assert exit_code == 1
+
+
 def test_asgs_of_other_node_groups_are_not_judged(tmp_path, capsys):
     cpu_group = {"eks:nodegroup-name": "GpuPoolG5Xlarge-abc"}
     exit_code, _ = run(tmp_path, Scenario(), aws=_aws(cpu_group, ("m5.large",)), command="doctor")
