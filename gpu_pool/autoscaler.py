@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jsii
@@ -102,26 +102,18 @@ def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
     return hashlib.sha256("\n".join(templates).encode()).hexdigest()[:16]
 
 
-@jsii.implements(IStableStringProducer)
-class _NodeTemplatesChecksum:
-    """Produces the checksum at synth, once every pool on the cluster has been added."""
+@jsii.implements(IStableAnyProducer, IStableStringProducer)
+class _AtSynth:
+    """`value(node groups)` of every pool on the cluster, produced at synth: pools added after
+    the autoscaler count too. Lazy.any and Lazy.string both take it."""
 
-    def __init__(self, pools: ClusterPools) -> None:
-        self._pools = pools
-
-    def produce(self) -> str:
-        return node_templates_checksum(self._pools.node_groups)
-
-
-@jsii.implements(IStableAnyProducer)
-class _ScaleUpPriorities:
-    """Produces the priorities at synth, once every pool on the cluster has been added."""
-
-    def __init__(self, pools: ClusterPools) -> None:
-        self._pools = pools
+    def __init__(
+        self, pools: ClusterPools, value: Callable[[Sequence[PlacedNodeGroup]], Any]
+    ) -> None:
+        self._pools, self._value = pools, value
 
     def produce(self) -> Any:
-        return scale_up_priorities(self._pools.node_groups)
+        return self._value(self._pools.node_groups)
 
 
 def autoscaler_values(
@@ -248,8 +240,8 @@ class ClusterAutoscaler(Construct):
                 image_tag,
                 settings,
                 node_selector,
-                Lazy.any(_ScaleUpPriorities(pools)),
-                Lazy.string(_NodeTemplatesChecksum(pools)),
+                Lazy.any(_AtSynth(pools, scale_up_priorities)),
+                Lazy.string(_AtSynth(pools, node_templates_checksum)),
             ),
         )
         # Credentials must exist before the pod starts, or it crash-loops on the node role.

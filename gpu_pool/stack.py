@@ -133,7 +133,6 @@ class GpuPoolStack(Stack):
             # Empty settings: the system node group of a new cluster, else any untainted node.
             node_selector=settings.autoscaler.node_selector
             or (dict([SYSTEM_NODE_LABEL]) if new_cluster else {}),
-            install_pod_identity_agent=new_cluster,
         )
 
     def _new_cluster(self, settings: AppSettings) -> tuple[eks.Cluster, list[ec2.ISubnet]]:
