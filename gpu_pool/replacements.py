@@ -15,6 +15,7 @@ Those groups are named too, as rolled, without a question.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,11 +54,7 @@ def nodegroup_losses(deployed: dict[str, Any], new: dict[str, Any]) -> list[Node
     losses = []
     for logical_id, old in old_groups.items():
         if logical_id in new_groups:
-            changed = [
-                f"{name}: {_show(old.get(name))} -> {_show(new_groups[logical_id].get(name))}"
-                for name in CREATE_ONLY
-                if old.get(name) != new_groups[logical_id].get(name)
-            ]
+            changed = _changes(CREATE_ONLY, old, new_groups[logical_id])
             if changed:
                 losses.append(NodegroupLoss(logical_id, _pool(old), ("replaced", *changed)))
             continue
@@ -69,11 +66,8 @@ def nodegroup_losses(deployed: dict[str, Any], new: dict[str, Any]) -> list[Node
         ]
         reasons = ["deleted"]
         if len(successors) == 1:
-            reasons += [
-                f"{name}: {_show(old.get(name))} -> {_show(successors[0].get(name))}"
-                for name in CREATE_ONLY
-                if name != "NodegroupName" and old.get(name) != successors[0].get(name)
-            ]
+            kept_name = [name for name in CREATE_ONLY if name != "NodegroupName"]
+            reasons += _changes(kept_name, old, successors[0])
         losses.append(NodegroupLoss(logical_id, pool, tuple(reasons)))
     return losses
 
@@ -86,21 +80,25 @@ def nodegroup_rolls(deployed: dict[str, Any], new: dict[str, Any]) -> list[Nodeg
         now = new_groups.get(logical_id)
         if now is None:
             continue
-        changed = [
-            f"{name}: {_show(old.get(name))} -> {_show(now.get(name))}"
-            for name in ROLLING
-            if old.get(name) != now.get(name)
-        ]
         old_data = _launch_template_data(deployed, old)
         new_data = _launch_template_data(new, now)
-        changed += [
-            f"launch template {key}: {_show(old_data.get(key))} -> {_show(new_data.get(key))}"
-            for key in sorted(old_data.keys() | new_data.keys())
-            if old_data.get(key) != new_data.get(key)
-        ]
+        changed = _changes(ROLLING, old, now) + _changes(
+            sorted(old_data.keys() | new_data.keys()), old_data, new_data, "launch template "
+        )
         if changed:
             rolls.append(NodegroupLoss(logical_id, _pool(old), ("rolled", *changed)))
     return rolls
+
+
+def _changes(
+    names: Sequence[str], old: dict[str, Any], new: dict[str, Any], label: str = ""
+) -> list[str]:
+    """`<label><name>: old -> new` for each of `names` whose value differs."""
+    return [
+        f"{label}{name}: {_show(old.get(name))} -> {_show(new.get(name))}"
+        for name in names
+        if old.get(name) != new.get(name)
+    ]
 
 
 def _launch_template_data(template: dict[str, Any], nodegroup: dict[str, Any]) -> dict[str, Any]:
