@@ -33,6 +33,9 @@ class GpuFamily:
     # AMIs carry 580 (../shared/FACTS.md).
     min_driver: int = 0
     note: str = ""
+    # Whether EC2 DescribeInstanceTypes reports the GPUs. Karpenter counts GPUs from EC2's data
+    # alone, so it sees none on fractional types and never launches them for a GPU request.
+    ec2_counts_gpus: bool = True
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ _FAMILIES = [
         {"large": 1, "xlarge": 1, "2xlarge": 1, "4xlarge": 1},
         0.202,
         note="fractional L4: one partial GPU per node",
+        ec2_counts_gpus=False,
     ),
     GpuFamily(
         "gr6f",
@@ -92,6 +96,7 @@ _FAMILIES = [
         {"4xlarge": 1},
         1.066,
         note="fractional L4: one partial GPU per node",
+        ec2_counts_gpus=False,
     ),
     GpuFamily(
         "g7e",

@@ -17,11 +17,12 @@ from typing import Any
 from aws_cdk import Annotations
 from constructs import Construct
 
-from gpu_pool.catalog import Architecture
+from gpu_pool.catalog import Architecture, GpuInstanceType
 from gpu_pool.findings import Finding
 from gpu_pool.findings import error as _error
 from gpu_pool.findings import warning as _warning
 from gpu_pool.gpu_software import is_bottlerocket
+from gpu_pool.karpenter.checks import check_karpenter_pool, check_karpenter_version
 from gpu_pool.node_template import (
     ACCELERATOR_LABEL,
     GPU_PRESENT_LABEL,
@@ -83,7 +84,10 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
     findings += _check_gpu_software(plan)
     findings += _check_versions(pool, prefix)
     findings += _check_labels_and_taints(plan)
-    findings += _check_scaling(pool, prefix)
+    if plan.karpenter is not None:
+        findings += check_karpenter_pool(plan.karpenter)
+    else:
+        findings += _check_scaling(pool, prefix)
     findings += _check_disk(pool, prefix)
     findings += _check_zones(pool.zones, prefix)
     return findings
@@ -110,31 +114,40 @@ def _check_entries(plan: PoolPlan) -> Iterator[Finding]:
                     "remove one",
                 )
             first_entry.setdefault(gpu_type.name, index)
-        counts = {t.name: t.gpu_count for t in group}
-        if len(set(counts.values())) > 1:
-            yield _error(
-                setting,
-                f"instance types differ in GPU count ({_pairs(counts)}); the autoscaler's node "
-                "template has one count per node group: put them in separate entries",
-            )
-        arches = {t.name: t.architecture.value for t in group}
-        if len(set(arches.values())) > 1:
-            yield _error(
-                setting,
-                f"instance types differ in CPU architecture ({_pairs(arches)}); a node group has "
-                "one AMI: put them in separate entries",
-            )
-        if pool.ami_type:
-            family = pool.ami_type.split("_", 1)[0]
-            for gpu_type in group:
-                if ("ARM_64" in pool.ami_type) != (gpu_type.architecture is Architecture.ARM64):
-                    yield _error(
-                        f"{prefix}.ami_type",
-                        f"{pool.ami_type} does not run on {gpu_type.name} "
-                        f"({gpu_type.architecture.value}): use "
-                        f"{nvidia_ami_type(family, gpu_type.architecture)}, or leave ami_type "
-                        "unset to derive it from the instance type",
-                    )
+        if plan.karpenter is None:
+            yield from _check_node_group_entry(pool, prefix, setting, group)
+
+
+def _check_node_group_entry(
+    pool: PoolSettings, prefix: str, setting: str, group: Sequence[GpuInstanceType]
+) -> Iterator[Finding]:
+    """One node group's types: one GPU count (its node template has one), one architecture
+    (one AMI), and an AMI type that runs on them."""
+    counts = {t.name: t.gpu_count for t in group}
+    if len(set(counts.values())) > 1:
+        yield _error(
+            setting,
+            f"instance types differ in GPU count ({_pairs(counts)}); the autoscaler's node "
+            "template has one count per node group: put them in separate entries",
+        )
+    arches = {t.name: t.architecture.value for t in group}
+    if len(set(arches.values())) > 1:
+        yield _error(
+            setting,
+            f"instance types differ in CPU architecture ({_pairs(arches)}); a node group has "
+            "one AMI: put them in separate entries",
+        )
+    if pool.ami_type:
+        family = pool.ami_type.split("_", 1)[0]
+        for gpu_type in group:
+            if ("ARM_64" in pool.ami_type) != (gpu_type.architecture is Architecture.ARM64):
+                yield _error(
+                    f"{prefix}.ami_type",
+                    f"{pool.ami_type} does not run on {gpu_type.name} "
+                    f"({gpu_type.architecture.value}): use "
+                    f"{nvidia_ami_type(family, gpu_type.architecture)}, or leave ami_type "
+                    "unset to derive it from the instance type",
+                )
 
 
 def _pairs(mapping: Mapping[str, object]) -> str:
@@ -341,15 +354,15 @@ def check_one_device_plugin_per_node(plans: Sequence[PoolPlan], new: PoolPlan) -
     """
     new_plugin = _plugin_pod(new)
     for plan in plans:
-        for group in plan.node_groups:
-            nodes = f"{group.instance_types[0].name} nodes of pool '{plan.name}'"
+        for shape in plan.node_shapes:
+            nodes = f"{shape.description} of pool '{plan.name}'"
             taints = plan.node_taints()
             if plan is new:
-                if new_plugin is not None and not pod_fits_node(new_plugin, group.labels, taints):
+                if new_plugin is not None and not pod_fits_node(new_plugin, shape.labels, taints):
                     yield _error(
-                        group.setting,
+                        shape.setting,
                         f"the device plugin would not run on {nodes} (labels "
-                        f"{dict(group.labels)}); they would advertise no nvidia.com/gpu and GPU "
+                        f"{dict(shape.labels)}); they would advertise no nvidia.com/gpu and GPU "
                         "pods would stay Pending",
                     )
                 others = [p for p in plans if p is not new]
@@ -359,7 +372,7 @@ def check_one_device_plugin_per_node(plans: Sequence[PoolPlan], new: PoolPlan) -
                 if plan.gpu_software == other.gpu_software == "gpu-operator":
                     continue
                 plugin = _plugin_pod(other)
-                if plugin is not None and pod_fits_node(plugin, group.labels, taints):
+                if plugin is not None and pod_fits_node(plugin, shape.labels, taints):
                     yield _error(
                         new.setting,
                         f"{nodes} would also run the device plugin of pool '{other.name}'; two "
@@ -396,7 +409,7 @@ def _same_labels(plan: PoolPlan, other: PoolPlan) -> Iterator[Finding]:
 
 
 def _architectures(plan: PoolPlan) -> list[str]:
-    return sorted({g.architecture.value for g in plan.node_groups})
+    return sorted({shape.architecture.value for shape in plan.node_shapes})
 
 
 def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]:
@@ -441,8 +454,11 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
                 f"API server's minor: remove the setting or set '{release.minor}'",
             )
         )
-    # Errors only: ClusterAutoscaler reports its findings itself, warnings included.
-    findings += [f for f in check_autoscaler(settings.autoscaler, release.minor) if f.error]
+    if uses_autoscaler(settings):
+        # Errors only: ClusterAutoscaler reports its findings itself, warnings included.
+        findings += [f for f in check_autoscaler(settings.autoscaler, release.minor) if f.error]
+    if uses_karpenter(settings):
+        findings += _check_karpenter(settings, release.minor)
     findings += _check_placement(settings)
     system = cluster.system_nodes
     if not 0 <= system.min_size <= system.desired_size <= system.max_size or system.max_size < 1:
@@ -451,6 +467,36 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
                 "cluster.system_nodes",
                 f"sizes min {system.min_size}, desired {system.desired_size}, max "
                 f"{system.max_size} must satisfy 0 <= min <= desired <= max, max >= 1",
+            )
+        )
+    return findings
+
+
+def uses_autoscaler(settings: AppSettings) -> bool:
+    """Whether the app installs Cluster Autoscaler: enabled, and some pool uses it."""
+    return settings.autoscaler.enabled and any(
+        pool.provisioner == "cluster-autoscaler" for _, pool in settings.pool_settings()
+    )
+
+
+def uses_karpenter(settings: AppSettings) -> bool:
+    """Whether the app installs Karpenter: some pool uses it."""
+    return any(pool.provisioner == "karpenter" for _, pool in settings.pool_settings())
+
+
+def _check_karpenter(settings: AppSettings, minor: str) -> list[Finding]:
+    findings = list(
+        _exact_versions("karpenter", {"chart_version": settings.karpenter.chart_version})
+    )
+    findings += check_karpenter_version(settings.karpenter.chart_version, minor)
+    existing = settings.cluster.existing
+    if existing is not None and existing.cluster_security_group_id is None:
+        findings.append(
+            _error(
+                "cluster.existing.cluster_security_group_id",
+                "required with a karpenter pool: Karpenter puts its nodes in the cluster "
+                "security group; copy it from `aws eks describe-cluster` "
+                "(resourcesVpcConfig.clusterSecurityGroupId)",
             )
         )
     return findings
@@ -519,30 +565,33 @@ def _check_endpoint(cluster: ClusterSettings) -> Iterator[Finding]:
         )
 
 
-def check_node_selector(selector: Mapping[str, str], plans: Sequence[PoolPlan]) -> list[Finding]:
-    """The autoscaler pod's nodeSelector: valid labels, and never a GPU pool's nodes."""
+def check_node_selector(
+    selector: Mapping[str, str], plans: Sequence[PoolPlan], setting: str = "autoscaler"
+) -> list[Finding]:
+    """A controller's nodeSelector (`<setting>.node_selector`: the autoscaler's or
+    Karpenter's): valid labels, and never a GPU pool's nodes."""
     findings = []
     for key, value in selector.items():
         if not _QUALIFIED_KEY.match(key):
             findings.append(
-                _error("autoscaler.node_selector", f"'{key}' is not a label key: use {_VALID_KEY}")
+                _error(f"{setting}.node_selector", f"'{key}' is not a label key: use {_VALID_KEY}")
             )
         if not _LABEL_VALUE.match(value):
             findings.append(
                 _error(
-                    f"autoscaler.node_selector.{key}",
+                    f"{setting}.node_selector.{key}",
                     f"'{value}' is not a label value: use {_VALID_VALUE}",
                 )
             )
     for plan in plans:
         if selector and any(
-            all(group.labels.get(k) == v for k, v in selector.items()) for group in plan.node_groups
+            all(shape.labels.get(k) == v for k, v in selector.items()) for shape in plan.node_shapes
         ):
             findings.append(
                 _error(
-                    "autoscaler.node_selector",
+                    f"{setting}.node_selector",
                     f"{dict(selector)} selects pool '{plan.name}', whose GPU nodes are tainted: "
-                    "the autoscaler pod would stay Pending there (or keep a GPU node from "
+                    f"the {setting} pod would stay Pending there (or keep a GPU node from "
                     "scaling down): select the system nodes",
                 )
             )

@@ -13,11 +13,8 @@ from __future__ import annotations
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
+from gpu_pool.node_template import IMAGE_VOLUME
 from gpu_pool.settings import AmiFamily
-
-# The volume that holds container images: AL2023's root, Bottlerocket's data volume (its root
-# /dev/xvda is the small OS image).
-IMAGE_VOLUME = {"AL2023": "/dev/xvda", "BOTTLEROCKET": "/dev/xvdb"}
 
 
 class NodeLaunchTemplate(Construct):

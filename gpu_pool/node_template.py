@@ -32,6 +32,10 @@ LABEL_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template/label/"
 TAINT_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template/taint/"
 RESOURCE_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template/resources/"
 
+# The volume that holds container images, sized by disk_size_gib: AL2023's root, Bottlerocket's
+# data volume (its root /dev/xvda is the small OS image).
+IMAGE_VOLUME = {"AL2023": "/dev/xvda", "BOTTLEROCKET": "/dev/xvdb"}
+
 EKS_TAINT_EFFECTS = {
     "NoSchedule": "NO_SCHEDULE",
     "NoExecute": "NO_EXECUTE",

@@ -1,7 +1,8 @@
 """The plan: a pool's settings resolved once into everything that gets built for it.
 
 Per pool: its node groups (instance types through the GPU catalog, zone, AMI type, node labels,
-GPU count, the Cluster Autoscaler tags), its taints, and the chart that makes its GPUs
+GPU count, the Cluster Autoscaler tags) or, with `provisioner: karpenter`, its NodePool and
+EC2NodeClass (gpu_pool/karpenter/plan.py); its taints; and the chart that makes its GPUs
 allocatable with the device plugin pods' scheduling terms. checks.py inspects plans, the
 constructs render them, and nothing here touches the CDK, so the `gpu-pool` command reads the
 same plan without starting it.
@@ -17,6 +18,7 @@ from gpu_pool import catalog
 from gpu_pool.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.findings import Finding, error
 from gpu_pool.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
+from gpu_pool.karpenter.plan import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.node_template import POOL_LABEL, discovery_tags, node_labels, node_template_tags
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
 
@@ -60,6 +62,17 @@ class NodeGroupPlan:
 
 
 @dataclass(frozen=True)
+class NodeShape:
+    """Nodes of one kind in a pool (a node group's, or one instance type's from Karpenter), as
+    the rules between pools see them."""
+
+    setting: str
+    description: str
+    labels: Mapping[str, str]
+    architecture: Architecture
+
+
+@dataclass(frozen=True)
 class PoolPlan:
     """One GPU pool, resolved; `unresolved` holds what could not be (catalog errors)."""
 
@@ -67,7 +80,9 @@ class PoolPlan:
     # Where the settings came from, as messages name them: `pool` or `pools.<name>`.
     setting: str
     entries: tuple[tuple[GpuInstanceType, ...], ...]
+    # Cluster Autoscaler pools: their node groups; Karpenter pools: none, and `karpenter`.
     node_groups: tuple[NodeGroupPlan, ...]
+    karpenter: KarpenterPoolPlan | None
     gpu_software: str
     chart: GpuSoftwareChart | None
     unresolved: tuple[Finding, ...]
@@ -75,6 +90,25 @@ class PoolPlan:
     @property
     def name(self) -> str:
         return self.settings.name
+
+    @property
+    def node_shapes(self) -> list[NodeShape]:
+        """Every kind of node the pool can run, with the labels it carries."""
+        if self.karpenter is not None:
+            karpenter = self.karpenter
+            return [
+                NodeShape(
+                    f"{self.setting}.instance_types",
+                    f"Karpenter's {t.name} nodes",
+                    karpenter.launched_node_labels(t),
+                    t.architecture,
+                )
+                for t in karpenter.instance_types
+            ]
+        return [
+            NodeShape(g.setting, f"{g.instance_types[0].name} nodes", g.labels, g.architecture)
+            for g in self.node_groups
+        ]
 
     @property
     def taints(self) -> tuple[Taint, ...]:
@@ -102,6 +136,22 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
     """Resolve one pool's settings. Entries the catalog cannot resolve become `unresolved`."""
     entries, unresolved = _resolve_entries(settings, setting)
     software = resolved_gpu_software(settings)
+    chart = gpu_software_chart(settings, software)
+    if settings.provisioner == "karpenter":
+        instance_types = [t for _, group in entries for t in group]
+        labels = node_labels(
+            settings.name, settings.labels, instance_types, gpu_operator=software == "gpu-operator"
+        )
+        return PoolPlan(
+            settings=settings,
+            setting=setting,
+            entries=tuple(group for _, group in entries),
+            node_groups=(),
+            karpenter=karpenter_pool_plan(settings, setting, instance_types, labels),
+            gpu_software=software,
+            chart=chart,
+            unresolved=tuple(unresolved),
+        )
     node_groups = tuple(
         NodeGroupPlan(
             construct_id=_group_id(group[0].name, zone),
@@ -123,8 +173,9 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
         setting=setting,
         entries=tuple(group for _, group in entries),
         node_groups=node_groups,
+        karpenter=None,
         gpu_software=software,
-        chart=gpu_software_chart(settings, software),
+        chart=chart,
         unresolved=tuple(unresolved),
     )
 

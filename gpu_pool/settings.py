@@ -52,6 +52,7 @@ NvidiaAmiType = Literal[
     "BOTTLEROCKET_ARM_64_NVIDIA",
 ]
 GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
+Provisioner = Literal["cluster-autoscaler", "karpenter"]
 SubnetId = Annotated[
     str,
     _matching(
@@ -108,12 +109,46 @@ class ChartVersions(_Settings):
     gpu_operator: str | None = None
 
 
+# Karpenter's own durations (its CRDs' pattern): whole hours, minutes and seconds.
+KarpenterDuration = Annotated[
+    str,
+    _matching(
+        r"^([0-9]+(s|m|h))+$",
+        "a duration Karpenter takes: hours, minutes, seconds, e.g. 720h or 1h30m",
+    ),
+]
+
+
+class KarpenterPoolSettings(_Settings):
+    """How Karpenter runs a pool with `provisioner: karpenter`; defaults never stop a GPU job.
+
+    Only empty nodes are consolidated (WhenEmpty), one node at a time. A node past
+    `expire_after` is drained; pods annotated `karpenter.sh/do-not-disrupt: "true"` keep it
+    until they finish unless `termination_grace_period` is set.
+    """
+
+    # The EC2NodeClass AMI alias, family@version of the pool's ami_family; None: the pin in
+    # gpu_pool/versions.py. A new version replaces every node of the pool (drift).
+    ami_alias: str | None = _matching(
+        r"^[a-z0-9]+@.+$", "an AMI alias family@version such as al2023@v20260714", default=None
+    )
+    # How long a node must be empty before Karpenter removes it (Karpenter's default is 0s).
+    consolidate_after: KarpenterDuration = "5m"
+    # Maximum node age before it is drained and replaced (Karpenter's default, 30 days).
+    expire_after: KarpenterDuration = "720h"
+    # How long a draining node waits for do-not-disrupt pods; None: as long as they run.
+    termination_grace_period: KarpenterDuration | None = None
+    # The NodePool's nvidia.com/gpu limit; None: max_size nodes of the pool's largest type.
+    gpu_limit: int | None = None
+
+
 def _default_taints() -> list[Taint]:
     return [Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")]
 
 
 class PoolSettings(_Settings):
-    """The GPU node pool: one managed node group per instance-type entry (and per zone).
+    """The GPU node pool: one managed node group per instance-type entry (and per zone), scaled
+    by Cluster Autoscaler; or, with `provisioner: karpenter`, one Karpenter NodePool.
 
     Defaults are what a careful operator sets: scale from zero (min 0, desired 0, max 8), on-demand
     capacity, a 200 GiB root disk for CUDA images, and a taint so only GPU work lands on the pool.
@@ -121,6 +156,9 @@ class PoolSettings(_Settings):
 
     # Unique per cluster; nodes carry it as the label gpu-pool.io/pool. In `pools`, the key.
     name: PoolName = "gpu"
+    # What launches the pool's nodes: managed node groups scaled by Cluster Autoscaler, or a
+    # Karpenter NodePool (README: "Choosing a provisioner").
+    provisioner: Provisioner = "cluster-autoscaler"
     # Each entry is one node group: an instance type, or a list of interchangeable types with the
     # same GPU count (for Spot diversity).
     instance_types: list[str | list[str]] = Field(
@@ -161,6 +199,8 @@ class PoolSettings(_Settings):
     gpu_software: GpuSoftware | None = None
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
     versions: ChartVersions = ChartVersions()
+    # Used with provisioner: karpenter only.
+    karpenter: KarpenterPoolSettings = KarpenterPoolSettings()
 
 
 class AutoscalerSettings(_Settings):
@@ -191,6 +231,16 @@ class AutoscalerSettings(_Settings):
                 "pricing); use 'priority', which prefers fewer GPUs, then cheaper families"
             )
         return value
+
+
+class KarpenterSettings(_Settings):
+    """The Karpenter installation, made once per cluster when a pool uses it."""
+
+    # Override for the chart pin in gpu_pool/versions.py (both charts share it).
+    chart_version: str | None = None
+    # Where the controller runs; empty means the app's system node group (new cluster) or
+    # anywhere untainted (existing cluster). Never on the GPU pools.
+    node_selector: dict[str, str] = Field(default_factory=dict)
 
 
 EndpointAccess = Literal["public", "private", "public_and_private"]
@@ -259,6 +309,13 @@ class ExistingClusterSettings(_Settings):
     )
     # Subnets for the GPU node groups, by availability zone.
     subnets_by_zone: dict[str, list[SubnetId]] = Field(min_length=1)
+    # The cluster security group EKS created (DescribeCluster:
+    # resourcesVpcConfig.clusterSecurityGroupId); Karpenter pools put their nodes in it.
+    cluster_security_group_id: str | None = _matching(
+        r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$",
+        "a security group id (sg- and 8 or 17 hex digits)",
+        default=None,
+    )
 
 
 class ClusterSettings(_Settings):
@@ -303,6 +360,7 @@ class AppSettings(_Settings):
     pool: PoolSettings | None = None
     pools: dict[PoolName, PoolSettings] | None = Field(default=None, min_length=1)
     autoscaler: AutoscalerSettings = AutoscalerSettings()
+    karpenter: KarpenterSettings = KarpenterSettings()
 
     @model_validator(mode="after")
     def _one_form_of_pools(self) -> AppSettings:

@@ -122,3 +122,42 @@ def autoscaler_image_tag(minor: str) -> str | None:
     """The pinned Cluster Autoscaler image for a Kubernetes minor, if there is one."""
     release = KUBERNETES_RELEASES.get(minor)
     return release.cluster_autoscaler_image_tag if release is not None else None
+
+
+# Karpenter (aws/karpenter-provider-aws). Both charts are published per release to public ECR
+# as OCI artifacts; 1.14.1 is the newest tag (2026-08-20) in the fetched repository. The CRD
+# chart goes first: Helm installs a chart's bundled CRDs once and never upgrades them.
+KARPENTER = ChartPin(
+    chart="karpenter",
+    repository="oci://public.ecr.aws/karpenter/karpenter",
+    version="1.14.1",
+    namespace="kube-system",
+)
+KARPENTER_CRD = ChartPin(
+    chart="karpenter-crd",
+    repository="oci://public.ecr.aws/karpenter/karpenter-crd",
+    version="1.14.1",
+    namespace="kube-system",
+)
+
+# The oldest Karpenter that supports each Kubernetes minor: the compatibility matrix in
+# website/content/en/v1.14/upgrading/compatibility.md (it starts at 1.30).
+KARPENTER_MIN_VERSION = {
+    "1.30": "0.37.0",
+    "1.31": "1.0.5",
+    "1.32": "1.2.0",
+    "1.33": "1.5.0",
+    "1.34": "1.6.0",
+    "1.35": "1.9.0",
+    "1.36": "1.13.0",
+}
+
+# EC2NodeClass `amiSelectorTerms` aliases, one pinned release per AMI family: Karpenter picks
+# the NVIDIA variant for GPU types itself. Upstream advises against @latest (every AMI release
+# would replace every node). AL2023: AMI release v20260714 (awslabs/amazon-eks-ami CHANGELOG,
+# with Kubernetes 1.36 images). Bottlerocket: v1.66.0 (bottlerocket-os/bottlerocket#4946,
+# 2026-09, aws-k8s-1.33 .. 1.37 -nvidia variants).
+KARPENTER_AMI_ALIASES = {
+    "AL2023": "al2023@v20260714",
+    "BOTTLEROCKET": "bottlerocket@v1.66.0",
+}
