@@ -28,6 +28,7 @@ from gpu_pool.cluster_pools import (
     PlacedNodeGroup,
     as_icluster,
     created_cluster_version,
+    pod_identity_agent,
 )
 from gpu_pool.nag import acknowledge_wildcard_resources
 from gpu_pool.node_template import DISCOVERY_ENABLED_TAG, discovery_tag
@@ -173,8 +174,8 @@ class ClusterAutoscaler(Construct):
     :param node_selector: where the autoscaler pod runs (never the GPU pool); default
         `settings.node_selector`, and if that is empty, any node without taints.
     :param install_pod_identity_agent: add the eks-pod-identity-agent add-on the association
-        needs. Default: for an `eks.Cluster` created in this app, yes; for an imported one, no
-        (install it on the cluster yourself).
+        needs (once per cluster: Karpenter shares it). Default: for an `eks.Cluster` created in
+        this app, yes; for an imported one, no (install it on the cluster yourself).
     """
 
     def __init__(
@@ -191,7 +192,6 @@ class ClusterAutoscaler(Construct):
         super().__init__(scope, construct_id)
         settings = settings or AutoscalerSettings()
         cluster = as_icluster(cluster)
-        created_here = isinstance(cluster, eks.Cluster)
         minor = kubernetes_version or created_cluster_version(cluster)
         pools = ClusterPools.of(cluster)
         node_selector = settings.node_selector if node_selector is None else node_selector
@@ -246,11 +246,6 @@ class ClusterAutoscaler(Construct):
         )
         # Credentials must exist before the pod starts, or it crash-loops on the node role.
         self.chart.node.add_dependency(association)
-        if created_here if install_pod_identity_agent is None else install_pod_identity_agent:
-            agent = eks.Addon(
-                self,
-                "PodIdentityAgent",
-                cluster=cluster,
-                addon_name="eks-pod-identity-agent",
-            )
+        agent = pod_identity_agent(self, cluster, install_pod_identity_agent)
+        if agent is not None:
             self.chart.node.add_dependency(agent)

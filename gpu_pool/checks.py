@@ -181,10 +181,10 @@ def _check_gpu_software(plan: PoolPlan) -> Iterator[Finding]:
 
 
 def _check_versions(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
-    yield from _exact_versions(f"{prefix}.versions", pool.versions.model_dump())
+    yield from exact_versions(f"{prefix}.versions", pool.versions.model_dump())
 
 
-def _exact_versions(prefix: str, versions: dict[str, str | None]) -> Iterator[Finding]:
+def exact_versions(prefix: str, versions: dict[str, str | None]) -> Iterator[Finding]:
     for name, value in versions.items():
         if value is not None and not _EXACT_VERSION.match(value):
             yield _error(
@@ -486,7 +486,7 @@ def uses_karpenter(settings: AppSettings) -> bool:
 
 def _check_karpenter(settings: AppSettings, minor: str) -> list[Finding]:
     findings = list(
-        _exact_versions("karpenter", {"chart_version": settings.karpenter.chart_version})
+        exact_versions("karpenter", {"chart_version": settings.karpenter.chart_version})
     )
     findings += check_karpenter_version(settings.karpenter.chart_version, minor)
     existing = settings.cluster.existing
@@ -510,7 +510,7 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
     if not settings.enabled:
         return []
     findings = list(
-        _exact_versions(
+        exact_versions(
             "autoscaler",
             {"chart_version": settings.chart_version, "image_tag": settings.image_tag},
         )

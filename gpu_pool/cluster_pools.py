@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import cast
 
-from aws_cdk import Stack
+from aws_cdk import Stack, Token
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
@@ -27,6 +27,32 @@ EksCluster = eks.ICluster | eks.Cluster
 
 def as_icluster(cluster: EksCluster) -> eks.ICluster:
     return cast(eks.ICluster, cluster)
+
+
+def literal_cluster_name(cluster: eks.ICluster) -> str | None:
+    """The cluster's name as text: an imported cluster's, or the name a created cluster was
+    given (its `cluster_name` attribute is a Ref); None if EKS will generate it."""
+    if not Token.is_unresolved(cluster.cluster_name):
+        return cluster.cluster_name
+    resource = cluster.node.default_child if isinstance(cluster, eks.Cluster) else None
+    name = resource.name if isinstance(resource, eks.CfnCluster) else None
+    return name if name is not None and not Token.is_unresolved(name) else None
+
+
+def pod_identity_agent(
+    scope: Construct, cluster: eks.ICluster, install: bool | None
+) -> eks.Addon | None:
+    """The cluster's eks-pod-identity-agent add-on for a chart to depend on: the one already
+    added in this app, else a new one under `scope`. `install` None: add it to a cluster
+    created here, not to an imported one (whose owner installs it). None if not added."""
+    pools = ClusterPools.of(cluster)
+    if pools.pod_identity_agent is None and (
+        isinstance(cluster, eks.Cluster) if install is None else install
+    ):
+        pools.pod_identity_agent = eks.Addon(
+            scope, "PodIdentityAgent", cluster=cluster, addon_name="eks-pod-identity-agent"
+        )
+    return pools.pod_identity_agent
 
 
 def created_cluster_version(cluster: eks.ICluster) -> str | None:
@@ -50,6 +76,9 @@ class ClusterPools:
 
     plans: list[PoolPlan] = field(default_factory=list)
     node_groups: list[PlacedNodeGroup] = field(default_factory=list)
+    # The eks-pod-identity-agent add-on, once one construct (the autoscaler or Karpenter) has
+    # added it; the other depends on it instead of adding a second.
+    pod_identity_agent: eks.Addon | None = None
     _findings: list[list[Finding]] = field(default_factory=list)
 
     def add(self, plan: PoolPlan) -> list[Finding]:

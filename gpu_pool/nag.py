@@ -80,9 +80,12 @@ def acknowledge_managed_policies(stack: cdk.Stack) -> None:
 
 
 def acknowledge_wildcard_resources(policy: IConstruct, reason: str) -> None:
-    """Acknowledge IAM5 for each wildcard resource in one policy's statements."""
-    cfn_policy = policy.node.default_child if isinstance(policy, iam.Policy) else policy
-    if not isinstance(cfn_policy, iam.CfnPolicy):
+    """Acknowledge IAM5 for each wildcard resource in one policy's (inline or managed)
+    statements."""
+    cfn_policy = (
+        policy.node.default_child if isinstance(policy, iam.Policy | iam.ManagedPolicy) else policy
+    )
+    if not isinstance(cfn_policy, iam.CfnPolicy | iam.CfnManagedPolicy):
         raise TypeError(f"{policy.node.path} is not an IAM policy")
     document = cdk.Stack.of(policy).resolve(cfn_policy.policy_document)
     for statement in document["Statement"]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Tags, Token
+from aws_cdk import Tags
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -19,9 +19,10 @@ from gpu_pool.cluster_pools import (
     as_icluster,
     created_cluster_version,
 )
-from gpu_pool.gpu_software import GpuSoftwareChart
+from gpu_pool.gpu_software_chart import install_gpu_software
 from gpu_pool.launch_template import NodeLaunchTemplate
 from gpu_pool.node_template import eks_taints
+from gpu_pool.placement import subnets_by_zone
 from gpu_pool.plan import NodeGroupPlan, PoolPlan, plan_pool
 from gpu_pool.scaling import TEMPLATE_SCALING, NodegroupScaling
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -84,9 +85,14 @@ class GpuNodePool(Construct):
         self.plan = plan = (
             settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
         )
+        if plan.karpenter is not None:
+            raise ConfigError(
+                f"{plan.setting}.provisioner: 'karpenter'; GpuNodePool builds node groups for "
+                "Cluster Autoscaler: render this pool with KarpenterNodePool"
+            )
         pools = ClusterPools.of(cluster)
         report(self, pools.add(plan))
-        placements = _placements(plan.setting, plan.settings.zones, subnets)
+        placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         self.node_role: iam.IRole = node_role or iam.Role(
             self,
             "NodeRole",
@@ -111,7 +117,7 @@ class GpuNodePool(Construct):
             self.asg_names.append(asg_tags.asg_name)
             pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name))
         self.gpu_software = (
-            _install_chart(self, cluster, plan.chart) if plan.chart is not None else None
+            install_gpu_software(self, cluster, plan.chart) if plan.chart is not None else None
         )
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
@@ -176,46 +182,3 @@ class GpuNodePool(Construct):
             tags=group.autoscaler_tags(cluster.cluster_name),
         )
         return nodegroup, tags
-
-
-def _install_chart(
-    scope: Construct, cluster: eks.ICluster, chart: GpuSoftwareChart
-) -> eks.HelmChart:
-    return eks.HelmChart(
-        scope,
-        chart.construct_id,
-        cluster=cluster,
-        chart=chart.pin.chart,
-        repository=chart.pin.repository,
-        version=chart.version,
-        namespace=chart.pin.namespace,
-        release=chart.release,
-        values=chart.values,
-    )
-
-
-def _placements(
-    setting: str, zones: Sequence[str], subnets: Sequence[ec2.ISubnet]
-) -> dict[str | None, list[ec2.ISubnet]]:
-    """Subnets per node group zone: all of them (zone None), or those in each listed zone."""
-    if not subnets:
-        raise ConfigError("GpuNodePool: subnets is empty; pass the private subnets for GPU nodes")
-    if not zones:
-        return {None: list(subnets)}
-    if any(Token.is_unresolved(s.availability_zone) for s in subnets):
-        raise ConfigError(
-            f"{setting}.zones: the subnets' availability zones are only known at deploy time "
-            "(tokens); pass subnets with literal zones (ec2.Subnet.from_subnet_attributes with "
-            "availability_zone) or drop zones"
-        )
-    placements: dict[str | None, list[ec2.ISubnet]] = {}
-    for zone in zones:
-        in_zone = [s for s in subnets if s.availability_zone == zone]
-        if not in_zone:
-            known = ", ".join(sorted({str(s.availability_zone) for s in subnets}))
-            raise ConfigError(
-                f"{setting}.zones: no subnet in {zone} (subnets are in {known}); add a subnet "
-                "there or drop the zone"
-            )
-        placements[zone] = in_zone
-    return placements

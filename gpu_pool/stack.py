@@ -14,8 +14,18 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from gpu_pool.autoscaler import ClusterAutoscaler
-from gpu_pool.checks import check_app, check_node_selector, check_zones_known, report
+from gpu_pool.checks import (
+    check_app,
+    check_node_selector,
+    check_zones_known,
+    report,
+    uses_autoscaler,
+    uses_karpenter,
+)
 from gpu_pool.cluster_pools import ClusterPools
+from gpu_pool.karpenter.controller import Karpenter
+from gpu_pool.karpenter.node_pool import KarpenterNodePool
+from gpu_pool.karpenter.plan import resource_name
 from gpu_pool.launch_template import NodeLaunchTemplate
 from gpu_pool.nag import (
     acknowledge,
@@ -50,12 +60,16 @@ class GpuPoolStack(Stack):
         pools = ClusterPools()
         # Every error before anything is built; each pool reports its warnings itself.
         pool_errors = [f for plan in plans for f in pools.add(plan) if f.error]
-        # ClusterAutoscaler checks its node selector too; its errors must come before building.
-        selector_errors = (
-            check_node_selector(settings.autoscaler.node_selector, plans)
-            if settings.autoscaler.enabled
-            else []
-        )
+        # The controllers check their node selectors too; errors must come before building.
+        selector_errors = [
+            f
+            for selector, setting, used in (
+                (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),
+                (settings.karpenter.node_selector, "karpenter", uses_karpenter(settings)),
+            )
+            if used
+            for f in check_node_selector(selector, plans, setting)
+        ]
         # Before the lookup is cached the stack's zones are placeholders (dummy1a, ...).
         known_zones = [
             z
@@ -79,16 +93,26 @@ class GpuPoolStack(Stack):
         else:
             self.cluster, subnets = self._existing_cluster(settings.cluster.name, existing)
         ClusterPools.of(self.cluster, pools)
-        self.pools = [self._pool(plan, subnets) for plan in plans]
-        if settings.autoscaler.enabled:
+        # Node groups and their autoscaler first, then Karpenter and its pools: a stack that
+        # adds a Karpenter pool keeps the autoscaler's resources (the Pod Identity agent too).
+        built: dict[str, GpuNodePool | KarpenterNodePool] = {
+            plan.name: self._node_group_pool(plan, subnets)
+            for plan in plans
+            if plan.karpenter is None
+        }
+        if uses_autoscaler(settings):
             self.autoscaler = self._autoscaler(settings)
+        if uses_karpenter(settings):
+            self.karpenter = self._karpenter(settings)
+            for plan in plans:
+                if plan.karpenter is not None:
+                    built[plan.name] = self._karpenter_pool(plan, subnets, self.karpenter)
+        self.pools = [built[plan.name] for plan in plans]
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
         acknowledge_managed_policies(self)
 
-    def _pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> GpuNodePool:
-        # The one-pool form keeps the construct id it always had: a new id would change every
-        # logical id and replace the deployed node groups.
-        construct_id = "GpuPool" if plan.setting == "pool" else f"GpuPool{pascal_case(plan.name)}"
+    def _node_group_pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> GpuNodePool:
+        construct_id = _pool_construct_id(plan)
         pool = GpuNodePool(
             self,
             construct_id,
@@ -97,12 +121,33 @@ class GpuPoolStack(Stack):
             settings=plan,
             kubernetes_version=self.settings.cluster.kubernetes_version,
         )
-        self._outputs(construct_id, pool)
+        self._outputs(construct_id, plan)
+        CfnOutput(
+            self,
+            f"{construct_id}NodeGroups",
+            description=f"pool {plan.name}: its managed node groups",
+            value=Fn.join(",", [ng.attr_nodegroup_name for ng in pool.nodegroups]),
+        )
         return pool
 
-    def _outputs(self, construct_id: str, pool: GpuNodePool) -> None:
-        """What a workload needs to land on the pool, and its node groups' names."""
-        plan = pool.plan
+    def _karpenter_pool(
+        self, plan: PoolPlan, subnets: list[ec2.ISubnet], karpenter: Karpenter
+    ) -> KarpenterNodePool:
+        construct_id = _pool_construct_id(plan)
+        pool = KarpenterNodePool(
+            self, construct_id, karpenter=karpenter, subnets=subnets, settings=plan
+        )
+        self._outputs(construct_id, plan)
+        CfnOutput(
+            self,
+            f"{construct_id}NodePool",
+            description=f"pool {plan.name}: its Karpenter NodePool",
+            value=resource_name(plan.name),
+        )
+        return pool
+
+    def _outputs(self, construct_id: str, plan: PoolPlan) -> None:
+        """What a workload needs to land on the pool."""
         CfnOutput(
             self,
             f"{construct_id}NodeSelector",
@@ -115,11 +160,19 @@ class GpuPoolStack(Stack):
             description=f"pool {plan.name}: the tolerations its taints need",
             value=json.dumps(plan.workload_tolerations),
         )
-        CfnOutput(
+
+    def _karpenter(self, settings: AppSettings) -> Karpenter:
+        existing = settings.cluster.existing
+        return Karpenter(
             self,
-            f"{construct_id}NodeGroups",
-            description=f"pool {plan.name}: its managed node groups",
-            value=Fn.join(",", [ng.attr_nodegroup_name for ng in pool.nodegroups]),
+            "Karpenter",
+            cluster=self.cluster,
+            settings=settings.karpenter,
+            kubernetes_version=settings.cluster.kubernetes_version,
+            # Empty settings: the system node group of a new cluster, else the chart's affinity.
+            node_selector=settings.karpenter.node_selector
+            or (dict([SYSTEM_NODE_LABEL]) if existing is None else {}),
+            cluster_security_group_id=existing.cluster_security_group_id if existing else None,
         )
 
     def _autoscaler(self, settings: AppSettings) -> ClusterAutoscaler:
@@ -214,6 +267,12 @@ class GpuPoolStack(Stack):
             for subnet_id in subnet_ids
         ]
         return cluster, subnets
+
+
+def _pool_construct_id(plan: PoolPlan) -> str:
+    """The one-pool form keeps the construct id it always had: a new id would change every
+    logical id and replace the deployed node groups."""
+    return "GpuPool" if plan.setting == "pool" else f"GpuPool{pascal_case(plan.name)}"
 
 
 def _endpoint_access(cluster_settings: ClusterSettings) -> eks.EndpointAccess:

@@ -141,7 +141,7 @@ class KarpenterPoolPlan:
 
     def _block_devices(self) -> list[dict[str, Any]]:
         family = self.settings.ami_family
-        devices = []
+        devices: list[dict[str, Any]] = []
         if family == "BOTTLEROCKET":
             devices.append(
                 {"deviceName": "/dev/xvda", "ebs": self._volume(_BOTTLEROCKET_OS_VOLUME_GIB)}
