@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpu_pool.autoscaler import ClusterAutoscaler as ClusterAutoscaler
+    from gpu_pool.karpenter.controller import Karpenter as Karpenter
+    from gpu_pool.karpenter.node_pool import KarpenterNodePool as KarpenterNodePool
     from gpu_pool.node_pool import GpuNodePool as GpuNodePool
     from gpu_pool.plan import PoolPlan as PoolPlan
     from gpu_pool.plan import plan_pool as plan_pool
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     from gpu_pool.settings import ConfigError as ConfigError
     from gpu_pool.settings import ExistingClusterSettings as ExistingClusterSettings
     from gpu_pool.settings import GpuOperatorSettings as GpuOperatorSettings
+    from gpu_pool.settings import KarpenterPoolSettings as KarpenterPoolSettings
+    from gpu_pool.settings import KarpenterSettings as KarpenterSettings
     from gpu_pool.settings import PoolSettings as PoolSettings
     from gpu_pool.settings import Taint as Taint
     from gpu_pool.settings import load_settings as load_settings
@@ -26,6 +30,10 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "ClusterAutoscaler": "gpu_pool.autoscaler",
     "GpuNodePool": "gpu_pool.node_pool",
+    "Karpenter": "gpu_pool.karpenter.controller",
+    "KarpenterNodePool": "gpu_pool.karpenter.node_pool",
+    "KarpenterPoolSettings": "gpu_pool.settings",
+    "KarpenterSettings": "gpu_pool.settings",
     "GpuPoolStack": "gpu_pool.stack",
     "AppSettings": "gpu_pool.settings",
     "AutoscalerSettings": "gpu_pool.settings",

@@ -62,6 +62,48 @@ THREE_POOLS = {
     }
 }
 
+# Karpenter pools only: AL2023 x86 in two zones, ARM (g5g), and Bottlerocket on Spot.
+KMS_KEY = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+KARPENTER = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "pools": {
+        "inference": {
+            "provisioner": "karpenter",
+            "instance_types": ["g5.xlarge", "g6.xlarge"],
+            "zones": ["us-east-1a", "us-east-1b"],
+        },
+        "arm": {
+            "provisioner": "karpenter",
+            "instance_types": ["g5g.xlarge", "g5g.16xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "arm"},
+            "max_size": 3,
+            "karpenter": {"consolidate_after": "10m", "termination_grace_period": "24h"},
+        },
+        "rocket": {
+            "provisioner": "karpenter",
+            "ami_family": "BOTTLEROCKET",
+            "instance_types": ["g6e.xlarge"],
+            "capacity_type": "SPOT",
+            "labels": {"accelerator": "nvidia", "workload": "rocket"},
+            "disk_size_gib": 300,
+            "volume_kms_key_arn": KMS_KEY,
+        },
+    },
+}
+
+# One pool of each provisioner on one cluster.
+MIXED = {
+    "pools": {
+        "inference": {"instance_types": ["g5.xlarge"]},
+        "training": {
+            "provisioner": "karpenter",
+            "instance_types": ["p5.48xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "training"},
+        },
+    }
+}
+
 BOTTLEROCKET = {"pool": {"ami_family": "BOTTLEROCKET"}, "autoscaler": {"enabled": False}}
 
 OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
@@ -86,6 +128,20 @@ def three_pools_template():
     from tests.cfn import synth
 
     return synth(THREE_POOLS)
+
+
+@pytest.fixture(scope="session")
+def karpenter_template():
+    from tests.cfn import synth
+
+    return synth(KARPENTER)
+
+
+@pytest.fixture(scope="session")
+def mixed_template():
+    from tests.cfn import synth
+
+    return synth(MIXED)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 import aws_cdk as cdk
 import pytest
 
-from gpu_pool.checks import check_app, check_node_selector
+from gpu_pool.checks import check_app, check_node_selector, uses_autoscaler, uses_karpenter
 from gpu_pool.cluster_pools import ClusterPools
 from gpu_pool.plan import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
@@ -17,8 +17,10 @@ def findings(settings, today=None):
     plans = plan_pools(loaded)
     found = [f for plan in plans for f in pools.add(plan)]
     found += check_app(loaded, today=today)
-    if loaded.autoscaler.enabled:
+    if uses_autoscaler(loaded):
         found += check_node_selector(loaded.autoscaler.node_selector, plans)
+    if uses_karpenter(loaded):
+        found += check_node_selector(loaded.karpenter.node_selector, plans, "karpenter")
     return [("E" if f.error else "W", str(f)) for f in found]
 
 

@@ -8,10 +8,14 @@ import pytest
 from gpu_pool.nag import MANAGED_POLICY_REASONS, apply_aws_solutions, nag_form
 from gpu_pool.settings import AppSettings
 from gpu_pool.stack import GpuPoolStack
-from tests.conftest import EXISTING, MULTI
+from tests.conftest import EXISTING, KARPENTER, MIXED, MULTI
 
 
-@pytest.mark.parametrize("settings", [MULTI, EXISTING], ids=["zones", "existing-cluster"])
+@pytest.mark.parametrize(
+    "settings",
+    [MULTI, EXISTING, KARPENTER, MIXED],
+    ids=["zones", "existing-cluster", "karpenter", "mixed"],
+)
 def test_no_open_findings(tmp_path, settings):
     app = cdk.App(outdir=str(tmp_path))
     GpuPoolStack(app, "Nag", settings=AppSettings.model_validate(settings))

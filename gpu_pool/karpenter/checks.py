@@ -3,6 +3,7 @@ refused by Karpenter (../shared/FACTS.md, "Karpenter"). Each rule yields one Fin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpu_pool.findings import Finding, error, warning
@@ -87,7 +88,7 @@ def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:
     if family != expected:
         yield error(
             setting,
-            f"'{alias}' is a {family} alias but ami_family is {plan.settings.ami_family}: use "
+            f"'{alias}' names AMI family {family} but ami_family is {plan.settings.ami_family}: use "
             f"{expected}@<version>",
         )
     if version == "latest":
@@ -117,10 +118,10 @@ def _restricted_label(key: str) -> bool:
 
 def check_karpenter_version(chart_version: str | None, minor: str | None) -> list[Finding]:
     """The Karpenter version against the cluster's Kubernetes minor (its compatibility
-    matrix); `minor` None (an imported cluster) cannot be judged."""
+    matrix); `minor` None (an imported cluster without kubernetes_version) is not judged."""
     version = chart_version or KARPENTER.version
-    if minor is None:
-        return []
+    if minor is None or not re.fullmatch(r"v?[0-9]+\.[0-9]+\.[0-9]+", version):
+        return []  # unknown minor, or not a version (the exact-version rule says so)
     oldest = KARPENTER_MIN_VERSION.get(minor)
     if oldest is None:
         return [
@@ -143,4 +144,4 @@ def check_karpenter_version(chart_version: str | None, minor: str | None) -> lis
 
 
 def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.lstrip("v").split(".") if part.isdigit())
+    return tuple(int(part) for part in version.lstrip("v").split("."))
