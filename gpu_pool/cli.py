@@ -97,8 +97,9 @@ def _pool(pools: Sequence[PoolPlan], name: str | None) -> PoolPlan:
     raise CliError(f"--pool: no pool named '{name}' in the settings (pools: {names})")
 
 
-def _kubernetes(args: argparse.Namespace) -> tuple[Any, Any]:
-    """CoreV1 and AppsV1 clients, after proving the API server answers within the timeout."""
+def _kubernetes(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """CoreV1, AppsV1 and CustomObjects (Karpenter's objects) clients, after proving the API
+    server answers within the timeout."""
     import urllib3
     from kubernetes import client, config
 
@@ -121,7 +122,7 @@ def _kubernetes(args: argparse.Namespace) -> tuple[Any, Any]:
             f"{args.request_timeout:g}s ({type(err).__name__}); check the kubeconfig context, "
             "the cluster's endpoint access and your network"
         ) from None
-    return client.CoreV1Api(api), client.AppsV1Api(api)
+    return client.CoreV1Api(api), client.AppsV1Api(api), client.CustomObjectsApi(api)
 
 
 def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
@@ -165,8 +166,10 @@ def _doctor(
 ) -> int:
     from gpu_pool.doctor import doctor_checks, format_checks
 
-    core, apps = _kubernetes(args)
-    checks = doctor_checks(core, apps, pools, settings.cluster.name, aws or _aws(settings))
+    core, apps, custom = _kubernetes(args)
+    checks = doctor_checks(
+        core, apps, pools, settings.cluster.name, aws or _aws(settings), custom=custom
+    )
     print(format_checks(checks))
     return 1 if any(c.status == "fail" for c in checks) else 0
 
@@ -179,7 +182,7 @@ def _verify(
 ) -> int:
     from gpu_pool.verify import Timeouts, Verifier
 
-    core, apps = _kubernetes(args)
+    core, apps, custom = _kubernetes(args)
     aws = aws or _aws(settings)
     timeouts = Timeouts(
         scale_up=args.scale_up_timeout,
@@ -197,6 +200,7 @@ def _verify(
         args.namespace,
         timeouts,
         autoscaling=aws("autoscaling") if aws else None,
+        custom=custom,
     )
     return verifier.run()
 

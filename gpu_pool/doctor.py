@@ -17,27 +17,63 @@ from gpu_pool.inspect_cluster import (
     node_ready,
     pool_selector,
 )
+from gpu_pool.karpenter import inspect as karpenter
 from gpu_pool.plan import PoolPlan
+
+_KINDS = ("NodePool", "EC2NodeClass")
 
 
 def doctor_checks(
-    core: Any, apps: Any, pools: Sequence[PoolPlan], cluster_name: str, aws: Any = None
+    core: Any,
+    apps: Any,
+    pools: Sequence[PoolPlan],
+    cluster_name: str,
+    aws: Any = None,
+    custom: Any = None,
 ) -> list[Check]:
-    """Every pool's nodes and their GPUs, the device plugins' reach, the autoscaler, and (with
-    AWS) the ASG tags.
+    """Every pool's nodes and their GPUs, the device plugins' reach; for node-group pools the
+    autoscaler and (with AWS) the ASG tags; for Karpenter pools its controller, each NodePool,
+    EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue.
 
-    `aws`, when given, is a callable returning a boto3 client by service name.
+    `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
+    CustomObjectsApi Karpenter's objects are read with.
     """
     checks = []
     daemon_sets = device_plugin_daemon_sets(apps)
     for pool in pools:
         checks += _node_checks(core, pool, daemon_sets)
     checks += _device_plugin_rollout(daemon_sets)
-    checks.append(autoscaler_state(apps, cluster_name))
-    if aws is None:
-        checks.append(Check("warn", "ASG tags", "not checked: no AWS credentials or region"))
-    else:
-        checks += asg_tag_checks(aws("autoscaling"), aws("eks"), cluster_name)
+    if any(pool.karpenter is None for pool in pools):
+        checks.append(autoscaler_state(apps, cluster_name))
+        if aws is None:
+            checks.append(Check("warn", "ASG tags", "not checked: no AWS credentials or region"))
+        else:
+            checks += asg_tag_checks(aws("autoscaling"), aws("eks"), cluster_name)
+    karpenter_pools = [pool for pool in pools if pool.karpenter is not None]
+    if karpenter_pools:
+        checks += _karpenter_checks(apps, custom, karpenter_pools, aws)
+    return checks
+
+
+def _karpenter_checks(apps: Any, custom: Any, pools: Sequence[PoolPlan], aws: Any) -> list[Check]:
+    controller = karpenter.controller_state(apps)
+    checks = [controller]
+    for pool in pools:
+        checks += [karpenter.resource_state(custom, kind, pool.name) for kind in _KINDS]
+        for claim in karpenter.node_claims(custom, pool.name):
+            problems = karpenter.not_true(claim)
+            if problems:
+                name = claim["metadata"]["name"]
+                checks.append(
+                    Check(
+                        "fail",
+                        f"NodeClaim {name}",
+                        "; ".join(problems),
+                        f"kubectl describe nodeclaim {name}",
+                    )
+                )
+    if controller.status == "ok":
+        checks += karpenter.queue_checks(apps, aws)
     return checks
 
 

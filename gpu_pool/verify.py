@@ -1,7 +1,8 @@
 """`gpu-pool verify`: run the smoke-test pod and follow it from Pending to Succeeded.
 
-Stages, each printed with its time since submission: Pending -> autoscaler scale-up decision
-(naming the node group) -> node joined -> node Ready -> allocatable nvidia.com/gpu > 0 -> pod
+Stages, each printed with its time since submission: Pending -> scale-up decision (Cluster
+Autoscaler's TriggeredScaleUp naming the node group, or a new Karpenter NodeClaim for the
+pool's NodePool) -> node joined -> node Ready -> allocatable nvidia.com/gpu > 0 -> pod
 scheduled -> pod succeeded, then the pod's nvidia-smi output. A stage that stalls past its
 timeout is classified with its evidence and the fix. The pod is deleted however the run ends.
 """
@@ -24,6 +25,7 @@ from gpu_pool.inspect_cluster import (
     node_ready,
     pool_selector,
 )
+from gpu_pool.karpenter import inspect as karpenter
 from gpu_pool.plan import PoolPlan
 from gpu_pool.smoke_test import smoke_test_pod
 
@@ -57,6 +59,8 @@ class Run:
     reached: dict[str, float] = field(default_factory=dict)
     node: dict[str, Any] | None = None
     scale_up_message: str = ""
+    # Karpenter pools: the NodeClaim made for the pod.
+    node_claim: dict[str, Any] | None = None
 
 
 class Verifier:
@@ -71,17 +75,23 @@ class Verifier:
         out: TextIO | None = None,
         autoscaling: Any = None,
         clock: Callable[[], float] = time.monotonic,
+        custom: Any = None,
     ) -> None:
-        self.core, self.apps, self.pool = core, apps, pool
+        """`custom` (CustomObjectsApi) is needed for a Karpenter pool: NodeClaims and the
+        NodePool are custom objects."""
+        self.core, self.apps, self.pool, self.custom = core, apps, pool, custom
         self.cluster_name, self.namespace = cluster_name, namespace
         self.timeouts = timeouts or Timeouts()
         self.out = out or sys.stdout
         self.autoscaling, self.clock = autoscaling, clock
         self.pod_name = f"gpu-pool-smoke-test-{secrets.token_hex(3)}"
+        # A Karpenter pool's NodeClaims from before the pod: not the pod's scale-up.
+        self.known_claims: set[str] = set()
 
     def run(self) -> int:
         """0 when the pod ran nvidia-smi to success; 1 with a classified failure otherwise."""
         known_nodes = {n.metadata.name for n in self._pool_nodes()}
+        self.known_claims = {c["metadata"]["name"] for c in self._node_claims()}
         self.core.create_namespaced_pod(self.namespace, smoke_test_pod(self.pool, self.pod_name))
         run = Run(started=self.clock())
         self._say(run, f"submitted pod {self.namespace}/{self.pod_name} (nvidia.com/gpu: 1)")
@@ -115,7 +125,10 @@ class Verifier:
                     "`kubectl debug node/<node>` and the AMI type",
                 )
             self._mark(run, "pending")
-            self._watch_events(run)
+            if self.pool.karpenter is None:
+                self._watch_events(run)
+            else:
+                self._watch_node_claims(run)
             if pod.spec.node_name:
                 self._mark(run, "scheduled", f"on {pod.spec.node_name}")
             else:
@@ -138,6 +151,24 @@ class Verifier:
                     "its zero-node template comes from the ASG tags: run `gpu-pool doctor` to "
                     "compare them with the pool (GPU count, labels, taint value:Effect)",
                 )
+
+    def _watch_node_claims(self, run: Run) -> None:
+        for claim in self._node_claims():
+            name = claim["metadata"]["name"]
+            if name in self.known_claims:
+                continue
+            run.node_claim = claim
+            instance_type = (
+                claim["metadata"]
+                .get("labels", {})
+                .get("node.kubernetes.io/instance-type", "an instance type not chosen yet")
+            )
+            self._mark(run, "scale-up", f"Karpenter NodeClaim {name} ({instance_type})")
+
+    def _node_claims(self) -> list[dict[str, Any]]:
+        if self.pool.karpenter is None:
+            return []
+        return karpenter.node_claims(self.custom, self.pool.name)
 
     def _watch_nodes(self, run: Run, known_nodes: set[str]) -> None:
         for node_obj in self._pool_nodes():
@@ -201,6 +232,8 @@ class Verifier:
             if now - reached["scale-up"] > self.timeouts.node_join:
                 raise self._no_node_failure(run)
         elif now - run.started > self.timeouts.scale_up:
+            if self.pool.karpenter is not None:
+                raise self._no_node_claim_failure()
             check = autoscaler_state(self.apps, self.cluster_name)
             cause = (
                 "no scale-up event: Cluster Autoscaler is not running or not discovering the ASG"
@@ -215,7 +248,31 @@ class Verifier:
                 f"grep {self.pod_name}",
             )
 
+    def _no_node_claim_failure(self) -> Failure:
+        """Karpenter made no NodeClaim: its controller is down, or no type of the NodePool
+        satisfies the pod (requirements, limits, the EC2NodeClass)."""
+        controller = karpenter.controller_state(self.apps)
+        if controller.status == "fail":
+            return Failure(
+                "no NodeClaim: the Karpenter controller is not running",
+                [controller.detail, *self._pod_event_lines()],
+                controller.fix,
+            )
+        resources = [
+            karpenter.resource_state(self.custom, kind, self.pool.name)
+            for kind in ("NodePool", "EC2NodeClass")
+        ]
+        return Failure(
+            "no NodeClaim although Karpenter runs: the NodePool's requirements, limits or "
+            "EC2NodeClass let no instance type serve the pod",
+            [f"{c.subject}: {c.detail}" for c in resources] + self._pod_event_lines(),
+            "read the pod's events (Karpenter says which requirement failed) and its log: "
+            f"kubectl -n kube-system logs deploy/karpenter | grep {self.pod_name}",
+        )
+
     def _no_node_failure(self, run: Run) -> Failure:
+        if run.node_claim is not None:
+            return self._claim_not_launched(run.node_claim)
         evidence = [f"scale-up: {run.scale_up_message}"]
         if self.autoscaling is not None:
             activities = self.autoscaling.describe_scaling_activities(MaxRecords=20)["Activities"]
@@ -234,6 +291,27 @@ class Verifier:
             "scale-up was decided but no node joined",
             evidence,
             "check the ASG's activity history in the EC2 console (capacity, quotas, subnets)",
+        )
+
+    def _claim_not_launched(self, claim: dict[str, Any]) -> Failure:
+        """The NodeClaim's instance never joined: its Launched condition says why (capacity,
+        IAM), read again now."""
+        name = claim["metadata"]["name"]
+        current = next((c for c in self._node_claims() if c["metadata"]["name"] == name), claim)
+        problem = karpenter.launch_problem(current)
+        if problem is not None:
+            return Failure(
+                "the NodeClaim was not launched (capacity or IAM)",
+                [f"NodeClaim {name}: Launched={problem}"],
+                "InsufficientCapacity: add instance types or zones to the pool, or use "
+                "capacity reservations; UnauthorizedOperation: the controller's IAM (redeploy "
+                "the stack)",
+            )
+        return Failure(
+            "the NodeClaim launched but its node never joined the cluster",
+            [f"NodeClaim {name}: {'; '.join(karpenter.not_true(current)) or 'Launched'}"],
+            "the node role's EC2_LINUX access entry and the subnets' route to the API server: "
+            "`kubectl describe nodeclaim " + name + "`",
         )
 
     def _pod_event_lines(self) -> list[str]:

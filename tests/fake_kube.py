@@ -115,10 +115,69 @@ def autoscaler(cluster="gpu-pool", ready=1) -> dict:
     }
 
 
+def karpenter_controller(ready=1, queue="gpu-pool-interruption") -> dict:
+    env = [{"name": "CLUSTER_NAME", "value": "gpu-pool"}]
+    if queue:
+        env.append({"name": "INTERRUPTION_QUEUE", "value": queue})
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "karpenter", "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "karpenter"}},
+            "template": {"spec": {"containers": [{"name": "controller", "env": env}]}},
+        },
+        "status": {"readyReplicas": ready},
+    }
+
+
+def condition(type_, status="True", reason=None, message=""):
+    return {
+        "type": type_,
+        "status": status,
+        "reason": reason or type_,
+        "message": message,
+        "lastTransitionTime": "2026-12-02T10:00:00Z",
+    }
+
+
+def karpenter_object(kind, name, *conditions) -> dict:
+    group = "karpenter.sh/v1" if kind == "NodePool" else "karpenter.k8s.aws/v1"
+    return {
+        "apiVersion": group,
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": {},
+        "status": {"conditions": list(conditions) or [condition("Ready")]},
+    }
+
+
+def node_claim(name="gpu-pool-gpu-x7k2p", pool="gpu", *conditions, instance_type="g5.xlarge"):
+    labels = {"karpenter.sh/nodepool": f"gpu-pool-{pool}"}
+    if instance_type:
+        labels["node.kubernetes.io/instance-type"] = instance_type
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodeClaim",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {},
+        "status": {"conditions": list(conditions)},
+    }
+
+
 SCALE_UP = (
     "TriggeredScaleUp",
     "pod triggered scale-up: [{eks-GpuPoolG5Xlarge-4ac9 0->1 (max: 8)}]",
 )
+
+
+_NOT_FOUND = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "status": "Failure",
+    "reason": "NotFound",
+    "code": 404,
+}
 
 
 def _selects(selector: str, labels: dict[str, str]) -> bool:
@@ -139,6 +198,11 @@ class Scenario:
     daemon_sets: list[dict] = field(default_factory=lambda: [daemon_set()])
     autoscaler: dict | None = field(default_factory=autoscaler)
     log: str = NVIDIA_SMI
+    # Karpenter: its controller, the NodePools and EC2NodeClasses by name, and NodeClaims
+    # (from tick, claim; a later entry of the same name replaces it).
+    karpenter: dict | None = None
+    karpenter_objects: list[dict] = field(default_factory=list)
+    node_claims: list[tuple[int, dict]] = field(default_factory=list)
 
 
 class FakeKubernetes:
@@ -148,7 +212,10 @@ class FakeKubernetes:
         self.created: list[dict] = []
         self.deleted: list[str] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits up to one interval (0.5 s by default).
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -226,16 +293,27 @@ class FakeKubernetes:
                 "metadata": {},
                 "items": [d for d in s.daemon_sets if _selects(selector, d["metadata"]["labels"])],
             }
-        if path == "/apis/apps/v1/namespaces/kube-system/deployments/cluster-autoscaler":
-            if s.autoscaler is None:
-                return 404, {
-                    "kind": "Status",
-                    "apiVersion": "v1",
-                    "status": "Failure",
-                    "reason": "NotFound",
-                    "code": 404,
-                }
-            return 200, s.autoscaler
+        if m := re.fullmatch(r"/apis/apps/v1/namespaces/kube-system/deployments/([^/]+)", path):
+            deployment = {"cluster-autoscaler": s.autoscaler, "karpenter": s.karpenter}.get(
+                m.group(1)
+            )
+            return (404, _NOT_FOUND) if deployment is None else (200, deployment)
+        if path == "/apis/karpenter.sh/v1/nodeclaims":
+            claims: dict[str, dict] = {}
+            for t, claim in s.node_claims:
+                if self.tick >= t:
+                    claims[claim["metadata"]["name"]] = claim
+            selector = query.get("labelSelector", [""])[0]
+            items = [c for c in claims.values() if _selects(selector, c["metadata"]["labels"])]
+            return 200, {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaimList", "items": items}
+        if m := re.fullmatch(
+            r"/apis/(karpenter\.sh|karpenter\.k8s\.aws)/v1/(nodepools|ec2nodeclasses)/([^/]+)", path
+        ):
+            kind = "NodePool" if m.group(2) == "nodepools" else "EC2NodeClass"
+            for obj in s.karpenter_objects:
+                if obj["kind"] == kind and obj["metadata"]["name"] == m.group(3):
+                    return 200, obj
+            return 404, _NOT_FOUND
         return 404, {
             "kind": "Status",
             "apiVersion": "v1",

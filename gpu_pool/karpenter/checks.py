@@ -88,8 +88,8 @@ def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:
     if family != expected:
         yield error(
             setting,
-            f"'{alias}' names AMI family {family} but ami_family is {plan.settings.ami_family}: use "
-            f"{expected}@<version>",
+            f"'{alias}' names AMI family {family} but ami_family is "
+            f"{plan.settings.ami_family}: use {expected}@<version>",
         )
     if version == "latest":
         yield error(

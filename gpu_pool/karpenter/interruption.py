@@ -15,20 +15,8 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from gpu_pool.karpenter.events import INTERRUPTION_EVENTS, MESSAGE_RETENTION_SECONDS
 from gpu_pool.nag import acknowledge
-
-# Construct id -> (event source, detail type), spelled as EventBridge delivers them.
-INTERRUPTION_EVENTS = {
-    "ScheduledChangeRule": ("aws.health", "AWS Health Event"),
-    "SpotInterruptionRule": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
-    "RebalanceRule": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
-    "InstanceStateChangeRule": ("aws.ec2", "EC2 Instance State-change Notification"),
-    "CapacityReservationInterruptionRule": (
-        "aws.ec2",
-        "EC2 Capacity Reservation Instance Interruption Warning",
-    ),
-}
-MESSAGE_RETENTION_SECONDS = 300
 
 
 class InterruptionQueue(Construct):
