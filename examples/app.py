@@ -1,8 +1,9 @@
 """A CDK app of your own that installs gpu-pool and composes its constructs.
 
 One stack creates a VPC and an EKS cluster with an inference pool, a training pool behind its
-own taint, and Cluster Autoscaler for both. A second stack, in another account and region, adds
-a pool to a cluster another team runs (imported by name with its kubectl provider).
+own taint, Cluster Autoscaler for both, and a Spot batch pool that Karpenter scales. A second
+stack, in another account and region, adds a pool to a cluster another team runs (imported by
+name with its kubectl provider).
 """
 
 import json
@@ -14,7 +15,14 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
 from constructs import Construct
 
-from gpu_pool import ClusterAutoscaler, GpuNodePool, PoolSettings, Taint
+from gpu_pool import (
+    ClusterAutoscaler,
+    GpuNodePool,
+    Karpenter,
+    KarpenterNodePool,
+    PoolSettings,
+    Taint,
+)
 
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
 
@@ -26,6 +34,8 @@ class MlPlatformStack(cdk.Stack):
         cluster = eks.Cluster(
             self,
             "Cluster",
+            # Karpenter's IAM conditions contain the name: give the cluster one.
+            cluster_name="ml-platform",
             version=eks.KubernetesVersion.V1_35,
             vpc=vpc,
             default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
@@ -63,6 +73,21 @@ class MlPlatformStack(cdk.Stack):
         )
         # Version, region and cluster name come from the cluster; the pod runs on system nodes.
         ClusterAutoscaler(self, "Autoscaler", cluster=cluster, node_selector={"role": "system"})
+        # Karpenter launches the batch pool's Spot nodes straight from pending pods.
+        karpenter = Karpenter(self, "Karpenter", cluster=cluster, node_selector={"role": "system"})
+        KarpenterNodePool(
+            self,
+            "Batch",
+            karpenter=karpenter,
+            subnets=vpc.private_subnets,
+            settings=PoolSettings(
+                name="batch",
+                provisioner="karpenter",
+                instance_types=["g6.xlarge", "g6.2xlarge", "g5.xlarge"],
+                capacity_type="SPOT",
+                labels={"workload": "batch"},
+            ),
+        )
         cdk.CfnOutput(
             self, "InferenceNodeSelector", value=json.dumps(inference.workload_node_selector)
         )

@@ -39,7 +39,7 @@ def test_the_example_deploys_two_stacks_to_two_accounts_and_regions(assembly):
     }
 
 
-def test_its_own_cluster_gets_two_pools_and_one_autoscaler(assembly):
+def test_its_own_cluster_gets_two_node_group_pools_an_autoscaler_and_a_karpenter_pool(assembly):
     _, template = assembly["MlPlatform"]
     pool_groups = {
         tuple(r["Properties"]["InstanceTypes"]): r["Properties"]["Labels"]["gpu-pool.io/pool"]
@@ -57,8 +57,20 @@ def test_its_own_cluster_gets_two_pools_and_one_autoscaler(assembly):
     )
     assert charts == [
         "cluster-autoscaler",
+        "karpenter",
+        "karpenter-crd",
+        "nvidia-device-plugin-batch",
         "nvidia-device-plugin-inference",
         "nvidia-device-plugin-training",
+    ]
+    node_pools = [
+        manifest
+        for r in _of_type(template, "Custom::AWSCDK-EKS-KubernetesResource").values()
+        for manifest in json.loads(render(r["Properties"]["Manifest"]))
+        if manifest["kind"] == "NodePool"
+    ]
+    assert [(m["metadata"]["name"], m["spec"]["limits"]) for m in node_pools] == [
+        ("gpu-pool-batch", {"nvidia.com/gpu": "8", "nodes": "8"})
     ]
     assert json.loads(template["Outputs"]["InferenceNodeSelector"]["Value"]) == {
         "gpu-pool.io/pool": "inference"

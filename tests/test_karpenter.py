@@ -814,3 +814,22 @@ def test_library_karpenter_on_an_imported_cluster_uses_its_name_and_group():
     _, controller = charts(template)["karpenter"]
     assert helm_values(controller)["settings"]["clusterName"] == "platform"
     assert helm_values(controller)["nodeSelector"] == {}
+
+
+@pytest.mark.parametrize("fixture", ["karpenter_template", "mixed_template"])
+def test_cfn_lint_finds_nothing_in_karpenter_stacks(request, fixture):
+    """./dev test lints the default app; these shapes are linted here, with the project's
+    ignore list (.cfnlintrc.yaml) plus W3010: the KARPENTER settings list zones, so its VPC's
+    subnets name them."""
+    from pathlib import Path
+
+    import yaml
+    from cfnlint.api import ManualArgs, lint
+
+    config = yaml.safe_load((Path(__file__).parent.parent / ".cfnlintrc.yaml").read_text())
+    template = request.getfixturevalue(fixture).to_json()
+    matches = lint(
+        json.dumps(template),
+        config=ManualArgs(ignore_checks=[*config["ignore_checks"], "W3010"], regions=["us-east-1"]),
+    )
+    assert [str(m) for m in matches] == []
