@@ -17,10 +17,10 @@ from typing import Any
 
 import jsii
 from aws_cdk import IStableAnyProducer, IStableStringProducer, Lazy, Stack
-from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.charts import helm_chart
 from gpu_pool.checks import check_autoscaler, check_expander, check_node_selector, report
 from gpu_pool.cluster_pools import (
     ClusterPools,
@@ -28,10 +28,10 @@ from gpu_pool.cluster_pools import (
     PlacedNodeGroup,
     as_icluster,
     created_cluster_version,
-    pod_identity_agent,
 )
 from gpu_pool.nag import acknowledge_wildcard_resources
 from gpu_pool.node_template import DISCOVERY_ENABLED_TAG, discovery_tag
+from gpu_pool.pod_identity import pod_identity_agent, pod_identity_role
 from gpu_pool.settings import AutoscalerSettings
 from gpu_pool.versions import CLUSTER_AUTOSCALER, autoscaler_image_tag
 
@@ -204,10 +204,12 @@ class ClusterAutoscaler(Construct):
         # check_autoscaler guarantees one of the two.
         image_tag = settings.image_tag or str(autoscaler_image_tag(str(minor)))
         cluster_name = cluster.cluster_name
-        self.role = iam.Role(
+        self.role, association = pod_identity_role(
             self,
             "Role",
-            assumed_by=iam.SessionTagsPrincipal(iam.ServicePrincipal("pods.eks.amazonaws.com")),
+            cluster=cluster,
+            namespace=CLUSTER_AUTOSCALER.namespace,
+            service_account=SERVICE_ACCOUNT,
             description=f"Cluster Autoscaler for EKS cluster {cluster_name}",
         )
         for statement in autoscaler_policy_statements(cluster_name):
@@ -217,22 +219,12 @@ class ClusterAutoscaler(Construct):
             "Cluster Autoscaler's AWS guidance: Describe* calls allow no resource-level "
             "permissions; the two mutating calls are limited by the cluster's ASG tag condition",
         )
-        association = eks.CfnPodIdentityAssociation(
-            self,
-            "PodIdentity",
-            cluster_name=cluster.cluster_name,
-            namespace=CLUSTER_AUTOSCALER.namespace,
-            service_account=SERVICE_ACCOUNT,
-            role_arn=self.role.role_arn,
-        )
-        self.chart = eks.HelmChart(
+        self.chart = helm_chart(
             self,
             "Chart",
             cluster=cluster,
-            chart=CLUSTER_AUTOSCALER.chart,
-            repository=CLUSTER_AUTOSCALER.repository,
-            version=settings.chart_version or CLUSTER_AUTOSCALER.version,
-            namespace=CLUSTER_AUTOSCALER.namespace,
+            pin=CLUSTER_AUTOSCALER,
+            version=settings.chart_version,
             release="cluster-autoscaler",
             values=autoscaler_values(
                 cluster_name,

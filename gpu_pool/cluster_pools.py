@@ -39,22 +39,6 @@ def literal_cluster_name(cluster: eks.ICluster) -> str | None:
     return name if name is not None and not Token.is_unresolved(name) else None
 
 
-def pod_identity_agent(
-    scope: Construct, cluster: eks.ICluster, install: bool | None
-) -> eks.Addon | None:
-    """The cluster's eks-pod-identity-agent add-on for a chart to depend on: the one already
-    added in this app, else a new one under `scope`. `install` None: add it to a cluster
-    created here, not to an imported one (whose owner installs it). None if not added."""
-    pools = ClusterPools.of(cluster)
-    if pools.pod_identity_agent is None and (
-        isinstance(cluster, eks.Cluster) if install is None else install
-    ):
-        pools.pod_identity_agent = eks.Addon(
-            scope, "PodIdentityAgent", cluster=cluster, addon_name="eks-pod-identity-agent"
-        )
-    return pools.pod_identity_agent
-
-
 def created_cluster_version(cluster: eks.ICluster) -> str | None:
     """The Kubernetes minor of a cluster this app creates (its AWS::EKS::Cluster's Version);
     None for an imported cluster, which does not say."""

@@ -11,6 +11,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.asg_tags import AsgTags
+from gpu_pool.charts import install_gpu_software
 from gpu_pool.checks import report
 from gpu_pool.cluster_pools import (
     ClusterPools,
@@ -19,7 +20,6 @@ from gpu_pool.cluster_pools import (
     as_icluster,
     created_cluster_version,
 )
-from gpu_pool.gpu_software_chart import install_gpu_software
 from gpu_pool.launch_template import NodeLaunchTemplate
 from gpu_pool.node_template import eks_taints
 from gpu_pool.placement import subnets_by_zone

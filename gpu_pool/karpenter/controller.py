@@ -15,6 +15,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.charts import helm_chart
 from gpu_pool.checks import check_node_selector, exact_versions, report
 from gpu_pool.cluster_pools import (
     ClusterPools,
@@ -22,12 +23,12 @@ from gpu_pool.cluster_pools import (
     as_icluster,
     created_cluster_version,
     literal_cluster_name,
-    pod_identity_agent,
 )
 from gpu_pool.karpenter.checks import check_karpenter_version
 from gpu_pool.karpenter.iam import NODE_ROLE_POLICIES, controller_policies
 from gpu_pool.karpenter.interruption import InterruptionQueue
 from gpu_pool.nag import acknowledge_wildcard_resources
+from gpu_pool.pod_identity import pod_identity_agent, pod_identity_role
 from gpu_pool.settings import ConfigError, KarpenterSettings
 from gpu_pool.versions import KARPENTER, KARPENTER_CRD
 
@@ -99,7 +100,6 @@ class Karpenter(Construct):
             + check_karpenter_version(settings.chart_version, minor)
             + check_node_selector(node_selector, ClusterPools.of(cluster).plans, "karpenter"),
         )
-        version = settings.chart_version or KARPENTER.version
 
         self.node_role = iam.Role(
             self,
@@ -121,10 +121,12 @@ class Karpenter(Construct):
         interruption = InterruptionQueue(self, "Interruption")
         self.queue = interruption.queue
 
-        self.role = iam.Role(
+        self.role, association = pod_identity_role(
             self,
             "ControllerRole",
-            assumed_by=iam.SessionTagsPrincipal(iam.ServicePrincipal("pods.eks.amazonaws.com")),
+            cluster=cluster,
+            namespace=KARPENTER.namespace,
+            service_account=SERVICE_ACCOUNT,
             description=f"Karpenter controller for EKS cluster {cluster_name}",
         )
         for name, statements in controller_policies(
@@ -139,32 +141,20 @@ class Karpenter(Construct):
                 "limited to resources tagged for this cluster and a NodePool; reads EC2, "
                 "pricing and IAM allow on no narrower resource",
             )
-        association = eks.CfnPodIdentityAssociation(
-            self,
-            "PodIdentity",
-            cluster_name=cluster.cluster_name,
-            namespace=KARPENTER.namespace,
-            service_account=SERVICE_ACCOUNT,
-            role_arn=self.role.role_arn,
-        )
-        self.crd_chart = eks.HelmChart(
+        self.crd_chart = helm_chart(
             self,
             "CrdChart",
             cluster=cluster,
-            chart=KARPENTER_CRD.chart,
-            repository=KARPENTER_CRD.repository,
-            version=version,
-            namespace=KARPENTER_CRD.namespace,
+            pin=KARPENTER_CRD,
+            version=settings.chart_version,
             release="karpenter-crd",
         )
-        self.chart = eks.HelmChart(
+        self.chart = helm_chart(
             self,
             "Chart",
             cluster=cluster,
-            chart=KARPENTER.chart,
-            repository=KARPENTER.repository,
-            version=version,
-            namespace=KARPENTER.namespace,
+            pin=KARPENTER,
+            version=settings.chart_version,
             release="karpenter",
             values=karpenter_values(cluster_name, self.queue.queue_name, node_selector),
         )

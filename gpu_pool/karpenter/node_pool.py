@@ -9,9 +9,9 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
+from gpu_pool.charts import install_gpu_software
 from gpu_pool.checks import report
 from gpu_pool.cluster_pools import ClusterPools
-from gpu_pool.gpu_software_chart import install_gpu_software
 from gpu_pool.karpenter.controller import Karpenter
 from gpu_pool.placement import subnets_by_zone
 from gpu_pool.plan import PoolPlan, plan_pool
