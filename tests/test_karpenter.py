@@ -496,60 +496,158 @@ def test_al2023_x86_pool_node_class_field_by_field(karpenter_template):
     }
 
 
-def test_arm_pool_runs_arm64_with_its_own_disruption_and_limits(karpenter_template):
-    found = manifests(karpenter_template)
-    spec = found[("NodePool", "gpu-pool-arm")]["spec"]
-    assert spec["template"]["spec"]["requirements"][1:3] == [
+def _requirements(types, arch, capacity):
+    return [
         {
-            "key": "node.kubernetes.io/instance-type",
+            "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
             "operator": "In",
-            "values": ["g5g.xlarge", "g5g.16xlarge"],
+            "values": ["nvidia"],
         },
-        {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]},
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": types},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity]},
     ]
-    assert spec["template"]["spec"]["terminationGracePeriod"] == "24h"
-    assert spec["template"]["metadata"]["labels"]["k8s.amazonaws.com/accelerator"] == "nvidia-t4g"
-    assert spec["disruption"]["consolidateAfter"] == "10m"
-    # max_size 3 nodes of the largest type (g5g.16xlarge, 2 GPUs).
-    assert spec["limits"] == {"nvidia.com/gpu": "6", "nodes": "3"}
-    node_class = found[("EC2NodeClass", "gpu-pool-arm")]["spec"]
-    assert node_class["amiSelectorTerms"] == [{"alias": "al2023@v20260714"}]
-    assert len(node_class["subnetSelectorTerms"]) == 2  # no zones: every private subnet
 
 
-def test_bottlerocket_pool_keeps_a_small_os_volume_and_puts_images_on_xvdb(karpenter_template):
+def test_arm_g5g_pool_node_pool_and_node_class_field_by_field(karpenter_template):
     found = manifests(karpenter_template)
-    node_class = found[("EC2NodeClass", "gpu-pool-rocket")]["spec"]
-    assert node_class["amiSelectorTerms"] == [{"alias": "bottlerocket@v1.66.0"}]
-    assert node_class["blockDeviceMappings"] == [
-        {
-            "deviceName": "/dev/xvda",
-            "ebs": {
-                "volumeSize": "4Gi",
-                "volumeType": "gp3",
-                "encrypted": True,
-                "deleteOnTermination": True,
-                "kmsKeyID": KMS_KEY,
+    role, security_group = _node_class_refs(karpenter_template)
+    assert found[("NodePool", "gpu-pool-arm")] == {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "gpu-pool-arm"},
+        "spec": {
+            "template": {
+                "metadata": {
+                    "labels": {
+                        **LABELS,
+                        "gpu-pool.io/pool": "arm",
+                        "workload": "arm",
+                        "k8s.amazonaws.com/accelerator": "nvidia-t4g",
+                    }
+                },
+                "spec": {
+                    "nodeClassRef": {
+                        "group": "karpenter.k8s.aws",
+                        "kind": "EC2NodeClass",
+                        "name": "gpu-pool-arm",
+                    },
+                    "requirements": _requirements(
+                        ["g5g.xlarge", "g5g.16xlarge"], "arm64", "on-demand"
+                    ),
+                    "taints": [GPU_TAINT],
+                    "expireAfter": "720h",
+                    "terminationGracePeriod": "24h",
+                },
             },
-        },
-        {
-            "deviceName": "/dev/xvdb",
-            "rootVolume": True,
-            "ebs": {
-                "volumeSize": "300Gi",
-                "volumeType": "gp3",
-                "encrypted": True,
-                "deleteOnTermination": True,
-                "kmsKeyID": KMS_KEY,
+            "disruption": {
+                "consolidationPolicy": "WhenEmpty",
+                "consolidateAfter": "10m",
+                "budgets": [{"nodes": "1"}],
             },
+            # max_size 3 nodes of the largest type (g5g.16xlarge, 2 GPUs).
+            "limits": {"nvidia.com/gpu": "6", "nodes": "3"},
         },
-    ]
-    requirements = found[("NodePool", "gpu-pool-rocket")]["spec"]["template"]["spec"][
-        "requirements"
-    ]
-    assert {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]} in (
-        requirements
-    )
+    }
+    node_class = found[("EC2NodeClass", "gpu-pool-arm")]
+    subnets = node_class["spec"]["subnetSelectorTerms"]
+    assert len(subnets) == 2  # no zones: every private subnet
+    assert node_class == {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": "gpu-pool-arm"},
+        "spec": {
+            # One alias for both CPUs: Karpenter picks the arm64 NVIDIA AMI for g5g.
+            "amiSelectorTerms": [{"alias": "al2023@v20260714"}],
+            "role": role,
+            "subnetSelectorTerms": subnets,
+            "securityGroupSelectorTerms": [{"id": security_group}],
+            "blockDeviceMappings": [
+                {
+                    "deviceName": "/dev/xvda",
+                    "rootVolume": True,
+                    "ebs": {
+                        "volumeSize": "200Gi",
+                        "volumeType": "gp3",
+                        "encrypted": True,
+                        "deleteOnTermination": True,
+                    },
+                }
+            ],
+            "metadataOptions": IMDS,
+            "tags": {"gpu-pool.io/pool": "arm"},
+        },
+    }
+
+
+def test_bottlerocket_pool_node_pool_and_node_class_field_by_field(karpenter_template):
+    found = manifests(karpenter_template)
+    role, security_group = _node_class_refs(karpenter_template)
+    assert found[("NodePool", "gpu-pool-rocket")] == {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "gpu-pool-rocket"},
+        "spec": {
+            "template": {
+                "metadata": {
+                    "labels": {
+                        **LABELS,
+                        "gpu-pool.io/pool": "rocket",
+                        "workload": "rocket",
+                        "k8s.amazonaws.com/accelerator": "nvidia-l40s",
+                    }
+                },
+                "spec": {
+                    "nodeClassRef": {
+                        "group": "karpenter.k8s.aws",
+                        "kind": "EC2NodeClass",
+                        "name": "gpu-pool-rocket",
+                    },
+                    "requirements": _requirements(["g6e.xlarge"], "amd64", "spot"),
+                    "taints": [GPU_TAINT],
+                    "expireAfter": "720h",
+                },
+            },
+            "disruption": {
+                "consolidationPolicy": "WhenEmpty",
+                "consolidateAfter": "5m",
+                "budgets": [{"nodes": "1"}],
+            },
+            "limits": {"nvidia.com/gpu": "8", "nodes": "8"},
+        },
+    }
+    node_class = found[("EC2NodeClass", "gpu-pool-rocket")]
+    subnets = node_class["spec"]["subnetSelectorTerms"]
+    volume = {
+        "volumeType": "gp3",
+        "encrypted": True,
+        "deleteOnTermination": True,
+        "kmsKeyID": KMS_KEY,
+    }
+    assert node_class == {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": "gpu-pool-rocket"},
+        "spec": {
+            "amiSelectorTerms": [{"alias": "bottlerocket@v1.66.0"}],
+            "role": role,
+            "subnetSelectorTerms": subnets,
+            "securityGroupSelectorTerms": [{"id": security_group}],
+            # The OS volume stays small; images and pod storage go on the data volume.
+            "blockDeviceMappings": [
+                {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "4Gi", **volume}},
+                {
+                    "deviceName": "/dev/xvdb",
+                    "rootVolume": True,
+                    "ebs": {"volumeSize": "300Gi", **volume},
+                },
+            ],
+            "metadataOptions": IMDS,
+            "tags": {"gpu-pool.io/pool": "rocket"},
+        },
+    }
+    # Bottlerocket's NVIDIA AMI ships the device plugin: no chart for this pool.
+    assert "nvidia-device-plugin-rocket" not in charts(karpenter_template)
 
 
 def test_node_pools_are_applied_after_their_node_class_and_the_whole_installation(
@@ -666,6 +764,36 @@ def test_each_karpenter_node_runs_exactly_one_device_plugin_and_bottlerocket_non
             running = [r for r, pod in plugins.items() if pod_fits_node(pod, labels, taints)]
             expected = [] if plan.name == "rocket" else [f"nvidia-device-plugin-{plan.name}"]
             assert running == expected, (plan.name, gpu_type.name)
+
+
+def test_in_a_mixed_app_every_gpu_node_of_either_provisioner_runs_exactly_one_plugin(
+    mixed_template,
+):
+    from tests.cfn import node_of
+    from tests.conftest import MIXED
+
+    plugins = {
+        release: deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, helm_values(chart))
+        for release, (_, chart) in charts(mixed_template).items()
+        if release.startswith("nvidia-device-plugin")
+    }
+    nodes = [
+        (props["Labels"].get("gpu-pool.io/pool"), *node_of(props))
+        for props in (
+            r["Properties"] for r in resources(mixed_template, "AWS::EKS::Nodegroup").values()
+        )
+    ]
+    for pool in synth_stack(MIXED).pools:
+        if pool.plan.karpenter is not None:
+            taints = [{"value": "", **t} for t in pool.plan.node_taints()]
+            nodes += [
+                (pool.plan.name, pool.plan.karpenter.launched_node_labels(t, "us-east-1a"), taints)
+                for t in pool.plan.karpenter.instance_types
+            ]
+    assert sorted(name or "-" for name, _, _ in nodes) == ["-", "inference", "training"]
+    for name, labels, taints in nodes:
+        running = [r for r, pod in plugins.items() if pod_fits_node(pod, labels, taints)]
+        assert running == ([f"nvidia-device-plugin-{name}"] if name else []), name
 
 
 def test_karpenter_only_app_has_no_gpu_node_group_no_tags_and_no_autoscaler(karpenter_template):
