@@ -21,17 +21,12 @@ from gpu_pool.cluster_pools import (
     created_cluster_version,
 )
 from gpu_pool.launch_template import NodeLaunchTemplate
+from gpu_pool.node_role import node_role as new_node_role
 from gpu_pool.node_template import eks_taints
 from gpu_pool.placement import subnets_by_zone
 from gpu_pool.plan import NodeGroupPlan, PoolPlan, plan_pool
 from gpu_pool.scaling import TEMPLATE_SCALING, NodegroupScaling
 from gpu_pool.settings import ConfigError, PoolSettings
-
-_NODE_POLICIES = (
-    "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
-    "AmazonEC2ContainerRegistryPullOnly",
-)
 
 
 class GpuNodePool(Construct):
@@ -93,14 +88,7 @@ class GpuNodePool(Construct):
         pools = ClusterPools.of(cluster)
         report(self, pools.add(plan))
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
-        self.node_role: iam.IRole = node_role or iam.Role(
-            self,
-            "NodeRole",
-            assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
-            managed_policies=[
-                iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in _NODE_POLICIES
-            ],
-        )
+        self.node_role: iam.IRole = node_role or new_node_role(self, "NodeRole")
         self.launch_template = NodeLaunchTemplate(
             self,
             "LaunchTemplate",

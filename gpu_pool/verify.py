@@ -57,6 +57,10 @@ class Run:
 
     started: float
     reached: dict[str, float] = field(default_factory=dict)
+    # Nodes and (Karpenter) NodeClaims of the pool from before the pod: not its scale-up.
+    known_nodes: set[str] = field(default_factory=set)
+    known_claims: set[str] = field(default_factory=set)
+    # The pod's new node once it joined ("node joined" is reached then).
     node: dict[str, Any] | None = None
     scale_up_message: str = ""
     # Karpenter pools: the NodeClaim made for the pod.
@@ -70,33 +74,33 @@ class Verifier:
         apps: Any,
         pool: PoolPlan,
         cluster_name: str,
-        namespace: str = "default",
-        timeouts: Timeouts | None = None,
+        namespace: str,
+        timeouts: Timeouts,
         out: TextIO | None = None,
         autoscaling: Any = None,
         clock: Callable[[], float] = time.monotonic,
         custom: Any = None,
     ) -> None:
-        """`custom` (CustomObjectsApi) is needed for a Karpenter pool: NodeClaims and the
-        NodePool are custom objects."""
+        """`autoscaling` (a boto3 client) reads ASG activities when a launch stalls; `custom`
+        (CustomObjectsApi) is needed for a Karpenter pool: NodeClaims and the NodePool are
+        custom objects."""
         self.core, self.apps, self.pool, self.custom = core, apps, pool, custom
         self.cluster_name, self.namespace = cluster_name, namespace
-        self.timeouts = timeouts or Timeouts()
+        self.timeouts = timeouts
+        # Looked up now, not at import: the caller (or a test) may have replaced it.
         self.out = out or sys.stdout
         self.autoscaling, self.clock = autoscaling, clock
         self.pod_name = f"gpu-pool-smoke-test-{secrets.token_hex(3)}"
-        # A Karpenter pool's NodeClaims from before the pod: not the pod's scale-up.
-        self.known_claims: set[str] = set()
 
     def run(self) -> int:
         """0 when the pod ran nvidia-smi to success; 1 with a classified failure otherwise."""
         known_nodes = {n.metadata.name for n in self._pool_nodes()}
-        self.known_claims = {c["metadata"]["name"] for c in self._node_claims()}
+        known_claims = {c["metadata"]["name"] for c in self._node_claims()}
         self.core.create_namespaced_pod(self.namespace, smoke_test_pod(self.pool, self.pod_name))
-        run = Run(started=self.clock())
+        run = Run(started=self.clock(), known_nodes=known_nodes, known_claims=known_claims)
         self._say(run, f"submitted pod {self.namespace}/{self.pod_name} (nvidia.com/gpu: 1)")
         try:
-            self._follow(run, known_nodes)
+            self._follow(run)
             self._say(run, "pod succeeded; nvidia-smi output:")
             self.out.write(self._pod_log())
             self.out.write("\nverify: OK\n")
@@ -110,7 +114,7 @@ class Verifier:
 
     # -- following the pod -------------------------------------------------------------------
 
-    def _follow(self, run: Run, known_nodes: set[str]) -> None:
+    def _follow(self, run: Run) -> None:
         while True:
             pod = self.core.read_namespaced_pod(self.pod_name, self.namespace)
             phase = pod.status.phase
@@ -132,7 +136,7 @@ class Verifier:
             if pod.spec.node_name:
                 self._mark(run, "scheduled", f"on {pod.spec.node_name}")
             else:
-                self._watch_nodes(run, known_nodes)
+                self._watch_nodes(run)
             self._check_stall(run)
             time.sleep(self.timeouts.poll)
 
@@ -155,13 +159,13 @@ class Verifier:
     def _watch_node_claims(self, run: Run) -> None:
         for claim in self._node_claims():
             name = claim["metadata"]["name"]
-            if name in self.known_claims:
+            if name in run.known_claims:
                 continue
             run.node_claim = claim
-            instance_type = (
-                claim["metadata"]
-                .get("labels", {})
-                .get("node.kubernetes.io/instance-type", "an instance type not chosen yet")
+            # Listed by its NodePool label, a claim has labels; the type label comes once
+            # Karpenter has chosen the type.
+            instance_type = claim["metadata"]["labels"].get(
+                "node.kubernetes.io/instance-type", "an instance type not chosen yet"
             )
             self._mark(run, "scale-up", f"Karpenter NodeClaim {name} ({instance_type})")
 
@@ -170,9 +174,9 @@ class Verifier:
             return []
         return karpenter.node_claims(self.custom, self.pool.name)
 
-    def _watch_nodes(self, run: Run, known_nodes: set[str]) -> None:
+    def _watch_nodes(self, run: Run) -> None:
         for node_obj in self._pool_nodes():
-            if node_obj.metadata.name in known_nodes:
+            if node_obj.metadata.name in run.known_nodes:
                 continue
             node = as_dict(node_obj)
             run.node = node
@@ -188,7 +192,7 @@ class Verifier:
         response = self.core.read_namespaced_pod_log(
             self.pod_name, self.namespace, _preload_content=False
         )
-        return str(response.data.decode("utf-8", errors="replace"))
+        return str(response.data.decode(errors="replace"))
 
     def _pool_nodes(self) -> list[Any]:
         return list(self.core.list_node(label_selector=pool_selector(self.pool)).items)
@@ -212,7 +216,7 @@ class Verifier:
                     self._pod_event_lines(),
                     "another pod may hold the GPU; check `kubectl describe pod`",
                 )
-        elif "node ready" in reached and run.node is not None:
+        elif run.node is not None and "node ready" in reached:
             if now - reached["node ready"] > self.timeouts.gpu:
                 check = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
                 raise Failure(
@@ -220,7 +224,7 @@ class Verifier:
                     [check.detail],
                     check.fix or "the plugin runs there: check its pod logs on the node",
                 )
-        elif "node joined" in reached and run.node is not None:
+        elif run.node is not None:
             if now - reached["node joined"] > self.timeouts.node_ready:
                 raise Failure(
                     "the node joined but never became Ready",

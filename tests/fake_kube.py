@@ -132,13 +132,15 @@ def karpenter_controller(ready=1, queue="gpu-pool-interruption") -> dict:
 
 
 def condition(type_, status="True", reason=None, message=""):
-    return {
-        "type": type_,
-        "status": status,
-        "reason": reason or type_,
-        "message": message,
-        "lastTransitionTime": "2026-12-02T10:00:00Z",
-    }
+    """A status condition; reason defaults to the type, and "" leaves reason or message out
+    (both are optional in the API)."""
+    found = {"type": type_, "status": status, "lastTransitionTime": "2026-12-02T10:00:00Z"}
+    reason = type_ if reason is None else reason
+    if reason:
+        found["reason"] = reason
+    if message:
+        found["message"] = message
+    return found
 
 
 def karpenter_object(kind, name, *conditions) -> dict:
@@ -192,14 +194,17 @@ class Scenario:
 
     events: list[tuple[int, tuple[str, str]]] = field(default_factory=list)  # (from tick, event)
     nodes: list[tuple[int, dict]] = field(default_factory=list)  # (from tick, node); last wins
+    # Nodes there all along (listed before the scripted one), e.g. the pool's older nodes.
+    standing_nodes: list[dict] = field(default_factory=list)
     scheduled_at: int | None = None
     succeeded_at: int | None = None
     failed_at: int | None = None
     daemon_sets: list[dict] = field(default_factory=lambda: [daemon_set()])
     autoscaler: dict | None = field(default_factory=autoscaler)
-    log: str = NVIDIA_SMI
+    log: str | bytes = NVIDIA_SMI
     # Karpenter: its controller, the NodePools and EC2NodeClasses by name, and NodeClaims
-    # (from tick, claim; a later entry of the same name replaces it).
+    # (from tick, claim; a later entry of the same name replaces it, and one marked
+    # {"gone": True} deletes it).
     karpenter: dict | None = None
     karpenter_objects: list[dict] = field(default_factory=list)
     node_claims: list[tuple[int, dict]] = field(default_factory=list)
@@ -211,6 +216,8 @@ class FakeKubernetes:
         self.tick = 0
         self.created: list[dict] = []
         self.deleted: list[str] = []
+        # The query of each DELETE (the grace period travels there).
+        self.delete_queries: list[dict[str, list[str]]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         # A short poll interval: shutdown() waits up to one interval (0.5 s by default).
         self.thread = threading.Thread(
@@ -271,17 +278,24 @@ class FakeKubernetes:
             namespace, name, log = m.groups()
             if method == "DELETE":
                 self.deleted.append(name)
+                self.delete_queries.append(query)
                 return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success"}
             if log:
                 return 200, s.log
             self.tick += 1
             return 200, self._pod(namespace, name)
         if re.fullmatch(r"/api/v1/namespaces/[^/]+/events", path):
+            # The scripted events are the smoke-test pod's: other selectors see none.
             name = query.get("fieldSelector", [""])[0].removeprefix("involvedObject.name=")
-            items = [self._event(name, i, e) for i, (t, e) in enumerate(s.events) if self.tick >= t]
+            pods = {p["metadata"]["name"] for p in self.created}
+            items = [
+                self._event(name, i, e)
+                for i, (t, e) in enumerate(s.events)
+                if self.tick >= t and name in pods
+            ]
             return 200, {"kind": "EventList", "apiVersion": "v1", "metadata": {}, "items": items}
         if path == "/api/v1/nodes":
-            current = [n for t, n in s.nodes if self.tick >= t][-1:]
+            current = s.standing_nodes + [n for t, n in s.nodes if self.tick >= t][-1:]
             selector = query.get("labelSelector", [""])[0]
             items = [n for n in current if _selects(selector, n["metadata"]["labels"])]
             return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items}
@@ -303,6 +317,8 @@ class FakeKubernetes:
             for t, claim in s.node_claims:
                 if self.tick >= t:
                     claims[claim["metadata"]["name"]] = claim
+                    if claim.get("gone"):
+                        del claims[claim["metadata"]["name"]]
             selector = query.get("labelSelector", [""])[0]
             items = [c for c in claims.values() if _selects(selector, c["metadata"]["labels"])]
             return 200, {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaimList", "items": items}
@@ -361,12 +377,16 @@ class FakeKubernetes:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
                 status, payload = fake.respond(self.command, url.path, parse_qs(url.query), body)
-                data = (
-                    payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                )
+                if isinstance(payload, bytes):  # a log as the node wrote it
+                    data = payload
+                elif isinstance(payload, str):
+                    data = payload.encode()
+                else:
+                    data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header(
-                    "Content-Type", "text/plain" if isinstance(payload, str) else "application/json"
+                    "Content-Type",
+                    "text/plain" if isinstance(payload, str | bytes) else "application/json",
                 )
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -10,6 +10,7 @@ from botocore.stub import Stubber
 
 from tests.fake_kube import (
     Scenario,
+    autoscaler,
     condition,
     daemon_set,
     karpenter_controller,
@@ -250,6 +251,20 @@ def _queue_aws(rules: int | None):
     return {"sqs": sqs, "events": events}.__getitem__
 
 
+def _queue_by_reference():
+    """A controller whose INTERRUPTION_QUEUE comes from a reference, not a value: the chart
+    never renders that, so it is no queue gpu-pool configured."""
+    controller = karpenter_controller(queue="")
+    env = controller["spec"]["template"]["spec"]["containers"][0]["env"]
+    env.append(
+        {
+            "name": "INTERRUPTION_QUEUE",
+            "valueFrom": {"configMapKeyRef": {"name": "karpenter", "key": "queue"}},
+        }
+    )
+    return controller
+
+
 STUCK_CLAIM = node_claim("gpu-pool-gpu-x7k2p", "gpu", NOT_LAUNCHED)
 DOCTOR_CASES = {
     # (scenario, queue rules or None for no queue ("no-aws": no credentials), line, exit code, fix)
@@ -344,6 +359,42 @@ DOCTOR_CASES = {
         1,
         "kubectl describe nodeclaim gpu-pool-gpu-x7k2p",
     ),
+    "claim-registered-unknown-and-not-ready": (
+        scenario(
+            node_claims=[
+                (
+                    0,
+                    node_claim(
+                        "gpu-pool-gpu-x7k2p",
+                        "gpu",
+                        LAUNCHED,
+                        condition("Registered", "Unknown", "AwaitingRegistration"),
+                        condition("Ready", "False", "NotRegistered", "not registered"),
+                    ),
+                )
+            ]
+        ),
+        5,
+        "[fail] NodeClaim gpu-pool-gpu-x7k2p: Registered: AwaitingRegistration; Ready: "
+        "NotRegistered: not registered",
+        1,
+        "kubectl describe nodeclaim gpu-pool-gpu-x7k2p",
+    ),
+    "claim-up": (
+        scenario(node_claims=[(0, node_claim("gpu-pool-gpu-x7k2p", "gpu", LAUNCHED))]),
+        5,
+        "[  ok] interruption queue gpu-pool-interruption: 5 EventBridge rules send to it",
+        0,
+        None,
+    ),
+    "queue-from-a-reference": (
+        scenario(karpenter=_queue_by_reference()),
+        5,
+        "[fail] interruption queue (none): the controller reads no queue "
+        "(settings.interruptionQueue is empty)",
+        1,
+        "deploy the stack: it sets the chart's settings.interruptionQueue",
+    ),
     "queue-missing": (
         scenario(),
         None,
@@ -404,4 +455,32 @@ def test_doctor_on_a_karpenter_only_app_does_not_ask_for_cluster_autoscaler(tmp_
     exit_code, _ = karpenter_run(tmp_path, scenario(), aws=_queue_aws(5), command="doctor")
     out = capsys.readouterr().out
     assert "autoscaler" not in out and "ASG" not in out
+    assert exit_code == 0
+
+
+def test_doctor_on_a_mixed_app_checks_both_provisioners(tmp_path, capsys):
+    config = tmp_path / "mixed.yaml"
+    config.write_text(
+        "pools:\n  inference: {}\n  batch:\n    provisioner: karpenter\n"
+        "    labels: {workload: batch}\n"
+    )
+    state = scenario(
+        autoscaler=autoscaler(),
+        karpenter_objects=[
+            karpenter_object("NodePool", "gpu-pool-batch"),
+            karpenter_object("EC2NodeClass", "gpu-pool-batch"),
+        ],
+    )
+    exit_code, _ = run(tmp_path, state, "--config", str(config), command="doctor")
+    out = capsys.readouterr().out.splitlines()
+    assert [
+        line.split(":")[0] for line in out if not line.startswith(("[  ok] pool", "[  ok] Dae"))
+    ] == [
+        "[  ok] autoscaler",
+        "[warn] ASG tags",
+        "[  ok] karpenter",
+        "[  ok] NodePool gpu-pool-batch",
+        "[  ok] EC2NodeClass gpu-pool-batch",
+        "[warn] interruption queue",
+    ]
     assert exit_code == 0

@@ -25,9 +25,10 @@ from gpu_pool.cluster_pools import (
     literal_cluster_name,
 )
 from gpu_pool.karpenter.checks import check_karpenter_version
-from gpu_pool.karpenter.iam import NODE_ROLE_POLICIES, controller_policies
+from gpu_pool.karpenter.iam import controller_policies
 from gpu_pool.karpenter.interruption import InterruptionQueue
 from gpu_pool.nag import acknowledge_wildcard_resources
+from gpu_pool.node_role import node_role
 from gpu_pool.pod_identity import pod_identity_agent, pod_identity_role
 from gpu_pool.settings import ConfigError, KarpenterSettings
 from gpu_pool.versions import KARPENTER, KARPENTER_CRD
@@ -101,14 +102,8 @@ class Karpenter(Construct):
             + check_node_selector(node_selector, ClusterPools.of(cluster).plans, "karpenter"),
         )
 
-        self.node_role = iam.Role(
-            self,
-            "NodeRole",
-            assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
-            description=f"Nodes Karpenter launches in EKS cluster {cluster_name}",
-            managed_policies=[
-                iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in NODE_ROLE_POLICIES
-            ],
+        self.node_role = node_role(
+            self, "NodeRole", f"Nodes Karpenter launches in EKS cluster {cluster_name}"
         )
         eks.AccessEntry(
             self,

@@ -1,4 +1,4 @@
-"""The Karpenter controller's permissions and its nodes' role.
+"""The Karpenter controller's permissions.
 
 The statements are upstream's, grouped as its getting-started CloudFormation groups them into
 managed policies (website/content/en/v1.14/getting-started/getting-started-with-karpenter/
@@ -15,13 +15,6 @@ from typing import Any
 
 from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
-
-# The managed policies EKS documents for a node role (as GpuNodePool's nodes have).
-NODE_ROLE_POLICIES = (
-    "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
-    "AmazonEC2ContainerRegistryPullOnly",
-)
 
 _EC2_CREATING_ACTIONS = ["ec2:RunInstances", "ec2:CreateFleet"]
 

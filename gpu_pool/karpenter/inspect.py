@@ -70,10 +70,15 @@ def read(custom: Any, kind: str, name: str) -> dict[str, Any] | None:
 def not_true(obj: dict[str, Any]) -> list[str]:
     """Its status conditions that are not True, as `Type: reason: message`."""
     return [
-        f"{c['type']}: {c.get('reason', '')}: {c.get('message', '')}".rstrip(": ")
+        ": ".join([c["type"], *_reason_and_message(c)])
         for c in (obj.get("status") or {}).get("conditions") or []
         if c.get("status") != "True"
     ]
+
+
+def _reason_and_message(condition: dict[str, Any]) -> list[str]:
+    """The condition's reason and message, those it has (both are optional in the API)."""
+    return [condition[key] for key in ("reason", "message") if condition.get(key)]
 
 
 def resource_state(custom: Any, kind: str, pool: str) -> Check:
@@ -110,7 +115,7 @@ def launch_problem(claim: dict[str, Any]) -> str | None:
     """The Launched condition's reason and message while it is not True, else None."""
     for condition in (claim.get("status") or {}).get("conditions") or []:
         if condition["type"] == "Launched" and condition.get("status") != "True":
-            return f"{condition.get('reason', '')}: {condition.get('message', '')}"
+            return ": ".join(_reason_and_message(condition)) or "no reason given"
     return None
 
 
