@@ -111,7 +111,7 @@ AUTOSCALER_READY = (
     "k8s.io/cluster-autoscaler/gpu-pool"
 )
 
-# (scenario, AWS or None, the report's lines after the FAILED line's prefix; POD = the pod name)
+# (scenario, the ASG activity status AWS reports or None for no AWS, the report; POD = the pod)
 CASES = {
     "pod-failed": (
         Scenario(
@@ -182,7 +182,7 @@ CASES = {
     ),
     "launch-failed": (
         Scenario(events=[(1, SCALE_UP)]),
-        _capacity_aws("Failed"),
+        "Failed",
         [
             "verify: FAILED while waiting for 'node joined': the ASG could not launch an "
             "instance (capacity)",
@@ -195,7 +195,7 @@ CASES = {
     ),
     "launch-cancelled": (
         Scenario(events=[(1, SCALE_UP)]),
-        _capacity_aws("Cancelled"),
+        "Cancelled",
         [
             "verify: FAILED while waiting for 'node joined': the ASG could not launch an "
             "instance (capacity)",
@@ -252,8 +252,9 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize(("scenario", "aws", "expected"), CASES.values(), ids=CASES.keys())
-def test_each_failure_report_line_for_line(tmp_path, capsys, scenario, aws, expected):
+@pytest.mark.parametrize(("scenario", "activity", "expected"), CASES.values(), ids=CASES.keys())
+def test_each_failure_report_line_for_line(tmp_path, capsys, scenario, activity, expected):
+    aws = _capacity_aws(activity) if activity else None
     code, fake = run(tmp_path, scenario, aws=aws)
     out = capsys.readouterr().out
     assert code == 1
@@ -440,3 +441,90 @@ def test_each_karpenter_failure_report_line_for_line(tmp_path, capsys, scenario,
     assert code == 1
     name = fake.created[0]["metadata"]["name"]
     assert report(out) == [line.replace("POD", name) for line in expected]
+
+
+# -- timeouts at their boundary ------------------------------------------------------------------
+
+T = 3  # the timeout of the stage under test, in fake-clock ticks
+
+
+def _boundary(stage_timeout: str, **scenario) -> tuple[str, Scenario]:
+    return stage_timeout, Scenario(**scenario)
+
+
+# Each stage advances exactly one tick after it has waited its whole timeout (T ticks).
+BOUNDARIES = {
+    "scale-up": _boundary(
+        "scale_up",
+        events=[(T + 1, SCALE_UP)],
+        nodes=[(T + 2, node())],
+        scheduled_at=T + 3,
+        succeeded_at=T + 4,
+    ),
+    "node-join": _boundary(
+        "node_join",
+        events=[(1, SCALE_UP)],
+        nodes=[(1 + T + 1, node())],
+        scheduled_at=T + 3,
+        succeeded_at=T + 4,
+    ),
+    "node-ready": _boundary(
+        "node_ready",
+        events=[(1, SCALE_UP)],
+        nodes=[(2, node(ready=False, gpus=0)), (2 + T + 1, node())],
+        scheduled_at=2 + T + 2,
+        succeeded_at=2 + T + 3,
+    ),
+    "gpu": _boundary(
+        "gpu",
+        events=[(1, SCALE_UP)],
+        nodes=[(2, node(gpus=0)), (2 + T + 1, node())],
+        scheduled_at=2 + T + 2,
+        succeeded_at=2 + T + 3,
+    ),
+    "run-unscheduled": _boundary(
+        "run",
+        events=[(1, SCALE_UP)],
+        nodes=[(2, node())],
+        scheduled_at=2 + T + 1,
+        succeeded_at=2 + T + 2,
+    ),
+    "run-unfinished": _boundary(
+        "run",
+        events=[(1, SCALE_UP)],
+        nodes=[(2, node())],
+        scheduled_at=3,
+        succeeded_at=3 + T + 1,
+    ),
+}
+
+
+@pytest.mark.parametrize(("stage", "scenario"), BOUNDARIES.values(), ids=BOUNDARIES.keys())
+def test_a_stage_that_takes_exactly_its_timeout_has_not_stalled(tmp_path, stage, scenario):
+    """A stall is a stage taking longer than its timeout: with a clock that is the number of
+    polls, each stage here finishes on the first poll after waiting exactly T."""
+    import io
+
+    from kubernetes import client, config
+
+    from gpu_pool.plan import plan_pool
+    from gpu_pool.settings import PoolSettings
+    from gpu_pool.verify import Timeouts, Verifier
+    from tests.fake_kube import FakeKubernetes
+
+    with FakeKubernetes(scenario) as fake:
+        config.load_kube_config(config_file=str(fake.kubeconfig(tmp_path)))
+        api = client.ApiClient(client.Configuration.get_default_copy())
+        timeouts = {name: 100.0 for name in ("scale_up", "node_join", "node_ready", "gpu", "run")}
+        out = io.StringIO()
+        verifier = Verifier(
+            client.CoreV1Api(api),
+            client.AppsV1Api(api),
+            plan_pool(PoolSettings()),
+            "gpu-pool",
+            "default",
+            Timeouts(**{**timeouts, stage: float(T)}, poll=0),
+            out=out,
+            clock=lambda: float(fake.tick),
+        )
+        assert verifier.run() == 0, out.getvalue()
