@@ -945,7 +945,7 @@ def test_library_karpenter_on_an_imported_cluster_uses_its_name_and_group():
 
 
 @pytest.mark.parametrize("fixture", ["karpenter_template", "mixed_template"])
-def test_cfn_lint_finds_nothing_in_karpenter_stacks(request, fixture):
+def test_cfn_lint_finds_nothing_in_karpenter_stacks(request, monkeypatch, tmp_path, fixture):
     """./dev test lints the default app; these shapes are linted here, with the project's
     ignore list (.cfnlintrc.yaml) plus W3010: the KARPENTER settings list zones, so its VPC's
     subnets name them."""
@@ -955,6 +955,9 @@ def test_cfn_lint_finds_nothing_in_karpenter_stacks(request, fixture):
     from cfnlint.api import ManualArgs, lint
 
     config = yaml.safe_load((Path(__file__).parent.parent / ".cfnlintrc.yaml").read_text())
+    # cfn-lint also reads .cfnlintrc.yaml from the working directory, whose template glob
+    # (cdk.out) does not exist before a synth.
+    monkeypatch.chdir(tmp_path)
     template = request.getfixturevalue(fixture).to_json()
     matches = lint(
         json.dumps(template),
