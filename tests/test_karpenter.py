@@ -406,6 +406,19 @@ def _node_class_refs(template) -> tuple[str, str]:
     return f"<Ref:{node_role}>", "<GetAtt:ClusterEB0386A7.ClusterSecurityGroupId>"
 
 
+def _requirements(types, arch, capacity):
+    return [
+        {
+            "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
+            "operator": "In",
+            "values": ["nvidia"],
+        },
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": types},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity]},
+    ]
+
+
 def test_al2023_x86_pool_node_pool_field_by_field(karpenter_template):
     node_pool = manifests(karpenter_template)[("NodePool", "gpu-pool-inference")]
     assert node_pool == {
@@ -428,22 +441,7 @@ def test_al2023_x86_pool_node_pool_field_by_field(karpenter_template):
                         "name": "gpu-pool-inference",
                     },
                     "requirements": [
-                        {
-                            "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
-                            "operator": "In",
-                            "values": ["nvidia"],
-                        },
-                        {
-                            "key": "node.kubernetes.io/instance-type",
-                            "operator": "In",
-                            "values": ["g5.xlarge", "g6.xlarge"],
-                        },
-                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
-                        {
-                            "key": "karpenter.sh/capacity-type",
-                            "operator": "In",
-                            "values": ["on-demand"],
-                        },
+                        *_requirements(["g5.xlarge", "g6.xlarge"], "amd64", "on-demand"),
                         {
                             "key": "topology.kubernetes.io/zone",
                             "operator": "In",
@@ -494,19 +492,6 @@ def test_al2023_x86_pool_node_class_field_by_field(karpenter_template):
             "tags": {"gpu-pool.io/pool": "inference"},
         },
     }
-
-
-def _requirements(types, arch, capacity):
-    return [
-        {
-            "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
-            "operator": "In",
-            "values": ["nvidia"],
-        },
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": types},
-        {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity]},
-    ]
 
 
 def test_arm_g5g_pool_node_pool_and_node_class_field_by_field(karpenter_template):

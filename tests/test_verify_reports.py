@@ -13,12 +13,10 @@ from tests.fake_kube import (
     Scenario,
     autoscaler,
     condition,
-    daemon_set,
-    karpenter_controller,
-    karpenter_object,
     node,
     node_claim,
 )
+from tests.test_karpenter_diagnostics import NOT_LAUNCHED, karpenter_run, scenario
 from tests.test_verify import _stubbed, run
 
 NODE = "ip-10-0-1-5.ec2.internal"
@@ -265,41 +263,11 @@ def test_each_failure_report_line_for_line(tmp_path, capsys, scenario, activity,
 
 # -- Karpenter ----------------------------------------------------------------------------------
 
-READY_OBJECTS = [
-    karpenter_object("NodePool", "gpu-pool-gpu"),
-    karpenter_object("EC2NodeClass", "gpu-pool-gpu"),
-]
-NOT_LAUNCHED = condition(
-    "Launched",
-    "False",
-    "InsufficientCapacityError",
-    "all requested instance types were unavailable",
-)
-
-
-def karpenter(**kw) -> Scenario:
-    return Scenario(
-        **{
-            "autoscaler": None,
-            "karpenter": karpenter_controller(),
-            "karpenter_objects": READY_OBJECTS,
-            **kw,
-        }
-    )
-
-
-def karpenter_run(tmp_path, scenario):
-    config = tmp_path / "karpenter.yaml"
-    config.write_text("pool:\n  provisioner: karpenter\n")
-    return run(tmp_path, scenario, "--config", str(config))
-
 
 def test_a_claim_whose_type_is_not_chosen_yet_is_still_the_scale_up(tmp_path, capsys):
     claim = node_claim("gpu-pool-gpu-x7k2p", "gpu", instance_type=None)
-    scenario = karpenter(
-        node_claims=[(1, claim)], nodes=[(2, node())], scheduled_at=3, succeeded_at=4
-    )
-    code, _ = karpenter_run(tmp_path, scenario)
+    state = scenario(node_claims=[(1, claim)], nodes=[(2, node())], scheduled_at=3, succeeded_at=4)
+    code, _ = karpenter_run(tmp_path, state)
     out = capsys.readouterr().out
     assert code == 0, out
     assert stage_lines(out)[2] == (
@@ -310,7 +278,7 @@ def test_a_claim_whose_type_is_not_chosen_yet_is_still_the_scale_up(tmp_path, ca
 LAUNCHED = condition("Launched")
 KARPENTER_CASES = {
     "another-pools-claim-is-not-the-scale-up": (
-        karpenter(node_claims=[(1, node_claim("gpu-pool-other-abcde", "other"))]),
+        scenario(node_claims=[(1, node_claim("gpu-pool-other-abcde", "other"))]),
         [
             "verify: FAILED while waiting for 'scale-up': no NodeClaim although Karpenter runs: "
             "the NodePool's requirements, limits or EC2NodeClass let no instance type serve "
@@ -322,7 +290,7 @@ KARPENTER_CASES = {
         ],
     ),
     "launch-failed-without-a-reason": (
-        karpenter(
+        scenario(
             node_claims=[
                 (1, node_claim("gpu-pool-gpu-x7k2p", "gpu", condition("Launched", "False", "", "")))
             ]
@@ -337,7 +305,7 @@ KARPENTER_CASES = {
         ],
     ),
     "launch-failed-message-only": (
-        karpenter(
+        scenario(
             node_claims=[
                 (
                     1,
@@ -361,7 +329,7 @@ KARPENTER_CASES = {
     ),
     "claim-deleted-after-failing": (
         # Karpenter deletes a claim it could not launch; the report keeps what it said.
-        karpenter(
+        scenario(
             node_claims=[
                 (1, node_claim("gpu-pool-gpu-x7k2p", "gpu", NOT_LAUNCHED)),
                 (2, {**node_claim("gpu-pool-gpu-x7k2p", "gpu"), "gone": True}),
@@ -371,14 +339,14 @@ KARPENTER_CASES = {
             "verify: FAILED while waiting for 'node joined': the NodeClaim was not launched "
             "(capacity or IAM)",
             "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=InsufficientCapacityError: all "
-            "requested instance types were unavailable",
+            "requested instance types were unavailable during launch",
             "  fix: InsufficientCapacity: add instance types or zones to the pool, or use "
             "capacity reservations; UnauthorizedOperation: the controller's IAM (redeploy the "
             "stack)",
         ],
     ),
     "judged-by-its-own-claim-not-an-older-one": (
-        karpenter(
+        scenario(
             node_claims=[
                 (0, node_claim("gpu-pool-gpu-older", "gpu", LAUNCHED)),
                 (1, node_claim("gpu-pool-gpu-x7k2p", "gpu")),
@@ -389,14 +357,14 @@ KARPENTER_CASES = {
             "verify: FAILED while waiting for 'node joined': the NodeClaim was not launched "
             "(capacity or IAM)",
             "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=InsufficientCapacityError: all "
-            "requested instance types were unavailable",
+            "requested instance types were unavailable during launch",
             "  fix: InsufficientCapacity: add instance types or zones to the pool, or use "
             "capacity reservations; UnauthorizedOperation: the controller's IAM (redeploy the "
             "stack)",
         ],
     ),
     "launched-no-other-condition-yet": (
-        karpenter(node_claims=[(1, node_claim("gpu-pool-gpu-x7k2p", "gpu", LAUNCHED))]),
+        scenario(node_claims=[(1, node_claim("gpu-pool-gpu-x7k2p", "gpu", LAUNCHED))]),
         [
             "verify: FAILED while waiting for 'node joined': the NodeClaim launched but its node "
             "never joined the cluster",
@@ -406,7 +374,7 @@ KARPENTER_CASES = {
         ],
     ),
     "launched-not-registered-not-ready": (
-        karpenter(
+        scenario(
             node_claims=[
                 (
                     1,
