@@ -56,7 +56,8 @@ def doctor_checks(
 
 
 def _karpenter_checks(apps: Any, custom: Any, pools: Sequence[PoolPlan], aws: Any) -> list[Check]:
-    controller = karpenter.controller_state(apps)
+    deployment = karpenter.read_controller(apps)
+    controller = karpenter.controller_state(deployment)
     checks = [controller]
     for pool in pools:
         checks += [karpenter.resource_state(custom, kind, pool.name) for kind in _KINDS]
@@ -73,7 +74,7 @@ def _karpenter_checks(apps: Any, custom: Any, pools: Sequence[PoolPlan], aws: An
                     )
                 )
     if controller.status == "ok":
-        checks += karpenter.queue_checks(apps, aws)
+        checks += karpenter.queue_checks(karpenter.queue_name(deployment), aws)
     return checks
 
 

@@ -255,7 +255,7 @@ class Verifier:
     def _no_node_claim_failure(self) -> Failure:
         """Karpenter made no NodeClaim: its controller is down, or no type of the NodePool
         satisfies the pod (requirements, limits, the EC2NodeClass)."""
-        controller = karpenter.controller_state(self.apps)
+        controller = karpenter.controller_state(karpenter.read_controller(self.apps))
         if controller.status == "fail":
             return Failure(
                 "no NodeClaim: the Karpenter controller is not running",

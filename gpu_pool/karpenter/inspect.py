@@ -23,13 +23,20 @@ _KINDS = {
 }
 
 
-def controller_state(apps: Any) -> Check:
-    """Whether the controller runs and reads an interruption queue."""
+def read_controller(apps: Any) -> Any | None:
+    """The controller's Deployment, or None if there is none."""
     try:
-        deployment = apps.read_namespaced_deployment(CONTROLLER_DEPLOYMENT, SYSTEM_NAMESPACE)
+        return apps.read_namespaced_deployment(CONTROLLER_DEPLOYMENT, SYSTEM_NAMESPACE)
     except client.ApiException as err:
         if err.status != 404:
             raise
+        return None
+
+
+def controller_state(deployment: Any | None) -> Check:
+    """Whether the controller (its Deployment, from `read_controller`) runs, and which
+    interruption queue it reads."""
+    if deployment is None:
         return Check(
             "fail",
             "karpenter",
@@ -44,12 +51,11 @@ def controller_state(apps: Any) -> Check:
             f"{CONTROLLER_DEPLOYMENT} has no ready replica",
             f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{CONTROLLER_DEPLOYMENT}",
         )
-    return Check("ok", "karpenter", f"{ready} ready, interruption queue {queue_name(apps)!r}")
+    return Check("ok", "karpenter", f"{ready} ready, interruption queue {queue_name(deployment)!r}")
 
 
-def queue_name(apps: Any) -> str:
+def queue_name(deployment: Any) -> str:
     """The interruption queue the controller reads (its INTERRUPTION_QUEUE), '' if none."""
-    deployment = apps.read_namespaced_deployment(CONTROLLER_DEPLOYMENT, SYSTEM_NAMESPACE)
     for container in deployment.spec.template.spec.containers:
         for env in container.env or []:
             if env.name == "INTERRUPTION_QUEUE":
@@ -119,10 +125,9 @@ def launch_problem(claim: dict[str, Any]) -> str | None:
     return None
 
 
-def queue_checks(apps: Any, aws: Any) -> list[Check]:
-    """The controller reads an interruption queue; with AWS (`aws`: a boto3 client factory),
-    the queue exists and each of the five rules sends to it."""
-    name = queue_name(apps)
+def queue_checks(name: str, aws: Any) -> list[Check]:
+    """The controller reads an interruption queue (`name`, from `queue_name`); with AWS
+    (`aws`: a boto3 client factory), the queue exists and each of the five rules sends to it."""
     if not name:
         return [
             Check(
