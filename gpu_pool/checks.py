@@ -39,7 +39,12 @@ from gpu_pool.settings import (
     ConfigError,
     PoolSettings,
 )
-from gpu_pool.versions import DEFAULT_KUBERNETES_VERSION, KUBERNETES_RELEASES, autoscaler_image_tag
+from gpu_pool.versions import (
+    DEFAULT_KUBERNETES_VERSION,
+    EXACT_VERSION,
+    KUBERNETES_RELEASES,
+    autoscaler_image_tag,
+)
 
 # Tags EKS itself puts on a managed node group's ASG besides the two discovery tags we also
 # write: eks:cluster-name, eks:nodegroup-name and kubernetes.io/cluster/<name>.
@@ -48,7 +53,6 @@ MAX_ASG_TAGS = 50
 MIN_RECOMMENDED_DISK_GIB = 100
 MAX_DISK_GIB = 16384  # gp3 volume limit
 
-_EXACT_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+$")
 _ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$")
 _LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 _QUALIFIED_KEY = re.compile(
@@ -186,7 +190,7 @@ def _check_versions(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
 
 def exact_versions(prefix: str, versions: dict[str, str | None]) -> Iterator[Finding]:
     for name, value in versions.items():
-        if value is not None and not _EXACT_VERSION.match(value):
+        if value is not None and not EXACT_VERSION.match(value):
             yield _error(
                 f"{prefix}.{name}",
                 f"'{value}' is not an exact version; pin one such as 1.2.3 (never 'latest' or a "
@@ -537,7 +541,7 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
             )
     elif (
         minor is not None
-        and _EXACT_VERSION.match(tag)
+        and EXACT_VERSION.match(tag)
         and not tag.lstrip("v").startswith(f"{minor}.")
     ):
         findings.append(
@@ -671,7 +675,7 @@ def check_cli_pin(package_json: Path) -> list[Finding]:
         return []
     pins = json.loads(package_json.read_text(encoding="utf-8")).get("devDependencies", {})
     version = pins.get("aws-cdk")
-    if version is None or not _EXACT_VERSION.match(version):
+    if version is None or not EXACT_VERSION.match(version):
         return [
             _error(
                 "package.json devDependencies.aws-cdk",

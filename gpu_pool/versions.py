@@ -6,8 +6,12 @@ CDK CLI pins live in requirements.txt and package.json, which their tools read.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
+
+# What a pin or a version override must look like: an exact release, never a range or `latest`.
+EXACT_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+$")
 
 
 @dataclass(frozen=True)

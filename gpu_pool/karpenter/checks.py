@@ -3,12 +3,16 @@ refused by Karpenter (../shared/FACTS.md, "Karpenter"). Each rule yields one Fin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gpu_pool.findings import Finding, error, warning
 from gpu_pool.karpenter.plan import KarpenterPoolPlan
-from gpu_pool.versions import KARPENTER, KARPENTER_AMI_ALIASES, KARPENTER_MIN_VERSION
+from gpu_pool.versions import (
+    EXACT_VERSION,
+    KARPENTER,
+    KARPENTER_AMI_ALIASES,
+    KARPENTER_MIN_VERSION,
+)
 
 # Karpenter core's label rules (kubernetes-sigs/karpenter pkg/apis/v1/labels.go): these domains
 # and their subdomains are Kubernetes' or Karpenter's own, except the listed subdomains and
@@ -120,7 +124,7 @@ def check_karpenter_version(chart_version: str | None, minor: str | None) -> lis
     """The Karpenter version against the cluster's Kubernetes minor (its compatibility
     matrix); `minor` None (an imported cluster without kubernetes_version) is not judged."""
     version = chart_version or KARPENTER.version
-    if minor is None or not re.fullmatch(r"v?[0-9]+\.[0-9]+\.[0-9]+", version):
+    if minor is None or not EXACT_VERSION.match(version):
         return []  # unknown minor, or not a version (the exact-version rule says so)
     oldest = KARPENTER_MIN_VERSION.get(minor)
     if oldest is None:
