@@ -169,24 +169,27 @@ class GpuPoolStack(Stack):
             cluster=self.cluster,
             settings=settings.karpenter,
             kubernetes_version=settings.cluster.kubernetes_version,
-            # Empty settings: the system node group of a new cluster, else the chart's affinity.
-            node_selector=settings.karpenter.node_selector
-            or (dict([SYSTEM_NODE_LABEL]) if existing is None else {}),
+            node_selector=self._controller_node_selector(settings.karpenter.node_selector),
             cluster_security_group_id=existing.cluster_security_group_id if existing else None,
         )
 
     def _autoscaler(self, settings: AppSettings) -> ClusterAutoscaler:
-        new_cluster = settings.cluster.existing is None
         return ClusterAutoscaler(
             self,
             "ClusterAutoscaler",
             cluster=self.cluster,
             settings=settings.autoscaler,
             kubernetes_version=settings.cluster.kubernetes_version,
-            # Empty settings: the system node group of a new cluster, else any untainted node.
-            node_selector=settings.autoscaler.node_selector
-            or (dict([SYSTEM_NODE_LABEL]) if new_cluster else {}),
+            node_selector=self._controller_node_selector(settings.autoscaler.node_selector),
         )
+
+    def _controller_node_selector(self, selector: dict[str, str]) -> dict[str, str]:
+        """Where a controller (the autoscaler, Karpenter) runs: its setting, or if that is
+        empty the system node group of a new cluster; on an existing cluster, none (any
+        untainted node its chart allows)."""
+        if selector or self.settings.cluster.existing is not None:
+            return selector
+        return dict([SYSTEM_NODE_LABEL])
 
     def _new_cluster(self, settings: AppSettings) -> tuple[eks.Cluster, list[ec2.ISubnet]]:
         cluster_settings = settings.cluster
