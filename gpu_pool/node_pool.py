@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Tags
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.asg_tags import AsgTags
-from gpu_pool.charts import install_gpu_software
-from gpu_pool.checks import report
 from gpu_pool.cluster_pools import (
     ClusterPools,
     EksCluster,
@@ -25,11 +22,12 @@ from gpu_pool.node_role import node_role as new_node_role
 from gpu_pool.node_template import eks_taints
 from gpu_pool.placement import subnets_by_zone
 from gpu_pool.plan import NodeGroupPlan, PoolPlan, plan_pool
+from gpu_pool.pool_construct import PoolConstruct
 from gpu_pool.scaling import TEMPLATE_SCALING, NodegroupScaling
 from gpu_pool.settings import ConfigError, PoolSettings
 
 
-class GpuNodePool(Construct):
+class GpuNodePool(PoolConstruct):
     """GPU node groups on an EKS cluster, with what makes GPU pods schedule on them.
 
     Creates one managed node group per instance-type entry (per zone when `settings.zones` is
@@ -74,19 +72,16 @@ class GpuNodePool(Construct):
         tags: Mapping[str, str] | None = None,
         kubernetes_version: str | None = None,
     ) -> None:
-        super().__init__(scope, construct_id)
-        cluster = as_icluster(cluster)
-        self._kubernetes_version = kubernetes_version or created_cluster_version(cluster)
-        self.plan = plan = (
-            settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
-        )
+        plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
         if plan.karpenter is not None:
             raise ConfigError(
                 f"{plan.setting}.provisioner: 'karpenter'; GpuNodePool builds node groups for "
                 "Cluster Autoscaler: render this pool with KarpenterNodePool"
             )
+        cluster = as_icluster(cluster)
+        super().__init__(scope, construct_id, cluster=cluster, plan=plan)
+        self._kubernetes_version = kubernetes_version or created_cluster_version(cluster)
         pools = ClusterPools.of(cluster)
-        report(self, pools.add(plan))
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         self.node_role: iam.IRole = node_role or new_node_role(self, "NodeRole")
         self.launch_template = NodeLaunchTemplate(
@@ -104,21 +99,7 @@ class GpuNodePool(Construct):
             self.nodegroups.append(nodegroup)
             self.asg_names.append(asg_tags.asg_name)
             pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name))
-        self.gpu_software = (
-            install_gpu_software(self, cluster, plan.chart) if plan.chart is not None else None
-        )
-        for key, value in (tags or {}).items():
-            Tags.of(self).add(key, value)
-
-    @property
-    def workload_node_selector(self) -> dict[str, str]:
-        """The nodeSelector that puts a pod on this pool (its gpu-pool.io/pool label)."""
-        return self.plan.workload_node_selector
-
-    @property
-    def workload_tolerations(self) -> list[dict[str, str]]:
-        """The tolerations a pod needs for this pool's taints (Kubernetes spelling)."""
-        return self.plan.workload_tolerations
+        self._finish(cluster, tags)
 
     def _add_group(
         self,

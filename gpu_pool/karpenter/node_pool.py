@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Tags
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from gpu_pool.charts import install_gpu_software
-from gpu_pool.checks import report
-from gpu_pool.cluster_pools import ClusterPools
 from gpu_pool.karpenter.controller import Karpenter
 from gpu_pool.placement import subnets_by_zone
 from gpu_pool.plan import PoolPlan, plan_pool
+from gpu_pool.pool_construct import PoolConstruct
 from gpu_pool.settings import ConfigError, PoolSettings
 
 
-class KarpenterNodePool(Construct):
+class KarpenterNodePool(PoolConstruct):
     """One GPU pool as a Karpenter NodePool and EC2NodeClass, with its device plugin.
 
     The pool's settings are checked as GpuNodePool checks them, plus Karpenter's own rules;
@@ -46,15 +43,14 @@ class KarpenterNodePool(Construct):
         settings: PoolSettings | PoolPlan,
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(scope, construct_id)
-        self.plan = plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings)
+        plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings)
         if plan.karpenter is None:
             raise ConfigError(
                 f"{plan.setting}.provisioner: 'cluster-autoscaler'; KarpenterNodePool renders "
                 "pools with provisioner: karpenter (use GpuNodePool for this one)"
             )
         cluster = karpenter.cluster
-        report(self, ClusterPools.of(cluster).add(plan))
+        super().__init__(scope, construct_id, cluster=cluster, plan=plan)
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         subnet_ids = [s.subnet_id for group in placements.values() for s in group]
         self.node_class = eks.KubernetesManifest(
@@ -75,18 +71,4 @@ class KarpenterNodePool(Construct):
         )
         self.node_pool.node.add_dependency(self.node_class)
         self.node_class.node.add_dependency(karpenter)
-        self.gpu_software = (
-            install_gpu_software(self, cluster, plan.chart) if plan.chart is not None else None
-        )
-        for key, value in (tags or {}).items():
-            Tags.of(self).add(key, value)
-
-    @property
-    def workload_node_selector(self) -> dict[str, str]:
-        """The nodeSelector that puts a pod on this pool (its gpu-pool.io/pool label)."""
-        return self.plan.workload_node_selector
-
-    @property
-    def workload_tolerations(self) -> list[dict[str, str]]:
-        """The tolerations a pod needs for this pool's taints (Kubernetes spelling)."""
-        return self.plan.workload_tolerations
+        self._finish(cluster, tags)
