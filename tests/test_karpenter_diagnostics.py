@@ -36,6 +36,17 @@ NOT_LAUNCHED = condition(
 )
 
 
+# What verify says to do about a NodeClaim that was not launched, or whose node never joined.
+NOT_LAUNCHED_FIX = (
+    "InsufficientCapacity: add instance types or zones to the pool, or use capacity "
+    "reservations; UnauthorizedOperation: the controller's IAM (redeploy the stack)"
+)
+NOT_JOINED_FIX = (
+    "the node role's EC2_LINUX access entry and the subnets' route to the API server: "
+    "`kubectl describe nodeclaim gpu-pool-gpu-x7k2p`"
+)
+
+
 def karpenter_run(tmp_path, scenario, *extra, aws=None, command="verify"):
     config = tmp_path / "karpenter.yaml"
     config.write_text("pool:\n  provisioner: karpenter\n")
@@ -140,8 +151,7 @@ CASES = {
             "NodeClaim gpu-pool-gpu-x7k2p: Launched=InsufficientCapacityError: all requested "
             "instance types were unavailable during launch"
         ],
-        "InsufficientCapacity: add instance types or zones to the pool, or use capacity "
-        "reservations; UnauthorizedOperation: the controller's IAM (redeploy the stack)",
+        NOT_LAUNCHED_FIX,
     ),
     "launched-never-joined": (
         scenario(
@@ -167,8 +177,7 @@ CASES = {
             "NodeClaim gpu-pool-gpu-x7k2p: Registered: AwaitingRegistration: Node not "
             "registered with cluster"
         ],
-        "the node role's EC2_LINUX access entry and the subnets' route to the API server: "
-        "`kubectl describe nodeclaim gpu-pool-gpu-x7k2p`",
+        NOT_JOINED_FIX,
     ),
     "not-initialized-device-plugin": (
         scenario(

@@ -16,7 +16,13 @@ from tests.fake_kube import (
     node,
     node_claim,
 )
-from tests.test_karpenter_diagnostics import NOT_LAUNCHED, karpenter_run, scenario
+from tests.test_karpenter_diagnostics import (
+    NOT_JOINED_FIX,
+    NOT_LAUNCHED,
+    NOT_LAUNCHED_FIX,
+    karpenter_run,
+    scenario,
+)
 from tests.test_verify import _stubbed, run
 
 NODE = "ip-10-0-1-5.ec2.internal"
@@ -299,9 +305,7 @@ KARPENTER_CASES = {
             "verify: FAILED while waiting for 'node joined': the NodeClaim was not launched "
             "(capacity or IAM)",
             "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=no reason given",
-            "  fix: InsufficientCapacity: add instance types or zones to the pool, or use "
-            "capacity reservations; UnauthorizedOperation: the controller's IAM (redeploy the "
-            "stack)",
+            f"  fix: {NOT_LAUNCHED_FIX}",
         ],
     ),
     "launch-failed-message-only": (
@@ -322,9 +326,7 @@ KARPENTER_CASES = {
             "(capacity or IAM)",
             "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=UnauthorizedOperation: not "
             "authorized",
-            "  fix: InsufficientCapacity: add instance types or zones to the pool, or use "
-            "capacity reservations; UnauthorizedOperation: the controller's IAM (redeploy the "
-            "stack)",
+            f"  fix: {NOT_LAUNCHED_FIX}",
         ],
     ),
     "claim-deleted-after-failing": (
@@ -340,9 +342,7 @@ KARPENTER_CASES = {
             "(capacity or IAM)",
             "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=InsufficientCapacityError: all "
             "requested instance types were unavailable during launch",
-            "  fix: InsufficientCapacity: add instance types or zones to the pool, or use "
-            "capacity reservations; UnauthorizedOperation: the controller's IAM (redeploy the "
-            "stack)",
+            f"  fix: {NOT_LAUNCHED_FIX}",
         ],
     ),
     "judged-by-its-own-claim-not-an-older-one": (
@@ -358,9 +358,7 @@ KARPENTER_CASES = {
             "(capacity or IAM)",
             "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=InsufficientCapacityError: all "
             "requested instance types were unavailable during launch",
-            "  fix: InsufficientCapacity: add instance types or zones to the pool, or use "
-            "capacity reservations; UnauthorizedOperation: the controller's IAM (redeploy the "
-            "stack)",
+            f"  fix: {NOT_LAUNCHED_FIX}",
         ],
     ),
     "launched-no-other-condition-yet": (
@@ -369,8 +367,7 @@ KARPENTER_CASES = {
             "verify: FAILED while waiting for 'node joined': the NodeClaim launched but its node "
             "never joined the cluster",
             "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched",
-            "  fix: the node role's EC2_LINUX access entry and the subnets' route to the API "
-            "server: `kubectl describe nodeclaim gpu-pool-gpu-x7k2p`",
+            f"  fix: {NOT_JOINED_FIX}",
         ],
     ),
     "launched-not-registered-not-ready": (
@@ -393,8 +390,7 @@ KARPENTER_CASES = {
             "never joined the cluster",
             "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Registered: AwaitingRegistration; Ready: "
             "NotRegistered: not registered",
-            "  fix: the node role's EC2_LINUX access entry and the subnets' route to the API "
-            "server: `kubectl describe nodeclaim gpu-pool-gpu-x7k2p`",
+            f"  fix: {NOT_JOINED_FIX}",
         ],
     ),
 }
