@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from gpu_pool import catalog
 from gpu_pool.catalog import Architecture, CatalogError, GpuInstanceType
@@ -91,9 +92,10 @@ class PoolPlan:
     def name(self) -> str:
         return self.settings.name
 
-    @property
+    @cached_property
     def node_shapes(self) -> list[NodeShape]:
-        """Every kind of node the pool can run, with the labels it carries."""
+        """Every kind of node the pool can run, with the labels it carries (computed once: the
+        rules between pools read it for every pair)."""
         if self.karpenter is not None:
             karpenter = self.karpenter
             return [
@@ -136,46 +138,36 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
     """Resolve one pool's settings. Entries the catalog cannot resolve become `unresolved`."""
     entries, unresolved = _resolve_entries(settings, setting)
     software = resolved_gpu_software(settings)
-    chart = gpu_software_chart(settings, software)
+    operator = software == "gpu-operator"
+    node_groups: tuple[NodeGroupPlan, ...] = ()
+    karpenter = None
     if settings.provisioner == "karpenter":
         instance_types = [t for _, group in entries for t in group]
-        labels = node_labels(
-            settings.name, settings.labels, instance_types, gpu_operator=software == "gpu-operator"
+        labels = node_labels(settings.name, settings.labels, instance_types, gpu_operator=operator)
+        karpenter = karpenter_pool_plan(settings, setting, instance_types, labels)
+    else:
+        node_groups = tuple(
+            NodeGroupPlan(
+                construct_id=_group_id(group[0].name, zone),
+                setting=f"{setting}.instance_types[{index}]",
+                instance_types=group,
+                zone=zone,
+                ami_type=ami_type_for(settings, group[0].architecture),
+                labels=node_labels(settings.name, settings.labels, group, gpu_operator=operator),
+                taints=tuple(settings.taints),
+                disk_size_gib=settings.disk_size_gib,
+            )
+            for zone in _zones(settings)
+            for index, group in entries
         )
-        return PoolPlan(
-            settings=settings,
-            setting=setting,
-            entries=tuple(group for _, group in entries),
-            node_groups=(),
-            karpenter=karpenter_pool_plan(settings, setting, instance_types, labels),
-            gpu_software=software,
-            chart=chart,
-            unresolved=tuple(unresolved),
-        )
-    node_groups = tuple(
-        NodeGroupPlan(
-            construct_id=_group_id(group[0].name, zone),
-            setting=f"{setting}.instance_types[{index}]",
-            instance_types=group,
-            zone=zone,
-            ami_type=ami_type_for(settings, group[0].architecture),
-            labels=node_labels(
-                settings.name, settings.labels, group, gpu_operator=software == "gpu-operator"
-            ),
-            taints=tuple(settings.taints),
-            disk_size_gib=settings.disk_size_gib,
-        )
-        for zone in _zones(settings)
-        for index, group in entries
-    )
     return PoolPlan(
         settings=settings,
         setting=setting,
         entries=tuple(group for _, group in entries),
         node_groups=node_groups,
-        karpenter=None,
+        karpenter=karpenter,
         gpu_software=software,
-        chart=chart,
+        chart=gpu_software_chart(settings, software),
         unresolved=tuple(unresolved),
     )
 
