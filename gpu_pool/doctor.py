@@ -20,8 +20,6 @@ from gpu_pool.inspect_cluster import (
 from gpu_pool.karpenter import inspect as karpenter
 from gpu_pool.plan import PoolPlan
 
-_KINDS = ("NodePool", "EC2NodeClass")
-
 
 def doctor_checks(
     core: Any,
@@ -60,7 +58,7 @@ def _karpenter_checks(apps: Any, custom: Any, pools: Sequence[PoolPlan], aws: An
     controller = karpenter.controller_state(deployment)
     checks = [controller]
     for pool in pools:
-        checks += [karpenter.resource_state(custom, kind, pool.name) for kind in _KINDS]
+        checks += karpenter.resource_states(custom, pool.name)
         for claim in karpenter.node_claims(custom, pool.name):
             problems = karpenter.not_true(claim)
             if problems:

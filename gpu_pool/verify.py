@@ -262,10 +262,7 @@ class Verifier:
                 [controller.detail, *self._pod_event_lines()],
                 controller.fix,
             )
-        resources = [
-            karpenter.resource_state(self.custom, kind, self.pool.name)
-            for kind in ("NodePool", "EC2NodeClass")
-        ]
+        resources = karpenter.resource_states(self.custom, self.pool.name)
         return Failure(
             "no NodeClaim although Karpenter runs: the NodePool's requirements, limits or "
             "EC2NodeClass let no instance type serve the pod",

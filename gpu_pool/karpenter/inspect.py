@@ -106,6 +106,11 @@ def resource_state(custom: Any, kind: str, pool: str) -> Check:
     )
 
 
+def resource_states(custom: Any, pool: str) -> list[Check]:
+    """The pool's NodePool and EC2NodeClass, each judged by `resource_state`."""
+    return [resource_state(custom, kind, pool) for kind in _KINDS]
+
+
 def node_claims(custom: Any, pool: str) -> list[dict[str, Any]]:
     """The NodeClaims Karpenter made for the pool's NodePool."""
     listed = custom.list_cluster_custom_object(
