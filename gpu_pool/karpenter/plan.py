@@ -63,10 +63,6 @@ class KarpenterPoolPlan:
     def architectures(self) -> list[Architecture]:
         return sorted({t.architecture for t in self.instance_types})
 
-    @property
-    def largest_gpu_count(self) -> int:
-        return max((t.gpu_count for t in self.instance_types), default=0)
-
     def requirements(self) -> list[dict[str, Any]]:
         """What every node of the pool is: an NVIDIA GPU type of the pool, its CPU
         architecture(s), its capacity type and (if listed) zones."""
