@@ -6,10 +6,11 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
-from gpu_pool.checks import check_cli_pin, report
-from gpu_pool.nag import apply_aws_solutions
+from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
+from gpu_pool.cdk.report import report
+from gpu_pool.cdk.stack import GpuPoolStack
+from gpu_pool.checks.app import check_cli_pin
 from gpu_pool.settings import CONTEXT_KEY, ConfigError, load_settings
-from gpu_pool.stack import GpuPoolStack
 
 
 def main() -> int:

@@ -8,12 +8,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpu_pool.autoscaler import ClusterAutoscaler as ClusterAutoscaler
-    from gpu_pool.karpenter.controller import Karpenter as Karpenter
-    from gpu_pool.karpenter.node_pool import KarpenterNodePool as KarpenterNodePool
-    from gpu_pool.node_pool import GpuNodePool as GpuNodePool
-    from gpu_pool.plan import PoolPlan as PoolPlan
-    from gpu_pool.plan import plan_pool as plan_pool
+    from gpu_pool.cdk.autoscaler import ClusterAutoscaler as ClusterAutoscaler
+    from gpu_pool.cdk.karpenter.controller import Karpenter as Karpenter
+    from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool as KarpenterNodePool
+    from gpu_pool.cdk.nodegroups.pool import GpuNodePool as GpuNodePool
+    from gpu_pool.cdk.stack import GpuPoolStack as GpuPoolStack
+    from gpu_pool.plan.pool import PoolPlan as PoolPlan
+    from gpu_pool.plan.pool import plan_pool as plan_pool
     from gpu_pool.settings import AppSettings as AppSettings
     from gpu_pool.settings import AutoscalerSettings as AutoscalerSettings
     from gpu_pool.settings import ClusterSettings as ClusterSettings
@@ -25,27 +26,26 @@ if TYPE_CHECKING:
     from gpu_pool.settings import PoolSettings as PoolSettings
     from gpu_pool.settings import Taint as Taint
     from gpu_pool.settings import load_settings as load_settings
-    from gpu_pool.stack import GpuPoolStack as GpuPoolStack
 
 _EXPORTS = {
-    "ClusterAutoscaler": "gpu_pool.autoscaler",
-    "GpuNodePool": "gpu_pool.node_pool",
-    "Karpenter": "gpu_pool.karpenter.controller",
-    "KarpenterNodePool": "gpu_pool.karpenter.node_pool",
+    "ClusterAutoscaler": "gpu_pool.cdk.autoscaler",
+    "GpuNodePool": "gpu_pool.cdk.nodegroups.pool",
+    "Karpenter": "gpu_pool.cdk.karpenter.controller",
+    "KarpenterNodePool": "gpu_pool.cdk.karpenter.node_pool",
     "KarpenterPoolSettings": "gpu_pool.settings",
     "KarpenterSettings": "gpu_pool.settings",
-    "GpuPoolStack": "gpu_pool.stack",
+    "GpuPoolStack": "gpu_pool.cdk.stack",
     "AppSettings": "gpu_pool.settings",
     "AutoscalerSettings": "gpu_pool.settings",
     "ClusterSettings": "gpu_pool.settings",
     "ConfigError": "gpu_pool.settings",
     "ExistingClusterSettings": "gpu_pool.settings",
     "GpuOperatorSettings": "gpu_pool.settings",
-    "PoolPlan": "gpu_pool.plan",
+    "PoolPlan": "gpu_pool.plan.pool",
     "PoolSettings": "gpu_pool.settings",
     "Taint": "gpu_pool.settings",
     "load_settings": "gpu_pool.settings",
-    "plan_pool": "gpu_pool.plan",
+    "plan_pool": "gpu_pool.plan.pool",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,5 +1,5 @@
 import sys
 
-from gpu_pool.cli import main
+from gpu_pool.cli.main import main
 
 sys.exit(main())

@@ -1,0 +1,244 @@
+"""Cluster Autoscaler: what takes the GPU pool from zero nodes to one, and back.
+
+Identity is EKS Pod Identity: an association ties the chart's service account to a role that
+pods.eks.amazonaws.com may assume, so no OIDC provider is needed. The IAM policy follows the
+autoscaler's AWS least-privilege guidance: read-only calls on `*` (they have no resource-level
+permissions), and the two mutating calls only on ASGs EKS tagged as this cluster's
+(`eks:cluster-name`, which managed node groups carry; its value may be a token, where a tag KEY
+holding the cluster name could not be).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jsii
+from aws_cdk import IStableAnyProducer, IStableStringProducer, Lazy, Stack
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from gpu_pool.cdk.charts import helm_chart
+from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
+from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
+from gpu_pool.cdk.registry import (
+    ClusterPools,
+    EksCluster,
+    PlacedNodeGroup,
+    as_icluster,
+    created_cluster_version,
+)
+from gpu_pool.cdk.report import report
+from gpu_pool.checks.controllers import check_autoscaler, check_expander, check_node_selector
+from gpu_pool.model.labels import DISCOVERY_ENABLED_TAG, discovery_tag
+from gpu_pool.model.versions import CLUSTER_AUTOSCALER, autoscaler_image_tag
+from gpu_pool.settings import AutoscalerSettings
+
+SERVICE_ACCOUNT = "cluster-autoscaler"
+# Labels that differ between per-zone node groups of one instance type and must not stop them
+# counting as similar for --balance-similar-node-groups. Zone labels and
+# eks.amazonaws.com/nodegroup are ignored by the AWS provider already; `nodegroup-name` is
+# derived from the eks:nodegroup-name ASG tag; the EBS CSI driver labels nodes with their zone.
+BALANCING_IGNORE_LABELS = ("nodegroup-name", "topology.ebs.csi.aws.com/zone")
+
+# The priority expander keeps, among the groups that fit a pending pod, those whose ASG name
+# matches the highest priority's regexes, and hands a tie to least-waste
+# (cluster-autoscaler/expander/priority/priority.go). The chart renders `expanderPriorities`
+# as the ConfigMap cluster-autoscaler-priority-expander, which CA rereads on every scale-up.
+PRIORITY_EXPANDER = "priority,least-waste"
+# Groups no GPU priority names (the system nodes, the user's own) stay usable, below them all.
+CATCH_ALL_PRIORITY = {"0": [".*"]}
+# CA keeps a group's first real node as its template until it restarts, so changed labels,
+# taints or GPU counts stay invisible to it. A checksum of every group's node-template tags on
+# its pod template makes a change roll the pod, and nothing else (sizes are not in it) does.
+NODE_TEMPLATES_ANNOTATION = "gpu-pool.io/node-templates-checksum"
+
+READ_ONLY_ACTIONS = (
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:DescribeAutoScalingInstances",
+    "autoscaling:DescribeLaunchConfigurations",
+    "autoscaling:DescribeScalingActivities",
+    "autoscaling:DescribeTags",
+    "ec2:DescribeImages",
+    "ec2:DescribeInstanceTypes",
+    "ec2:DescribeLaunchTemplateVersions",
+    "ec2:GetInstanceTypesFromInstanceRequirements",
+    "eks:DescribeNodegroup",
+)
+SCALING_ACTIONS = (
+    "autoscaling:SetDesiredCapacity",
+    "autoscaling:TerminateInstanceInAutoScalingGroup",
+)
+
+
+def autoscaler_policy_statements(cluster_name: str) -> list[iam.PolicyStatement]:
+    return [
+        # Describe*/Get* calls support no resource-level permissions: `*` is the only option.
+        iam.PolicyStatement(actions=list(READ_ONLY_ACTIONS), resources=["*"]),
+        iam.PolicyStatement(
+            actions=list(SCALING_ACTIONS),
+            resources=["*"],
+            conditions={"StringEquals": {"aws:ResourceTag/eks:cluster-name": cluster_name}},
+        ),
+    ]
+
+
+def scale_up_priorities(node_groups: Sequence[PlacedNodeGroup]) -> dict[str, list[str]]:
+    """Priority expander config: the fewer GPUs per node, then the cheaper the family, the
+    higher a group's priority, so a 1-GPU pod never starts an 8-GPU node while a 1-GPU group
+    fits it. Groups of equal cost share a priority (least-waste then chooses)."""
+    costs = sorted({g.plan.scale_up_cost for g in node_groups}, reverse=True)
+    priorities = dict(CATCH_ALL_PRIORITY)
+    for rank, cost in enumerate(costs, start=1):
+        priorities[str(rank * 10)] = [
+            f"^{g.asg_name}$" for g in node_groups if g.plan.scale_up_cost == cost
+        ]
+    return priorities
+
+
+def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
+    """A short digest of every group's node-template tags, independent of pool order."""
+    templates = sorted(json.dumps(g.plan.node_template_tags(), sort_keys=True) for g in node_groups)
+    return hashlib.sha256("\n".join(templates).encode()).hexdigest()[:16]
+
+
+@jsii.implements(IStableAnyProducer, IStableStringProducer)
+class _AtSynth:
+    """`value(node groups)` of every pool on the cluster, produced at synth: pools added after
+    the autoscaler count too. Lazy.any and Lazy.string both take it."""
+
+    def __init__(
+        self, pools: ClusterPools, value: Callable[[Sequence[PlacedNodeGroup]], Any]
+    ) -> None:
+        self._pools, self._value = pools, value
+
+    def produce(self) -> Any:
+        return self._value(self._pools.node_groups)
+
+
+def autoscaler_values(
+    cluster_name: str,
+    region: str,
+    image_tag: str,
+    settings: AutoscalerSettings,
+    node_selector: Mapping[str, str],
+    priorities: Any,
+    templates_checksum: str,
+) -> dict[str, Any]:
+    """The chart's values; `priorities` (expanderPriorities) is used with the priority expander,
+    `templates_checksum` goes on the pod so a node-template change restarts it."""
+    priority = settings.expander == "priority"
+    extra_args: dict[str, Any] = {
+        "balance-similar-node-groups": True,
+        "expander": PRIORITY_EXPANDER if priority else settings.expander,
+        "scale-down-unneeded-time": settings.scale_down_unneeded_time,
+        "scale-down-delay-after-add": settings.scale_down_delay_after_add,
+    }
+    # The chart drops everything after `_` in a key, which is how a flag repeats.
+    for index, label in enumerate(BALANCING_IGNORE_LABELS, start=1):
+        extra_args[f"balancing-ignore-label_{index}"] = label
+    return {
+        "cloudProvider": "aws",
+        "awsRegion": region,
+        # Explicit rather than the chart's default, so the discovery flag is visible here:
+        # --node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,...<cluster>
+        "autoDiscovery": {
+            "clusterName": cluster_name,
+            "tags": [DISCOVERY_ENABLED_TAG, discovery_tag(cluster_name)],
+        },
+        "image": {"tag": image_tag},
+        "fullnameOverride": "cluster-autoscaler",
+        "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
+        "nodeSelector": dict(node_selector),
+        "podAnnotations": {NODE_TEMPLATES_ANNOTATION: templates_checksum},
+        "extraArgs": extra_args,
+        **({"expanderPriorities": priorities} if priority else {}),
+    }
+
+
+class ClusterAutoscaler(Construct):
+    """Cluster Autoscaler for one cluster, discovering the ASGs tagged for it.
+
+    With the `priority` expander (the default) it prefers, among the groups that fit a pod,
+    the fewest GPUs per node and then the cheaper family, over every GpuNodePool added to the
+    same cluster construct, before or after this one. Its settings are checked here: a bad pin
+    raises ConfigError.
+
+    :param cluster: the EKS cluster; needs a kubectl provider (for the chart). Its name may be a
+        token.
+    :param settings: expander, scale-down timing, version overrides; default AutoscalerSettings().
+    :param kubernetes_version: the cluster's minor, e.g. "1.35"; it picks the image (whose minor
+        must equal the cluster's). Default: the version of an `eks.Cluster`; an imported cluster
+        needs it or `settings.image_tag`.
+    :param node_selector: where the autoscaler pod runs (never the GPU pool); default
+        `settings.node_selector`, and if that is empty, any node without taints.
+    :param install_pod_identity_agent: add the eks-pod-identity-agent add-on the association
+        needs (once per cluster: Karpenter shares it). Default: for an `eks.Cluster` created in
+        this app, yes; for an imported one, no (install it on the cluster yourself).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        cluster: EksCluster,
+        settings: AutoscalerSettings | None = None,
+        kubernetes_version: str | None = None,
+        node_selector: Mapping[str, str] | None = None,
+        install_pod_identity_agent: bool | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        settings = settings or AutoscalerSettings()
+        cluster = as_icluster(cluster)
+        minor = kubernetes_version or created_cluster_version(cluster)
+        pools = ClusterPools.of(cluster)
+        node_selector = settings.node_selector if node_selector is None else node_selector
+        report(
+            self,
+            check_autoscaler(settings, minor)
+            + check_expander(settings, len(pools.node_groups))
+            + check_node_selector(node_selector, pools.plans),
+        )
+        # check_autoscaler guarantees one of the two.
+        image_tag = settings.image_tag or str(autoscaler_image_tag(str(minor)))
+        cluster_name = cluster.cluster_name
+        self.role, association = pod_identity_role(
+            self,
+            "Role",
+            cluster=cluster,
+            namespace=CLUSTER_AUTOSCALER.namespace,
+            service_account=SERVICE_ACCOUNT,
+            description=f"Cluster Autoscaler for EKS cluster {cluster_name}",
+        )
+        for statement in autoscaler_policy_statements(cluster_name):
+            self.role.add_to_principal_policy(statement)
+        acknowledge_wildcard_resources(
+            self.role.node.find_child("DefaultPolicy"),
+            "Cluster Autoscaler's AWS guidance: Describe* calls allow no resource-level "
+            "permissions; the two mutating calls are limited by the cluster's ASG tag condition",
+        )
+        self.chart = helm_chart(
+            self,
+            "Chart",
+            cluster=cluster,
+            pin=CLUSTER_AUTOSCALER,
+            version=settings.chart_version,
+            release="cluster-autoscaler",
+            values=autoscaler_values(
+                cluster_name,
+                Stack.of(self).region,
+                image_tag,
+                settings,
+                node_selector,
+                Lazy.any(_AtSynth(pools, scale_up_priorities)),
+                Lazy.string(_AtSynth(pools, node_templates_checksum)),
+            ),
+        )
+        # Credentials must exist before the pod starts, or it crash-loops on the node role.
+        self.chart.node.add_dependency(association)
+        agent = pod_identity_agent(self, cluster, install_pod_identity_agent)
+        if agent is not None:
+            self.chart.node.add_dependency(agent)

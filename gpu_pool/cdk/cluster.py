@@ -1,0 +1,182 @@
+"""The EKS cluster a GpuPoolStack's pools go on: created with its VPC, logs and system nodes,
+or imported by name with its kubectl provider."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from aws_cdk import Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_provider_framework
+from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
+from gpu_pool.model.versions import KUBERNETES_RELEASES
+from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
+
+# Label on the system node group; the controllers (autoscaler, Karpenter) select it.
+SYSTEM_NODE_LABEL = ("gpu-pool.io/role", "system")
+_CONTROL_PLANE_LOGS = {
+    "api": eks.ClusterLoggingTypes.API,
+    "audit": eks.ClusterLoggingTypes.AUDIT,
+    "authenticator": eks.ClusterLoggingTypes.AUTHENTICATOR,
+    "controllerManager": eks.ClusterLoggingTypes.CONTROLLER_MANAGER,
+    "scheduler": eks.ClusterLoggingTypes.SCHEDULER,
+}
+# aws-cdk-lib's default node group disk; the system nodes hold only small add-on images.
+SYSTEM_DISK_GIB = 20
+
+
+def new_cluster(stack: Stack, settings: AppSettings) -> tuple[eks.Cluster, list[ec2.ISubnet]]:
+    """The VPC, its flow log, the control-plane log group, the cluster with its kubectl
+    layer, and the system node group; with the private subnets GPU nodes go into."""
+    cluster_settings = settings.cluster
+    # Every zone a pool names, in order of first mention.
+    zones = list(dict.fromkeys(z for _, pool in settings.pool_settings() for z in pool.zones))
+    vpc = ec2.Vpc(
+        stack,
+        "Vpc",
+        nat_gateways=cluster_settings.nat_gateways,
+        # Listed zones are created as named; otherwise up to 3 (2 in an env-agnostic stack).
+        availability_zones=zones or None,
+        max_azs=None if zones else 3,
+    )
+    # Flow metadata (not traffic) for audits, kept a month to bound its cost.
+    vpc.add_flow_log(
+        "FlowLog",
+        destination=ec2.FlowLogDestination.to_cloud_watch_logs(
+            logs.LogGroup(stack, "VpcFlowLogs", retention=logs.RetentionDays.ONE_MONTH)
+        ),
+    )
+    # EKS writes control-plane logs to this group; created first, it keeps them for the
+    # configured retention instead of forever.
+    control_plane_logs = logs.CfnLogGroup(
+        stack,
+        "ControlPlaneLogs",
+        log_group_name=f"/aws/eks/{cluster_settings.name}/cluster",
+        retention_in_days=cluster_settings.logging.retention_days,
+    )
+    cluster = eks.Cluster(
+        stack,
+        "Cluster",
+        cluster_name=cluster_settings.name,
+        endpoint_access=_endpoint_access(cluster_settings),
+        cluster_logging=[_CONTROL_PLANE_LOGS[t] for t in cluster_settings.logging.types],
+        version=eks.KubernetesVersion.of(cluster_settings.kubernetes_version),
+        vpc=vpc,
+        vpc_subnets=[ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)],
+        # No Auto Mode and no default nodes: the system group below is sized by settings.
+        default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
+        default_capacity=0,
+        kubectl_provider_options=eks.KubectlProviderOptions(
+            kubectl_layer=_kubectl_layer(stack, cluster_settings)
+        ),
+    )
+    cluster.node.add_dependency(control_plane_logs)
+    _add_system_nodes(cluster, cluster_settings)
+    _acknowledge_kubectl_provider(cluster)
+    if _open_to_the_internet(cluster_settings):
+        acknowledge(
+            cluster,
+            "GpuPool-EKSPublicEndpoint",
+            "cluster.public_access_cidrs is 0.0.0.0/0 (the default, so kubectl and gpu-pool "
+            "verify work from anywhere; requests still need IAM credentials mapped to the "
+            "cluster): set your own ranges, or endpoint_access: private",
+            plugin="GpuPool",
+        )
+    return cluster, list(vpc.private_subnets)
+
+
+def existing_cluster(
+    stack: Stack, name: str, existing: ExistingClusterSettings
+) -> tuple[eks.ICluster, list[ec2.ISubnet]]:
+    """A cluster the app does not create, imported by name with its kubectl provider, and
+    the subnets of the settings, by zone."""
+    provider = eks.KubectlProvider.from_kubectl_provider_attributes(
+        stack,
+        "KubectlProvider",
+        service_token=existing.kubectl_provider_service_token,
+        role=iam.Role.from_role_arn(
+            stack, "KubectlRole", existing.kubectl_provider_role_arn, mutable=False
+        ),
+    )
+    cluster = eks.Cluster.from_cluster_attributes(
+        stack, "Cluster", cluster_name=name, kubectl_provider=provider
+    )
+    subnets = [
+        ec2.Subnet.from_subnet_attributes(
+            stack, f"Subnet-{subnet_id}", subnet_id=subnet_id, availability_zone=zone
+        )
+        for zone, subnet_ids in existing.subnets_by_zone.items()
+        for subnet_id in subnet_ids
+    ]
+    return cluster, subnets
+
+
+def _endpoint_access(cluster_settings: ClusterSettings) -> eks.EndpointAccess:
+    """check_app has refused CIDRs with a private endpoint and narrowed ones with a public-only
+    endpoint (whose nodes reach it from the internet)."""
+    if cluster_settings.endpoint_access == "private":
+        return eks.EndpointAccess.PRIVATE
+    if cluster_settings.endpoint_access == "public":
+        return eks.EndpointAccess.PUBLIC
+    return eks.EndpointAccess.PUBLIC_AND_PRIVATE.only_from(*cluster_settings.public_access_cidrs)
+
+
+def _open_to_the_internet(cluster_settings: ClusterSettings) -> bool:
+    return (
+        cluster_settings.endpoint_access != "private"
+        and "0.0.0.0/0" in cluster_settings.public_access_cidrs
+    )
+
+
+def _kubectl_layer(scope: Construct, cluster_settings: ClusterSettings) -> Any:
+    """The kubectl layer whose minor matches the cluster (imported lazily: each is ~35 MB)."""
+    release = KUBERNETES_RELEASES[cluster_settings.kubernetes_version]
+    module = importlib.import_module(release.kubectl_layer_module)
+    return getattr(module, release.kubectl_layer_class)(scope, "KubectlLayer")
+
+
+def _add_system_nodes(cluster: eks.Cluster, cluster_settings: ClusterSettings) -> None:
+    system = cluster_settings.system_nodes
+    instance_type = ec2.InstanceType(system.instance_type)
+    arm = instance_type.architecture == ec2.InstanceArchitecture.ARM_64
+    template = NodeLaunchTemplate(
+        cluster,
+        "SystemNodesLaunchTemplate",
+        ami_family="AL2023",
+        disk_size_gib=SYSTEM_DISK_GIB,
+        kms_key_arn=None,
+        imds_hop_limit=1,
+    )
+    nodegroup = cluster.add_nodegroup_capacity(
+        "SystemNodes",
+        launch_template_spec=eks.LaunchTemplateSpec(id=template.id, version=template.version),
+        instance_types=[instance_type],
+        ami_type=eks.NodegroupAmiType.AL2023_ARM_64_STANDARD
+        if arm
+        else eks.NodegroupAmiType.AL2023_X86_64_STANDARD,
+        min_size=system.min_size,
+        desired_size=system.desired_size,
+        max_size=system.max_size,
+        labels=dict([SYSTEM_NODE_LABEL]),
+        subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+        # Upgrades wait for PodDisruptionBudgets (the autoscaler's, CoreDNS's) instead of
+        # evicting through them.
+        force_update=False,
+    )
+    # aws-cdk-lib's Nodegroup has no Version prop; without one the group stays on its first
+    # minor when the cluster is upgraded.
+    resource = nodegroup.node.default_child
+    if isinstance(resource, eks.CfnNodegroup):
+        resource.version = cluster_settings.kubernetes_version
+
+
+def _acknowledge_kubectl_provider(cluster: eks.Cluster) -> None:
+    provider = cluster.node.find_child("KubectlProvider")
+    framework = provider.node.find_child("Provider").node.find_child("framework-onEvent")
+    acknowledge_provider_framework(provider, framework, "The kubectl provider")

@@ -1,0 +1,161 @@
+"""Karpenter for one cluster: its CRDs, its controller, and the AWS pieces it needs.
+
+Installed once per cluster when any pool uses `provisioner: karpenter`: the CRD chart first
+(Helm never upgrades CRDs bundled in a chart), then the controller chart, whose pod gets AWS
+credentials through EKS Pod Identity (service account kube-system/karpenter), runs on the
+system nodes, and reads the interruption queue. Nodes Karpenter launches use one node role,
+admitted to the cluster by an EC2_LINUX access entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from gpu_pool.cdk.charts import helm_chart
+from gpu_pool.cdk.karpenter.iam import controller_policies
+from gpu_pool.cdk.karpenter.interruption import InterruptionQueue
+from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
+from gpu_pool.cdk.node_role import node_role
+from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
+from gpu_pool.cdk.registry import (
+    ClusterPools,
+    EksCluster,
+    as_icluster,
+    created_cluster_version,
+    literal_cluster_name,
+)
+from gpu_pool.cdk.report import report
+from gpu_pool.checks.controllers import check_karpenter_version, check_node_selector
+from gpu_pool.checks.syntax import exact_versions
+from gpu_pool.model.versions import KARPENTER, KARPENTER_CRD
+from gpu_pool.settings import ConfigError, KarpenterSettings
+
+SERVICE_ACCOUNT = "karpenter"
+
+
+def karpenter_values(
+    cluster_name: str, queue_name: str, node_selector: Mapping[str, str]
+) -> dict[str, object]:
+    """The controller chart's values: which cluster and queue, and where it runs (the chart's
+    own affinity already keeps it off nodes Karpenter launched)."""
+    return {
+        "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
+        "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT},
+        "nodeSelector": dict(node_selector),
+    }
+
+
+class Karpenter(Construct):
+    """Karpenter on an EKS cluster, for `KarpenterNodePool`s to render their pools into.
+
+    :param cluster: the EKS cluster; needs a kubectl provider (for the charts), access entries
+        (authentication mode API or API_AND_CONFIG_MAP) and a literal name (the controller's IAM
+        conditions contain it): an imported cluster's, or a created cluster's `cluster_name`.
+    :param settings: chart version override and node selector; default KarpenterSettings().
+    :param kubernetes_version: the cluster's minor, to check Karpenter supports it. Default: the
+        version of an `eks.Cluster`; unchecked for an imported cluster without it.
+    :param node_selector: where the controller runs (never a GPU pool); default
+        `settings.node_selector`, and if that is empty, any node the chart's affinity allows.
+    :param cluster_security_group_id: the security group Karpenter's nodes join. Default: the
+        cluster security group of an `eks.Cluster`; an imported cluster needs it.
+    :param install_pod_identity_agent: as for ClusterAutoscaler; one add-on per cluster.
+
+    What pools use: `cluster`, `node_role`, `security_group_id`; and `chart`, `queue`, `role`.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        cluster: EksCluster,
+        settings: KarpenterSettings | None = None,
+        kubernetes_version: str | None = None,
+        node_selector: Mapping[str, str] | None = None,
+        cluster_security_group_id: str | None = None,
+        install_pod_identity_agent: bool | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        settings = settings or KarpenterSettings()
+        self.cluster = cluster = as_icluster(cluster)
+        cluster_name = literal_cluster_name(cluster)
+        if cluster_name is None:
+            raise ConfigError(
+                "Karpenter: the cluster's name is only known at deploy time; give the cluster a "
+                "cluster_name (Karpenter's IAM condition keys contain it)"
+            )
+        if cluster_security_group_id is None and not isinstance(cluster, eks.Cluster):
+            raise ConfigError(
+                "Karpenter: cluster_security_group_id is required for an imported cluster (its "
+                "nodes join that group): pass resourcesVpcConfig.clusterSecurityGroupId"
+            )
+        self.security_group_id: str = cluster_security_group_id or cluster.cluster_security_group_id
+        node_selector = settings.node_selector if node_selector is None else node_selector
+        minor = kubernetes_version or created_cluster_version(cluster)
+        report(
+            self,
+            list(exact_versions("karpenter", {"chart_version": settings.chart_version}))
+            + check_karpenter_version(settings.chart_version, minor)
+            + check_node_selector(node_selector, ClusterPools.of(cluster).plans, "karpenter"),
+        )
+
+        self.node_role = node_role(
+            self, "NodeRole", f"Nodes Karpenter launches in EKS cluster {cluster_name}"
+        )
+        eks.AccessEntry(
+            self,
+            "NodeAccessEntry",
+            cluster=cluster,
+            principal=self.node_role.role_arn,
+            access_entry_type=eks.AccessEntryType.EC2_LINUX,
+            access_policies=[],
+        )
+        interruption = InterruptionQueue(self, "Interruption")
+        self.queue = interruption.queue
+
+        self.role, association = pod_identity_role(
+            self,
+            "ControllerRole",
+            cluster=cluster,
+            namespace=KARPENTER.namespace,
+            service_account=SERVICE_ACCOUNT,
+            description=f"Karpenter controller for EKS cluster {cluster_name}",
+        )
+        for name, statements in controller_policies(
+            cluster_name, self.node_role.role_arn, self.queue.queue_arn
+        ).items():
+            policy = iam.ManagedPolicy(
+                self, f"{name}Policy", statements=statements, roles=[self.role]
+            )
+            acknowledge_wildcard_resources(
+                policy,
+                "Karpenter's own policy (v1.14 getting-started): launches and deletions are "
+                "limited to resources tagged for this cluster and a NodePool; reads EC2, "
+                "pricing and IAM allow on no narrower resource",
+            )
+        self.crd_chart = helm_chart(
+            self,
+            "CrdChart",
+            cluster=cluster,
+            pin=KARPENTER_CRD,
+            version=settings.chart_version,
+            release="karpenter-crd",
+        )
+        self.chart = helm_chart(
+            self,
+            "Chart",
+            cluster=cluster,
+            pin=KARPENTER,
+            version=settings.chart_version,
+            release="karpenter",
+            values=karpenter_values(cluster_name, self.queue.queue_name, node_selector),
+        )
+        # CRDs before the controller that watches them; credentials before its pod starts.
+        self.chart.node.add_dependency(self.crd_chart, association)
+        agent = pod_identity_agent(self, cluster, install_pod_identity_agent)
+        if agent is not None:
+            self.chart.node.add_dependency(agent)

@@ -1,0 +1,74 @@
+"""KarpenterNodePool: a GPU pool whose nodes Karpenter launches for pending GPU pods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from constructs import Construct
+
+from gpu_pool.cdk.karpenter.controller import Karpenter
+from gpu_pool.cdk.placement import subnets_by_zone
+from gpu_pool.cdk.pool import PoolConstruct
+from gpu_pool.plan.pool import PoolPlan, plan_pool
+from gpu_pool.settings import ConfigError, PoolSettings
+
+
+class KarpenterNodePool(PoolConstruct):
+    """One GPU pool as a Karpenter NodePool and EC2NodeClass, with its device plugin.
+
+    The pool's settings are checked as GpuNodePool checks them, plus Karpenter's own rules;
+    errors raise ConfigError. The manifests depend on the whole Karpenter installation, so on
+    deletion they go first, while the controller still runs to terminate their nodes.
+
+    :param karpenter: the cluster's Karpenter installation.
+    :param subnets: where the GPU nodes go (private subnets), selected by id; with
+        `settings.zones`, those of the listed zones.
+    :param settings: the pool's settings (provisioner: karpenter), or their plan.
+    :param tags: extra AWS tags on the EC2 resources Karpenter launches and on the charts' and
+        manifests' custom resources; default none.
+
+    What other constructs use: `node_pool` and `node_class` (the manifests),
+    `workload_node_selector`, `workload_tolerations`, and `plan`.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        karpenter: Karpenter,
+        subnets: Sequence[ec2.ISubnet],
+        settings: PoolSettings | PoolPlan,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings)
+        if plan.karpenter is None:
+            raise ConfigError(
+                f"{plan.setting}.provisioner: 'cluster-autoscaler'; KarpenterNodePool renders "
+                "pools with provisioner: karpenter (use GpuNodePool for this one)"
+            )
+        cluster = karpenter.cluster
+        super().__init__(scope, construct_id, cluster=cluster, plan=plan)
+        placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
+        subnet_ids = [s.subnet_id for group in placements.values() for s in group]
+        self.node_class = eks.KubernetesManifest(
+            self,
+            "NodeClass",
+            cluster=cluster,
+            manifest=[
+                plan.karpenter.ec2_node_class(
+                    role=karpenter.node_role.role_name,
+                    subnet_ids=subnet_ids,
+                    security_group_ids=[karpenter.security_group_id],
+                    tags=dict(tags or {}),
+                )
+            ],
+        )
+        self.node_pool = eks.KubernetesManifest(
+            self, "NodePool", cluster=cluster, manifest=[plan.karpenter.node_pool()]
+        )
+        self.node_pool.node.add_dependency(self.node_class)
+        self.node_class.node.add_dependency(karpenter)
+        self._finish(cluster, tags)

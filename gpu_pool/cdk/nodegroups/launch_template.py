@@ -1,0 +1,60 @@
+"""The launch template every node group gpu-pool creates starts from.
+
+Without one, a managed node group's volume is encrypted only if the account's EBS default says
+so, and its metadata options are whatever EKS picks. This one pins both: a gp3 volume, always
+encrypted (with a customer key when given), and IMDSv2 required with a hop limit of 1 by
+default, so a pod, one network hop further than the node, cannot read the node role's
+credentials (EKS Pod Identity gives pods their own). The node group keeps its instance types and
+AMI type; the template carries no AMI and no user data, so EKS still builds the node's bootstrap.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import aws_ec2 as ec2
+from constructs import Construct
+
+from gpu_pool.model.ami import IMAGE_VOLUME
+from gpu_pool.settings import AmiFamily
+
+
+class NodeLaunchTemplate(Construct):
+    """An AWS::EC2::LaunchTemplate for one pool's (or the system) node groups."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        ami_family: AmiFamily,
+        disk_size_gib: int,
+        kms_key_arn: str | None,
+        imds_hop_limit: int,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.resource = ec2.CfnLaunchTemplate(
+            self,
+            "Resource",
+            launch_template_data=ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
+                block_device_mappings=[
+                    ec2.CfnLaunchTemplate.BlockDeviceMappingProperty(
+                        device_name=IMAGE_VOLUME[ami_family],
+                        ebs=ec2.CfnLaunchTemplate.EbsProperty(
+                            volume_size=disk_size_gib,
+                            volume_type="gp3",
+                            encrypted=True,
+                            kms_key_id=kms_key_arn,
+                            delete_on_termination=True,
+                        ),
+                    )
+                ],
+                metadata_options=ec2.CfnLaunchTemplate.MetadataOptionsProperty(
+                    http_endpoint="enabled",
+                    http_tokens="required",
+                    http_put_response_hop_limit=imds_hop_limit,
+                ),
+            ),
+        )
+        # What a node group's LaunchTemplate takes: this template at its newest version, so a
+        # change rolls the nodes (an update that respects PDBs, not a replacement).
+        self.id = self.resource.ref
+        self.version = self.resource.attr_latest_version_number

@@ -1,0 +1,153 @@
+"""GpuNodePool: managed GPU node groups that scale from zero and advertise their GPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from gpu_pool.cdk.node_role import node_role as new_node_role
+from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
+from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
+from gpu_pool.cdk.nodegroups.scaling import TEMPLATE_SCALING, NodegroupScaling
+from gpu_pool.cdk.placement import subnets_by_zone
+from gpu_pool.cdk.pool import PoolConstruct
+from gpu_pool.cdk.registry import (
+    ClusterPools,
+    EksCluster,
+    PlacedNodeGroup,
+    as_icluster,
+    created_cluster_version,
+)
+from gpu_pool.plan.node_group import NodeGroupPlan
+from gpu_pool.plan.pool import PoolPlan, plan_pool
+from gpu_pool.settings import ConfigError, PoolSettings
+
+
+class GpuNodePool(PoolConstruct):
+    """GPU node groups on an EKS cluster, with what makes GPU pods schedule on them.
+
+    Creates one managed node group per instance-type entry (per zone when `settings.zones` is
+    set), the Cluster Autoscaler tags on each group's ASG, and the NVIDIA device plugin (or GPU
+    Operator) for the pool's nodes only. Settings are checked first, on their own and against
+    the other pools on the same cluster: errors raise ConfigError, warnings become CDK warning
+    annotations.
+
+    Node groups are AWS::EKS::Nodegroup resources written directly, because aws-cdk-lib's
+    Nodegroup rejects current GPU types (p5, p6-b200, g6f, ...) its own list lacks; the GPU
+    catalog checks them instead.
+
+    :param cluster: the EKS cluster; needs a kubectl provider (for the chart).
+    :param subnets: where the GPU nodes go (private subnets). With `settings.zones`, every zone
+        needs at least one subnet here and its subnets must carry literal zone names.
+    :param settings: the pool's settings, or their plan from `plan_pool`; default: pool `gpu`,
+        one g5.xlarge group, min 0, max 8. Pool names are unique per cluster.
+    :param node_role: the role the GPU nodes run as; default: a new role with the three policies
+        EKS documents for managed node groups. A role of your own needs them too, and an access
+        entry if the cluster uses access entries only.
+    :param tags: extra AWS tags on everything the pool creates (node groups, role, custom
+        resources); default none.
+    :param kubernetes_version: the minor the node groups run, e.g. "1.36"; they follow it when
+        the cluster is upgraded (one node at a time, PodDisruptionBudgets respected, no surge of
+        GPU instances). Default: the version of an `eks.Cluster`; for an imported cluster, none
+        (a group then keeps the minor it was created with).
+
+    What other constructs use: `nodegroups`, `node_role`, `asg_names` (deploy-time tokens, one
+    per node group), `workload_node_selector` and `workload_tolerations` (what a pod needs to
+    land on the pool), and `plan`.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        cluster: EksCluster,
+        subnets: Sequence[ec2.ISubnet],
+        settings: PoolSettings | PoolPlan | None = None,
+        node_role: iam.IRole | None = None,
+        tags: Mapping[str, str] | None = None,
+        kubernetes_version: str | None = None,
+    ) -> None:
+        plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
+        if plan.provisioner != "cluster-autoscaler":
+            raise ConfigError(
+                f"{plan.setting}.provisioner: 'karpenter'; GpuNodePool builds node groups for "
+                "Cluster Autoscaler: render this pool with KarpenterNodePool"
+            )
+        cluster = as_icluster(cluster)
+        super().__init__(scope, construct_id, cluster=cluster, plan=plan)
+        self._kubernetes_version = kubernetes_version or created_cluster_version(cluster)
+        pools = ClusterPools.of(cluster)
+        placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
+        self.node_role: iam.IRole = node_role or new_node_role(self, "NodeRole")
+        self.launch_template = NodeLaunchTemplate(
+            self,
+            "LaunchTemplate",
+            ami_family=plan.settings.ami_family,
+            disk_size_gib=plan.settings.disk_size_gib,
+            kms_key_arn=plan.settings.volume_kms_key_arn,
+            imds_hop_limit=plan.settings.imds_hop_limit,
+        )
+        self.nodegroups: list[eks.CfnNodegroup] = []
+        self.asg_names: list[str] = []
+        for group in plan.node_groups:
+            nodegroup, asg_tags = self._add_group(cluster, group, placements[group.zone])
+            self.nodegroups.append(nodegroup)
+            self.asg_names.append(asg_tags.asg_name)
+            pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name))
+        self._finish(cluster, tags)
+
+    def _add_group(
+        self,
+        cluster: eks.ICluster,
+        group: NodeGroupPlan,
+        subnets: Sequence[ec2.ISubnet],
+    ) -> tuple[eks.CfnNodegroup, AsgTags]:
+        settings = self.plan.settings
+        nodegroup = eks.CfnNodegroup(
+            self,
+            group.construct_id,
+            cluster_name=cluster.cluster_name,
+            node_role=self.node_role.role_arn,
+            subnets=[s.subnet_id for s in subnets],
+            ami_type=group.ami_type,
+            instance_types=[t.name for t in group.instance_types],
+            capacity_type=settings.capacity_type,
+            # The volume size is in the launch template; CloudFormation refuses both.
+            launch_template=eks.CfnNodegroup.LaunchTemplateSpecificationProperty(
+                id=self.launch_template.id, version=self.launch_template.version
+            ),
+            release_version=settings.ami_release_version,
+            # A constant: NodegroupScaling applies the settings (see scaling.py for why).
+            scaling_config=TEMPLATE_SCALING,
+            labels=dict(group.labels),
+            taints=[t.eks_taint() for t in group.taints],
+            version=self._kubernetes_version,
+            # Version and AMI updates: one node at a time, drained with PDBs respected; MINIMAL
+            # terminates before it launches, so no extra GPU instance is needed (EKS
+            # UpdateConfig: "useful ... with hardware accelerators such as GPUs").
+            update_config=eks.CfnNodegroup.UpdateConfigProperty(
+                max_unavailable=1, update_strategy="MINIMAL"
+            ),
+        )
+        NodegroupScaling(
+            self,
+            f"{group.construct_id}Scaling",
+            cluster=cluster,
+            nodegroup=nodegroup,
+            min_size=settings.min_size,
+            max_size=settings.max_size,
+            desired_size_on_create=settings.desired_size,
+        )
+        tags = AsgTags(
+            self,
+            f"{group.construct_id}AsgTags",
+            cluster=cluster,
+            nodegroup=nodegroup,
+            tags=group.autoscaler_tags(cluster.cluster_name),
+        )
+        return nodegroup, tags

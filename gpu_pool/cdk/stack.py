@@ -1,0 +1,176 @@
+"""GpuPoolStack: the app's stack, a GPU pool on a new or an existing EKS cluster."""
+
+from __future__ import annotations
+
+import json
+from typing import cast
+
+from aws_cdk import CfnOutput, Environment, Fn, Stack, Token
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from constructs import Construct
+
+from gpu_pool.cdk.autoscaler import ClusterAutoscaler
+from gpu_pool.cdk.cluster import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
+from gpu_pool.cdk.karpenter.controller import Karpenter
+from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
+from gpu_pool.cdk.nag.acknowledge import (
+    acknowledge_managed_policies,
+)
+from gpu_pool.cdk.nodegroups.pool import GpuNodePool
+from gpu_pool.cdk.registry import ClusterPools
+from gpu_pool.cdk.report import report
+from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, uses_karpenter
+from gpu_pool.checks.controllers import check_node_selector
+from gpu_pool.model.karpenter_api import resource_name
+from gpu_pool.plan.pool import PoolPlan, pascal_case, plan_pools
+from gpu_pool.settings import AppSettings
+
+
+# Label on the system node group; the autoscaler selects it.
+class GpuPoolStack(Stack):
+    """GPU pools and their cluster, from AppSettings (see README for every key)."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings) -> None:
+        env = Environment(account=settings.account, region=settings.region)
+        super().__init__(scope, construct_id, env=env)
+        plans = plan_pools(settings)
+        pools = ClusterPools()
+        # Every error before anything is built; each pool reports its warnings itself.
+        pool_errors = [f for plan in plans for f in pools.add(plan) if f.error]
+        # The controllers check their node selectors too; errors must come before building.
+        selector_errors = [
+            f
+            for selector, setting, used in (
+                (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),
+                (settings.karpenter.node_selector, "karpenter", uses_karpenter(settings)),
+            )
+            if used
+            for f in check_node_selector(selector, plans, setting)
+        ]
+        # Before the lookup is cached the stack's zones are placeholders (dummy1a, ...).
+        known_zones = [
+            z
+            for z in self.availability_zones
+            if not Token.is_unresolved(z) and not z.startswith("dummy")
+        ]
+        report(
+            self,
+            check_app(settings)
+            + check_zones_known(settings, known_zones)
+            + pool_errors
+            + selector_errors,
+        )
+        self.settings = settings
+        existing = settings.cluster.existing
+        self.cluster: eks.ICluster
+        if existing is None:
+            cluster, subnets = new_cluster(self, settings)
+            # jsii classes implement their interfaces at runtime; mypy cannot see it.
+            self.cluster = cast(eks.ICluster, cluster)
+        else:
+            self.cluster, subnets = existing_cluster(self, settings.cluster.name, existing)
+        ClusterPools.of(self.cluster, pools)
+        # Node groups and their autoscaler first, then Karpenter and its pools: a stack that
+        # adds a Karpenter pool keeps the autoscaler's resources (the Pod Identity agent too).
+        built: dict[str, GpuNodePool | KarpenterNodePool] = {
+            plan.name: self._node_group_pool(plan, subnets)
+            for plan in plans
+            if plan.provisioner == "cluster-autoscaler"
+        }
+        if uses_autoscaler(settings):
+            self.autoscaler = self._autoscaler(settings)
+        if uses_karpenter(settings):
+            self.karpenter = self._karpenter(settings)
+            for plan in plans:
+                if plan.provisioner == "karpenter":
+                    built[plan.name] = self._karpenter_pool(plan, subnets, self.karpenter)
+        self.pools = [built[plan.name] for plan in plans]
+        CfnOutput(self, "ClusterName", value=settings.cluster.name)
+        acknowledge_managed_policies(self)
+
+    def _node_group_pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> GpuNodePool:
+        construct_id = _pool_construct_id(plan)
+        pool = GpuNodePool(
+            self,
+            construct_id,
+            cluster=self.cluster,
+            subnets=subnets,
+            settings=plan,
+            kubernetes_version=self.settings.cluster.kubernetes_version,
+        )
+        self._outputs(construct_id, plan)
+        CfnOutput(
+            self,
+            f"{construct_id}NodeGroups",
+            description=f"pool {plan.name}: its managed node groups",
+            value=Fn.join(",", [ng.attr_nodegroup_name for ng in pool.nodegroups]),
+        )
+        return pool
+
+    def _karpenter_pool(
+        self, plan: PoolPlan, subnets: list[ec2.ISubnet], karpenter: Karpenter
+    ) -> KarpenterNodePool:
+        construct_id = _pool_construct_id(plan)
+        pool = KarpenterNodePool(
+            self, construct_id, karpenter=karpenter, subnets=subnets, settings=plan
+        )
+        self._outputs(construct_id, plan)
+        CfnOutput(
+            self,
+            f"{construct_id}NodePool",
+            description=f"pool {plan.name}: its Karpenter NodePool",
+            value=resource_name(plan.name),
+        )
+        return pool
+
+    def _outputs(self, construct_id: str, plan: PoolPlan) -> None:
+        """What a workload needs to land on the pool."""
+        CfnOutput(
+            self,
+            f"{construct_id}NodeSelector",
+            description=f"pool {plan.name}: the nodeSelector that puts a pod on it",
+            value=json.dumps(plan.workload_node_selector),
+        )
+        CfnOutput(
+            self,
+            f"{construct_id}Tolerations",
+            description=f"pool {plan.name}: the tolerations its taints need",
+            value=json.dumps(plan.workload_tolerations),
+        )
+
+    def _karpenter(self, settings: AppSettings) -> Karpenter:
+        existing = settings.cluster.existing
+        return Karpenter(
+            self,
+            "Karpenter",
+            cluster=self.cluster,
+            settings=settings.karpenter,
+            kubernetes_version=settings.cluster.kubernetes_version,
+            node_selector=self._controller_node_selector(settings.karpenter.node_selector),
+            cluster_security_group_id=existing.cluster_security_group_id if existing else None,
+        )
+
+    def _autoscaler(self, settings: AppSettings) -> ClusterAutoscaler:
+        return ClusterAutoscaler(
+            self,
+            "ClusterAutoscaler",
+            cluster=self.cluster,
+            settings=settings.autoscaler,
+            kubernetes_version=settings.cluster.kubernetes_version,
+            node_selector=self._controller_node_selector(settings.autoscaler.node_selector),
+        )
+
+    def _controller_node_selector(self, selector: dict[str, str]) -> dict[str, str]:
+        """Where a controller (the autoscaler, Karpenter) runs: its setting, or if that is
+        empty the system node group of a new cluster; on an existing cluster, none (any
+        untainted node its chart allows)."""
+        if selector or self.settings.cluster.existing is not None:
+            return selector
+        return dict([SYSTEM_NODE_LABEL])
+
+
+def _pool_construct_id(plan: PoolPlan) -> str:
+    """The one-pool form keeps the construct id it always had: a new id would change every
+    logical id and replace the deployed node groups."""
+    return "GpuPool" if plan.setting == "pool" else f"GpuPool{pascal_case(plan.name)}"

@@ -1,0 +1,171 @@
+"""The rules about the app's settings beyond each pool: Kubernetes version, endpoint, zones and
+subnets, system nodes, the CDK CLI pin."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from datetime import date
+from pathlib import Path
+
+from gpu_pool.checks.controllers import check_autoscaler, check_karpenter_install
+from gpu_pool.checks.syntax import ZONE
+from gpu_pool.model.findings import Finding, error, warning
+from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION, EXACT_VERSION, KUBERNETES_RELEASES
+from gpu_pool.settings import AppSettings, ClusterSettings
+
+
+def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]:
+    """The rules about the app's settings beyond each pool (GpuNodePool checks the pools)."""
+    today = today or date.today()
+    findings: list[Finding] = []
+    cluster = settings.cluster
+    release = KUBERNETES_RELEASES.get(cluster.kubernetes_version)
+    if release is None:
+        findings.append(
+            error(
+                "cluster.kubernetes_version",
+                f"'{cluster.kubernetes_version}' is not supported; choose one of "
+                f"{', '.join(KUBERNETES_RELEASES)}",
+            )
+        )
+        return findings
+    if today > release.eks_creates_until and cluster.existing is None:
+        findings.append(
+            error(
+                "cluster.kubernetes_version",
+                f"EKS no longer creates {release.minor} clusters (extended support ended "
+                f"{release.eks_creates_until}), so the cluster would fail to create: use "
+                f"{DEFAULT_KUBERNETES_VERSION}",
+            )
+        )
+    elif today > release.eks_creates_until:
+        findings.append(
+            warning(
+                "cluster.kubernetes_version",
+                f"{release.minor} left EKS extended support on {release.eks_creates_until}; EKS "
+                "upgrades such clusters itself: set the cluster's current minor here",
+            )
+        )
+    findings += _check_endpoint(cluster)
+    layer = cluster.kubectl_layer_version
+    if layer is not None and layer != release.minor:
+        findings.append(
+            error(
+                "cluster.kubectl_layer_version",
+                f"'{layer}' does not match the cluster's {release.minor}; kubectl must match the "
+                f"API server's minor: remove the setting or set '{release.minor}'",
+            )
+        )
+    if uses_autoscaler(settings):
+        # Errors only: ClusterAutoscaler reports its findings itself, warnings included.
+        findings += [f for f in check_autoscaler(settings.autoscaler, release.minor) if f.error]
+    if uses_karpenter(settings):
+        findings += check_karpenter_install(settings, release.minor)
+    findings += _check_placement(settings)
+    system = cluster.system_nodes
+    if not 0 <= system.min_size <= system.desired_size <= system.max_size or system.max_size < 1:
+        findings.append(
+            error(
+                "cluster.system_nodes",
+                f"sizes min {system.min_size}, desired {system.desired_size}, max "
+                f"{system.max_size} must satisfy 0 <= min <= desired <= max, max >= 1",
+            )
+        )
+    return findings
+
+
+def uses_autoscaler(settings: AppSettings) -> bool:
+    """Whether the app installs Cluster Autoscaler: enabled, and some pool uses it."""
+    return settings.autoscaler.enabled and any(
+        pool.provisioner == "cluster-autoscaler" for _, pool in settings.pool_settings()
+    )
+
+
+def uses_karpenter(settings: AppSettings) -> bool:
+    """Whether the app installs Karpenter: some pool uses it."""
+    return any(pool.provisioner == "karpenter" for _, pool in settings.pool_settings())
+
+
+def _check_endpoint(cluster: ClusterSettings) -> Iterator[Finding]:
+    narrowed = cluster.public_access_cidrs != ["0.0.0.0/0"]
+    if cluster.existing is None and narrowed and cluster.endpoint_access == "private":
+        yield error(
+            "cluster.public_access_cidrs",
+            "set, but endpoint_access is private (there is no public endpoint): remove it",
+        )
+    if cluster.existing is None and narrowed and cluster.endpoint_access == "public":
+        yield error(
+            "cluster.public_access_cidrs",
+            "with endpoint_access public the nodes reach the API over the internet, so it "
+            "cannot be narrowed: use endpoint_access public_and_private to narrow it",
+        )
+
+
+def _check_placement(settings: AppSettings) -> Iterator[Finding]:
+    existing = settings.cluster.existing
+    if existing is not None:
+        for zone in existing.subnets_by_zone:
+            if not ZONE.match(zone):
+                yield error(
+                    "cluster.existing.subnets_by_zone",
+                    f"'{zone}' is not an availability zone name such as us-east-1a",
+                )
+            elif settings.region and zone[:-1] != settings.region:
+                yield error(
+                    "cluster.existing.subnets_by_zone",
+                    f"'{zone}' is not in region {settings.region}, where the stack and the "
+                    "cluster are: use that region's subnets",
+                )
+    for prefix, pool in settings.pool_settings():
+        zones = pool.zones
+        if existing is not None:
+            missing = [z for z in zones if z not in existing.subnets_by_zone]
+            if missing:
+                yield error(
+                    f"{prefix}.zones",
+                    f"{', '.join(missing)} not in cluster.existing.subnets_by_zone "
+                    f"({', '.join(existing.subnets_by_zone)}): add its subnets or drop the zone",
+                )
+            continue
+        if zones and settings.region is None:
+            yield error(
+                f"{prefix}.zones",
+                "needs region: zone names only mean something in a known region",
+            )
+        for zone in zones:
+            if settings.region and ZONE.match(zone) and zone[:-1] != settings.region:
+                yield error(f"{prefix}.zones", f"'{zone}' is not in region {settings.region}")
+
+
+def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
+    """A new cluster's pool zones against the zones the stack knows for its region (the
+    availability-zones lookup cached in cdk.context.json); nothing to say before the lookup."""
+    if settings.cluster.existing is not None or not known:
+        return []
+    return [
+        error(
+            f"{prefix}.zones",
+            f"'{zone}' is not an availability zone of {settings.region} this account has "
+            f"({', '.join(known)}, from cdk.context.json): choose among them",
+        )
+        for prefix, pool in settings.pool_settings()
+        for zone in pool.zones
+        if zone not in known
+    ]
+
+
+def check_cli_pin(package_json: Path) -> list[Finding]:
+    """The CDK CLI must be pinned to an exact version in package.json."""
+    if not package_json.is_file():
+        return []
+    pins = json.loads(package_json.read_text(encoding="utf-8")).get("devDependencies", {})
+    version = pins.get("aws-cdk")
+    if version is None or not EXACT_VERSION.match(version):
+        return [
+            error(
+                "package.json devDependencies.aws-cdk",
+                f'{version!r} is not an exact version; pin the CDK CLI, e.g. "2.1148.1"',
+            )
+        ]
+    return []

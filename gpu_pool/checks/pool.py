@@ -1,0 +1,269 @@
+"""The rules about one GPU pool on its own: its instance types, GPU software, labels and
+taints, ASG tag budget, sizes, disk and zones."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from gpu_pool.checks.karpenter import check_karpenter_pool
+from gpu_pool.checks.syntax import (
+    LABEL_VALUE,
+    QUALIFIED_KEY,
+    VALID_KEY,
+    VALID_VALUE,
+    ZONE,
+    exact_versions,
+    pairs,
+)
+from gpu_pool.model.ami import nvidia_ami_type
+from gpu_pool.model.catalog import Architecture, GpuInstanceType
+from gpu_pool.model.findings import Finding, error, warning
+from gpu_pool.model.labels import (
+    ACCELERATOR_LABEL,
+    GPU_PRESENT_LABEL,
+    OPERANDS_LABEL,
+    POOL_LABEL,
+    RESERVED_LABELS,
+)
+from gpu_pool.plan.gpu_software import is_bottlerocket
+from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.settings import PoolSettings
+
+EKS_OWN_ASG_TAGS = 3
+MAX_ASG_TAGS = 50
+MIN_RECOMMENDED_DISK_GIB = 100
+MAX_DISK_GIB = 16384  # gp3 volume limit
+
+
+def check_pool(plan: PoolPlan) -> list[Finding]:
+    """Every rule about one GPU pool on its own."""
+    pool, prefix = plan.settings, plan.setting
+    findings = list(plan.unresolved)
+    if not pool.instance_types:
+        findings.append(
+            error(
+                f"{prefix}.instance_types",
+                "empty; list at least one, e.g. ['g5.xlarge']",
+            )
+        )
+    findings += _check_entries(plan)
+    findings += _check_gpu_software(plan)
+    findings += _check_versions(pool, prefix)
+    findings += _check_labels_and_taints(plan)
+    if plan.karpenter is not None:
+        findings += check_karpenter_pool(plan.karpenter)
+    else:
+        findings += _check_scaling(pool, prefix)
+    findings += _check_disk(pool, prefix)
+    findings += _check_zones(pool.zones, prefix)
+    return findings
+
+
+def _check_entries(plan: PoolPlan) -> Iterator[Finding]:
+    pool, prefix = plan.settings, plan.setting
+    if pool.ami_type and not pool.ami_type.startswith(pool.ami_family):
+        family = pool.ami_type.split("_", 1)[0]
+        yield error(
+            f"{prefix}.ami_type",
+            f"'{pool.ami_type}' is a {family} AMI but ami_family is {pool.ami_family}: drop "
+            f"ami_type (it is derived from ami_family) or set ami_family: {family}",
+        )
+    first_entry: dict[str, int] = {}
+    for index, group in enumerate(plan.entries):
+        setting = f"{prefix}.instance_types[{index}]"
+        for gpu_type in group:
+            if gpu_type.name in first_entry:
+                yield error(
+                    setting,
+                    f"'{gpu_type.name}' is listed again (first in instance_types"
+                    f"[{first_entry[gpu_type.name]}]); a type belongs to one node group: "
+                    "remove one",
+                )
+            first_entry.setdefault(gpu_type.name, index)
+        if plan.provisioner == "cluster-autoscaler":
+            yield from _check_node_group_entry(pool, prefix, setting, group)
+
+
+def _check_node_group_entry(
+    pool: PoolSettings, prefix: str, setting: str, group: Sequence[GpuInstanceType]
+) -> Iterator[Finding]:
+    """One node group's types: one GPU count (its node template has one), one architecture
+    (one AMI), and an AMI type that runs on them."""
+    counts = {t.name: t.gpu_count for t in group}
+    if len(set(counts.values())) > 1:
+        yield error(
+            setting,
+            f"instance types differ in GPU count ({pairs(counts)}); the autoscaler's node "
+            "template has one count per node group: put them in separate entries",
+        )
+    arches = {t.name: t.architecture.value for t in group}
+    if len(set(arches.values())) > 1:
+        yield error(
+            setting,
+            f"instance types differ in CPU architecture ({pairs(arches)}); a node group has "
+            "one AMI: put them in separate entries",
+        )
+    if pool.ami_type:
+        family = pool.ami_type.split("_", 1)[0]
+        for gpu_type in group:
+            if ("ARM_64" in pool.ami_type) != (gpu_type.architecture is Architecture.ARM64):
+                yield error(
+                    f"{prefix}.ami_type",
+                    f"{pool.ami_type} does not run on {gpu_type.name} "
+                    f"({gpu_type.architecture.value}): use "
+                    f"{nvidia_ami_type(family, gpu_type.architecture)}, or leave ami_type "
+                    "unset to derive it from the instance type",
+                )
+
+
+def _check_gpu_software(plan: PoolPlan) -> Iterator[Finding]:
+    pool, prefix, software = plan.settings, plan.setting, plan.gpu_software
+    bottlerocket = is_bottlerocket(pool)
+    setting = f"{prefix}.gpu_software"
+    if software == "none" and not bottlerocket:
+        yield error(
+            setting,
+            "'none' on AL2023: its NVIDIA AMI carries no device plugin, so nodes would advertise "
+            "no nvidia.com/gpu and GPU pods stay Pending; use 'device-plugin' or 'gpu-operator'",
+        )
+    if software == "device-plugin" and bottlerocket:
+        yield error(
+            setting,
+            "'device-plugin' on Bottlerocket: its NVIDIA AMI ships the device plugin, a second "
+            "one would fight it; use 'none' (or 'gpu-operator', which then skips its own plugin)",
+        )
+    if software == "gpu-operator":
+        for part in ("driver", "toolkit"):
+            if getattr(pool.gpu_operator, f"{part}_enabled"):
+                yield error(
+                    f"{prefix}.gpu_operator.{part}_enabled",
+                    f"true, but the EKS NVIDIA AMIs already carry the {part}; a second one "
+                    "breaks the node's GPU stack: set it to false",
+                )
+
+
+def _check_versions(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
+    yield from exact_versions(f"{prefix}.versions", pool.versions.model_dump())
+
+
+_RESERVED_WHY = {
+    POOL_LABEL: "it names the pool; its device plugin selects nodes by it",
+    GPU_PRESENT_LABEL: "the device plugin's affinity needs it on every GPU node",
+    ACCELERATOR_LABEL: "Cluster Autoscaler reads the GPU model from it",
+    OPERANDS_LABEL: "it keeps the GPU Operator off pools that do not use it",
+}
+
+
+def _check_labels_and_taints(plan: PoolPlan) -> Iterator[Finding]:
+    pool, prefix = plan.settings, plan.setting
+    for key, value in pool.labels.items():
+        if key in RESERVED_LABELS:
+            yield error(
+                f"{prefix}.labels",
+                f"'{key}' is set by gpu-pool itself ({_RESERVED_WHY[key]}): remove it",
+            )
+        elif not QUALIFIED_KEY.match(key):
+            yield error(f"{prefix}.labels", f"'{key}' is not a label key: use {VALID_KEY}")
+        if not LABEL_VALUE.match(value):
+            yield error(
+                f"{prefix}.labels.{key}", f"'{value}' is not a label value: use {VALID_VALUE}"
+            )
+    seen = set()
+    for index, taint in enumerate(pool.taints):
+        setting = f"{prefix}.taints[{index}]"
+        if not QUALIFIED_KEY.match(taint.key):
+            yield error(setting, f"key '{taint.key}' is not a taint key: use {VALID_KEY}")
+        if ":" in taint.value:
+            yield error(
+                setting,
+                f"value '{taint.value}' contains ':'; Cluster Autoscaler's taint tag is "
+                "value:Effect and would misread it: choose a value without ':'",
+            )
+        elif not LABEL_VALUE.match(taint.value):
+            yield error(setting, f"value '{taint.value}' is not a taint value: use {VALID_VALUE}")
+        if not taint.value:
+            yield warning(
+                setting,
+                f"taint '{taint.key}' has no value; pods tolerating it with operator Equal and a "
+                "value (as most examples do) will not match: give it a value, e.g. 'true'",
+            )
+        if (taint.key, taint.effect) in seen:
+            yield error(setting, f"duplicate taint '{taint.key}' with effect {taint.effect}")
+        seen.add((taint.key, taint.effect))
+    if not pool.taints:
+        yield warning(
+            f"{prefix}.taints",
+            "no taint: any pod can land on a GPU node and keep it (and its cost) alive; "
+            "add e.g. nvidia.com/gpu=true:NoSchedule",
+        )
+    yield from _check_tag_budget(plan)
+
+
+def _check_tag_budget(plan: PoolPlan) -> Iterator[Finding]:
+    for group in plan.node_groups[:1]:
+        tags = group.autoscaler_tags("cluster")
+        total = len(tags) + EKS_OWN_ASG_TAGS
+        if total > MAX_ASG_TAGS:
+            yield error(
+                f"{plan.setting}.labels",
+                f"labels and taints need {len(tags)} ASG tags, plus {EKS_OWN_ASG_TAGS} EKS adds: "
+                f"{total}, over Auto Scaling's {MAX_ASG_TAGS} per group; use fewer labels/taints",
+            )
+        for key, value in tags.items():
+            if len(key) > 128 or len(value) > 256:
+                yield error(
+                    f"{plan.setting}.labels",
+                    f"ASG tag '{key}' is longer than Auto Scaling allows (key 128, value 256)",
+                )
+
+
+def _check_scaling(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
+    sizes = {
+        "min_size": pool.min_size,
+        "desired_size": pool.desired_size,
+        "max_size": pool.max_size,
+    }
+    for name, value in sizes.items():
+        if value < 0:
+            yield error(f"{prefix}.{name}", f"{value} is negative; sizes are 0 or more")
+    if pool.max_size == 0:
+        yield error(
+            f"{prefix}.max_size",
+            "0: the pool could never run a GPU node; set 1 or more",
+        )
+    if pool.min_size > pool.max_size:
+        yield error(f"{prefix}.min_size", f"{pool.min_size} is above max_size {pool.max_size}")
+    elif not pool.min_size <= pool.desired_size <= pool.max_size:
+        yield error(
+            f"{prefix}.desired_size",
+            f"{pool.desired_size} is outside [min_size {pool.min_size}, max_size {pool.max_size}]",
+        )
+    if pool.min_size > 0:
+        yield warning(
+            f"{prefix}.min_size",
+            f"{pool.min_size}: that many GPU nodes per node group run (and bill) even when idle; "
+            "0 lets the pool scale to zero",
+        )
+
+
+def _check_disk(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
+    setting = f"{prefix}.disk_size_gib"
+    if not 1 <= pool.disk_size_gib <= MAX_DISK_GIB:
+        yield error(setting, f"{pool.disk_size_gib} is outside 1..{MAX_DISK_GIB} GiB")
+    elif pool.disk_size_gib < MIN_RECOMMENDED_DISK_GIB:
+        yield warning(
+            setting,
+            f"{pool.disk_size_gib} GiB: CUDA images are several GiB each and pods get evicted "
+            f"under disk pressure; use {MIN_RECOMMENDED_DISK_GIB} or more (default 200)",
+        )
+
+
+def _check_zones(zones: Sequence[str], prefix: str) -> Iterator[Finding]:
+    for zone in zones:
+        if not ZONE.match(zone):
+            yield error(
+                f"{prefix}.zones",
+                f"'{zone}' is not an availability zone name such as us-east-1a",
+            )
+    if len(set(zones)) != len(zones):
+        yield error(f"{prefix}.zones", "lists a zone twice")

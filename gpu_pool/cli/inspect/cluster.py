@@ -1,0 +1,200 @@
+"""Reads a running cluster for the facts a GPU pool depends on (shared by verify and doctor).
+
+Kubernetes objects come from the official client and are turned into plain API-shaped dicts
+(camelCase keys), so the same scheduling model that checks the chart values at synth time
+judges what is really deployed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+from gpu_pool.model import catalog
+from gpu_pool.model.catalog import CatalogError
+from gpu_pool.model.labels import GPU_RESOURCE, POOL_LABEL, RESOURCE_TAG_PREFIX, TAINT_TAG_PREFIX
+from gpu_pool.model.scheduling import (
+    node_affinity_matches,
+    node_selector_matches,
+    untolerated_taints,
+)
+from gpu_pool.plan.pool import PoolPlan
+
+DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/name=nvidia-device-plugin"
+AUTOSCALER_DEPLOYMENT = "cluster-autoscaler"
+SYSTEM_NAMESPACE = "kube-system"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verdict: `ok`, `warn` or `fail`, with what was seen and, if not ok, what to do."""
+
+    status: str
+    subject: str
+    detail: str
+    fix: str = ""
+
+
+def as_dict(obj: Any) -> Any:
+    """A client model as the API spells it (camelCase), for the scheduling model."""
+    return client.ApiClient().sanitize_for_serialization(obj)
+
+
+def pool_selector(pool: PoolPlan) -> str:
+    """The label selector for the pool's nodes."""
+    return f"{POOL_LABEL}={pool.name}"
+
+
+def gpu_allocatable(node: dict[str, Any]) -> int:
+    value = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE)
+    return int(value) if isinstance(value, str) and value.isdigit() else 0
+
+
+def node_ready(node: dict[str, Any]) -> tuple[bool, str]:
+    """Whether the Ready condition is True, and the message of any condition that is not fine."""
+    messages = []
+    ready = False
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition["type"] == "Ready":
+            ready = condition["status"] == "True"
+            if not ready:
+                messages.append(f"Ready={condition['status']}: {condition.get('message', '')}")
+        elif condition["status"] == "True":
+            messages.append(f"{condition['type']}: {condition.get('message', '')}")
+    return ready, "; ".join(messages)
+
+
+MISSING_DEVICE_PLUGIN = Check(
+    "fail",
+    "device plugin",
+    f"no DaemonSet labelled {DEVICE_PLUGIN_SELECTOR} in {SYSTEM_NAMESPACE}",
+    "deploy the stack with pool.gpu_software: device-plugin",
+)
+
+
+def device_plugin_daemon_sets(apps: Any) -> list[Any]:
+    return list(
+        apps.list_namespaced_daemon_set(
+            SYSTEM_NAMESPACE, label_selector=DEVICE_PLUGIN_SELECTOR
+        ).items
+    )
+
+
+def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check:
+    """Whether one of the device plugin DaemonSets would run on this node, and if not, why."""
+    name = node["metadata"]["name"]
+    if not daemon_sets:
+        return MISSING_DEVICE_PLUGIN
+    labels = node["metadata"].get("labels") or {}
+    taints = (node.get("spec") or {}).get("taints") or []
+    reasons = []
+    for daemon_set in daemon_sets:
+        spec = as_dict(daemon_set)["spec"]["template"]["spec"]
+        ds_name = daemon_set.metadata.name
+        if not node_selector_matches(spec.get("nodeSelector"), labels):
+            reasons.append(f"{ds_name}: nodeSelector {spec.get('nodeSelector')} does not match")
+        elif not node_affinity_matches(spec.get("affinity"), labels):
+            reasons.append(f"{ds_name}: its required node affinity does not match the node")
+        elif missing := untolerated_taints(spec.get("tolerations"), taints):
+            keys = ", ".join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in missing)
+            reasons.append(f"{ds_name}: does not tolerate {keys}")
+        else:
+            return Check("ok", "device plugin", f"{ds_name} selects and tolerates {name}")
+    return Check(
+        "fail",
+        "device plugin",
+        f"no device plugin DaemonSet would run on {name}: " + "; ".join(reasons),
+        "its nodeSelector must match the node's gpu-pool.io/pool label and its tolerations the "
+        "pool's taints (redeploy the stack; `gpu-pool doctor` shows the DaemonSet)",
+    )
+
+
+def autoscaler_state(apps: Any, cluster_name: str) -> Check:
+    """Whether Cluster Autoscaler runs and discovers this cluster's ASGs."""
+    try:
+        deployment = apps.read_namespaced_deployment(AUTOSCALER_DEPLOYMENT, SYSTEM_NAMESPACE)
+    except client.ApiException as err:
+        if err.status != 404:
+            raise
+        return Check(
+            "fail",
+            "autoscaler",
+            f"no Deployment {AUTOSCALER_DEPLOYMENT} in {SYSTEM_NAMESPACE}",
+            "deploy the stack with autoscaler.enabled: true, or install Cluster Autoscaler",
+        )
+    container = deployment.spec.template.spec.containers[0]
+    args = [*(container.command or []), *(container.args or [])]
+    discovery = next((a for a in args if a.startswith("--node-group-auto-discovery=")), "")
+    ready = deployment.status.ready_replicas or 0
+    if ready < 1:
+        return Check(
+            "fail",
+            "autoscaler",
+            f"{AUTOSCALER_DEPLOYMENT} has no ready replica",
+            f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{AUTOSCALER_DEPLOYMENT}",
+        )
+    if f"k8s.io/cluster-autoscaler/{cluster_name}" not in discovery:
+        return Check(
+            "fail",
+            "autoscaler",
+            f"runs, but does not discover this cluster's ASGs ({discovery or 'no discovery flag'})",
+            f"its --node-group-auto-discovery must name k8s.io/cluster-autoscaler/{cluster_name}",
+        )
+    return Check("ok", "autoscaler", f"{ready} ready, {discovery}")
+
+
+def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]:
+    """Each of the cluster's GPU ASGs: its GPU tag against the instance type, its taint tags."""
+    checks = []
+    pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
+        Filters=[{"Name": "tag:eks:cluster-name", "Values": [cluster_name]}]
+    )
+    for group in (g for page in pages for g in page["AutoScalingGroups"]):
+        tags = {t["Key"]: t["Value"] for t in group.get("Tags", [])}
+        nodegroup = tags.get("eks:nodegroup-name")
+        gpu_tag = tags.get(f"{RESOURCE_TAG_PREFIX}{GPU_RESOURCE}")
+        if nodegroup is None:
+            continue
+        types = eks.describe_nodegroup(clusterName=cluster_name, nodegroupName=nodegroup)[
+            "nodegroup"
+        ].get("instanceTypes")
+        if not types:
+            continue  # types only in a launch template: nothing to judge the tag against
+        try:
+            counts = {catalog.lookup(t).gpu_count for t in types}
+        except CatalogError:
+            continue  # not a GPU node group
+        name = group["AutoScalingGroupName"]
+        expected = str(counts.pop()) if len(counts) == 1 else "?"
+        if gpu_tag != expected:
+            checks.append(
+                Check(
+                    "fail",
+                    f"ASG {name}",
+                    f"tag {RESOURCE_TAG_PREFIX}{GPU_RESOURCE}={gpu_tag!r}, but "
+                    f"{'/'.join(types)} has {expected} GPU(s)",
+                    "at zero nodes Cluster Autoscaler believes this tag: redeploy the stack "
+                    "so the tag writer rewrites it",
+                )
+            )
+            continue
+        bad_taints = [
+            f"{k}={v}"
+            for k, v in tags.items()
+            if k.startswith(TAINT_TAG_PREFIX)
+            and not v.endswith((":NoSchedule", ":NoExecute", ":PreferNoSchedule"))
+        ]
+        if bad_taints:
+            checks.append(
+                Check(
+                    "fail",
+                    f"ASG {name}",
+                    f"taint tags Cluster Autoscaler ignores: {', '.join(bad_taints)}",
+                    "the value must be <value>:<Effect> in Kubernetes spelling (NoSchedule)",
+                )
+            )
+            continue
+        checks.append(Check("ok", f"ASG {name}", f"{nodegroup}: {GPU_RESOURCE}={gpu_tag}"))
+    return checks

@@ -1,0 +1,302 @@
+"""The `gpu-pool` command: verify, doctor, smoke-test-manifest, plan (also `python -m gpu_pool`).
+
+Settings come from the same place as the stack's: the `gpu-pool` key of cdk.json, with
+--config FILE merged over it. `plan` reads templates, not settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpu_pool.cli.smoke_test import smoke_test_pod
+from gpu_pool.plan.pool import PoolPlan, plan_pools
+from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed without a traceback."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpu-pool", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    plan = sub.add_parser(
+        "plan",
+        help="before a deploy: name the node groups it would replace or delete, and ask",
+    )
+    plan.add_argument("--new", metavar="TEMPLATE", help="the new template (with --deployed)")
+    plan.add_argument("--deployed", metavar="TEMPLATE", help="the deployed template (offline)")
+    plan.add_argument(
+        "--cdk-out",
+        metavar="DIR",
+        help="every stack in this cloud assembly against its deployed template in CloudFormation",
+    )
+    plan.add_argument("--yes", action="store_true", help="confirm without asking")
+    for name, help_text in (
+        ("verify", "launch the smoke-test pod and follow it to Succeeded"),
+        ("doctor", "check the running pool without launching anything"),
+        ("smoke-test-manifest", "print the smoke-test pod manifest"),
+    ):
+        command = sub.add_parser(name, help=help_text)
+        command.add_argument("--cdk-json", default="cdk.json", help="default: ./cdk.json")
+        command.add_argument("--config", help="settings file merged over cdk.json (YAML/JSON)")
+        if name != "doctor":
+            command.add_argument(
+                "--pool", help="the pool to test (default: the only one; doctor checks all)"
+            )
+        if name == "smoke-test-manifest":
+            continue
+        command.add_argument("--kubeconfig", help="default: $KUBECONFIG or ~/.kube/config")
+        command.add_argument("--context", help="kubeconfig context (default: current)")
+        command.add_argument("--request-timeout", type=float, default=5.0, metavar="SECONDS")
+        if name == "verify":
+            command.add_argument("--namespace", default="default")
+            for stage, default in (
+                ("scale-up", 180),
+                ("node-join", 600),
+                ("node-ready", 300),
+                ("gpu", 300),
+                ("run", 900),
+            ):
+                command.add_argument(
+                    f"--{stage}-timeout",
+                    type=float,
+                    default=default,
+                    metavar="SECONDS",
+                    help=f"default {default}",
+                )
+            command.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> AppSettings:
+    path = Path(args.cdk_json)
+    if not path.is_file():
+        raise CliError(f"--cdk-json: '{path}' does not exist (run from the project directory)")
+    context = json.loads(path.read_text(encoding="utf-8")).get("context", {}).get(CONTEXT_KEY)
+    return load_settings(context, args.config)
+
+
+def _pool(pools: Sequence[PoolPlan], name: str | None) -> PoolPlan:
+    """The pool named by --pool, or the only one."""
+    names = ", ".join(p.name for p in pools)
+    if name is None:
+        if len(pools) == 1:
+            return pools[0]
+        raise CliError(f"--pool: the settings describe several pools ({names}); name one")
+    for pool in pools:
+        if pool.name == name:
+            return pool
+    raise CliError(f"--pool: no pool named '{name}' in the settings (pools: {names})")
+
+
+def _kubernetes(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """CoreV1, AppsV1 and CustomObjects (Karpenter's objects) clients, after proving the API
+    server answers within the timeout."""
+    import urllib3
+    from kubernetes import client, config
+
+    try:
+        config.load_kube_config(config_file=args.kubeconfig, context=args.context)
+    except (config.ConfigException, OSError) as err:
+        raise CliError(f"kubeconfig: {err}") from None
+    configuration = client.Configuration.get_default_copy()
+    configuration.retries = 0
+    api = client.ApiClient(configuration)
+    try:
+        client.VersionApi(api).get_code(_request_timeout=args.request_timeout)
+    except client.ApiException as err:
+        raise CliError(
+            f"the API server at {configuration.host} refused us: {err.status} {err.reason}"
+        ) from None
+    except (urllib3.exceptions.HTTPError, OSError) as err:
+        raise CliError(
+            f"cannot reach the Kubernetes API at {configuration.host} within "
+            f"{args.request_timeout:g}s ({type(err).__name__}); check the kubeconfig context, "
+            "the cluster's endpoint access and your network"
+        ) from None
+    return client.CoreV1Api(api), client.AppsV1Api(api), client.CustomObjectsApi(api)
+
+
+def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
+    """A boto3 client factory, or None when there are no credentials or region."""
+    import boto3
+
+    session = boto3.Session(region_name=settings.region)
+    if session.get_credentials() is None or session.region_name is None:
+        return None
+    client: Callable[[str], Any] = session.client
+    return client
+
+
+def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "plan":
+            return _plan(args, aws)
+        settings = _settings(args)
+        pools = plan_pools(settings)
+        if args.command == "smoke-test-manifest":
+            pod = smoke_test_pod(_pool(pools, args.pool))
+            sys.stdout.write(yaml.safe_dump(pod, sort_keys=False))
+            return 0
+        if args.command == "doctor":
+            return _doctor(args, settings, pools, aws)
+        return _verify(args, settings, _pool(pools, args.pool), aws)
+    except (ConfigError, CliError) as err:
+        print(f"gpu-pool: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gpu-pool: interrupted", file=sys.stderr)
+        return 130
+
+
+def _doctor(
+    args: argparse.Namespace,
+    settings: AppSettings,
+    pools: Sequence[PoolPlan],
+    aws: Callable[[str], Any] | None,
+) -> int:
+    from gpu_pool.cli.doctor import doctor_checks, format_checks
+
+    core, apps, custom = _kubernetes(args)
+    checks = doctor_checks(
+        core, apps, pools, settings.cluster.name, aws or _aws(settings), custom=custom
+    )
+    print(format_checks(checks))
+    return 1 if any(c.status == "fail" for c in checks) else 0
+
+
+def _verify(
+    args: argparse.Namespace,
+    settings: AppSettings,
+    pool: PoolPlan,
+    aws: Callable[[str], Any] | None,
+) -> int:
+    from gpu_pool.cli.verify import Timeouts, Verifier
+
+    core, apps, custom = _kubernetes(args)
+    aws = aws or _aws(settings)
+    timeouts = Timeouts(
+        scale_up=args.scale_up_timeout,
+        node_join=args.node_join_timeout,
+        node_ready=args.node_ready_timeout,
+        gpu=args.gpu_timeout,
+        run=args.run_timeout,
+        poll=args.poll_interval,
+    )
+    verifier = Verifier(
+        core,
+        apps,
+        pool,
+        settings.cluster.name,
+        args.namespace,
+        timeouts,
+        autoscaling=aws("autoscaling") if aws else None,
+        custom=custom,
+    )
+    return verifier.run()
+
+
+def _plan(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
+    from gpu_pool.cli.replacements import nodegroup_losses, nodegroup_rolls
+
+    pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    if args.cdk_out and not (args.new or args.deployed):
+        for stack, region, new in _assembly_stacks(Path(args.cdk_out)):
+            pairs.append((stack, _deployed_template(stack, region, aws), new))
+    elif args.new and args.deployed and not args.cdk_out:
+        pairs.append((args.new, _template_file(args.deployed), _template_file(args.new)))
+    else:
+        raise CliError("plan: give --deployed and --new (two template files), or --cdk-out DIR")
+    rolls = [(stack, roll) for stack, old, new in pairs for roll in nodegroup_rolls(old, new)]
+    for stack, roll in rolls:
+        print(f"  {stack}: {roll}")
+    if rolls:
+        print("Rolled node groups replace their nodes one at a time, respecting PDBs.")
+    losses = [(stack, loss) for stack, old, new in pairs for loss in nodegroup_losses(old, new)]
+    if not losses:
+        print("gpu-pool plan: no node group is replaced or deleted")
+        return 0
+    print("gpu-pool plan: this deploy replaces or deletes node groups:")
+    for stack, loss in losses:
+        print(f"  {stack}: {loss}")
+    print(
+        "Their nodes are drained within minutes, PodDisruptionBudgets ignored: GPU jobs running "
+        "on them stop. Drain them yourself first, or keep the old settings."
+    )
+    if args.yes:
+        return 0
+    if not sys.stdin.isatty():
+        raise CliError("plan: not confirmed (no terminal to ask on); re-run with --yes to proceed")
+    answer = input("Deploy anyway? [y/N] ").strip().lower()
+    return 0 if answer in ("y", "yes") else 1
+
+
+def _template_file(path_text: str) -> dict[str, Any]:
+    path = Path(path_text)
+    try:
+        template = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise CliError(f"plan: cannot read '{path_text}': {err.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise CliError(f"plan: '{path_text}' is not a JSON CloudFormation template") from None
+    if not isinstance(template, dict):
+        raise CliError(f"plan: '{path_text}' is not a JSON CloudFormation template")
+    return template
+
+
+def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any]]]:
+    """(stack name, region or None, template) for each stack of a synthesized assembly."""
+    manifest = _template_file(str(out / "manifest.json"))
+    stacks = []
+    for artifact_id, artifact in manifest.get("artifacts", {}).items():
+        if artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        properties = artifact.get("properties", {})
+        region = str(artifact.get("environment", "")).rsplit("/", 1)[-1]
+        stacks.append(
+            (
+                # The artifact id is the stack name unless the manifest says otherwise.
+                properties.get("stackName", artifact_id),
+                None if region in ("", "unknown-region") else region,
+                _template_file(str(out / properties["templateFile"])),
+            )
+        )
+    return stacks
+
+
+def _deployed_template(
+    stack: str, region: str | None, aws: Callable[[str], Any] | None
+) -> dict[str, Any]:
+    """The stack's deployed template; empty when the stack does not exist yet."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    if aws is None:
+        import boto3
+
+        aws = boto3.Session(region_name=region).client
+    try:
+        body = aws("cloudformation").get_template(StackName=stack, TemplateStage="Original")
+    except ClientError as err:
+        if "does not exist" in str(err):
+            return {}
+        raise CliError(f"plan: CloudFormation refused GetTemplate for {stack}: {err}") from None
+    except BotoCoreError as err:
+        raise CliError(f"plan: cannot read the deployed {stack}: {err}") from None
+    template = body["TemplateBody"]
+    if isinstance(template, dict):
+        return template
+    try:
+        return dict(json.loads(template))
+    except (TypeError, ValueError):
+        raise CliError(
+            f"plan: the deployed {stack} template is not JSON (CDK deploys JSON)"
+        ) from None

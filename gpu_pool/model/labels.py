@@ -1,0 +1,43 @@
+"""Labels and tags gpu-pool agrees on with the systems that read them.
+
+Node labels the device plugin, Cluster Autoscaler, Karpenter and the GPU Operator read, and the
+ASG tag formats Cluster Autoscaler builds a zero-node group's template from
+(cluster-autoscaler/cloudprovider/aws, aws_manager.go):
+  k8s.io/cluster-autoscaler/node-template/label/<name>      = <value>
+  k8s.io/cluster-autoscaler/node-template/taint/<key>       = <value>:<Effect>
+  k8s.io/cluster-autoscaler/node-template/resources/<name>  = <quantity>
+"""
+
+from __future__ import annotations
+
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+# Cluster Autoscaler's AWS GPU label: a node with it but no allocatable GPU yet counts as not
+# ready, so CA waits for the device plugin instead of launching a second node.
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+# Names the pool a node belongs to: the device plugin of that pool, and only it, selects it.
+POOL_LABEL = "gpu-pool.io/pool"
+# The GPU Operator's opt-out: no operand (device plugin included) is deployed on such a node.
+OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
+# Labels gpu-pool sets itself; a pool label may not use these keys.
+RESERVED_LABELS = (POOL_LABEL, GPU_PRESENT_LABEL, ACCELERATOR_LABEL, OPERANDS_LABEL)
+
+# Kubernetes' well-known node labels (kubernetes.io/docs/reference/labels-annotations-taints).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+ARCH_LABEL = "kubernetes.io/arch"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+DISCOVERY_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
+NODE_TEMPLATE_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
+LABEL_TAG_PREFIX = f"{NODE_TEMPLATE_TAG_PREFIX}label/"
+TAINT_TAG_PREFIX = f"{NODE_TEMPLATE_TAG_PREFIX}taint/"
+RESOURCE_TAG_PREFIX = f"{NODE_TEMPLATE_TAG_PREFIX}resources/"
+
+
+def discovery_tag(cluster_name: str) -> str:
+    return f"k8s.io/cluster-autoscaler/{cluster_name}"
+
+
+def discovery_tags(cluster_name: str) -> dict[str, str]:
+    """The tags CA's --node-group-auto-discovery finds a cluster's groups by."""
+    return {DISCOVERY_ENABLED_TAG: "true", discovery_tag(cluster_name): "owned"}

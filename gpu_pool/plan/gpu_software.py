@@ -1,0 +1,154 @@
+"""What makes a GPU node advertise `nvidia.com/gpu`: the device plugin or the GPU Operator.
+
+The AL2023 NVIDIA AMI carries driver and container toolkit but not the device plugin; the
+Bottlerocket NVIDIA AMI ships the plugin itself (../shared/FACTS.md).
+
+Every GPU node must run exactly one device plugin, whatever labels users give their pools:
+- each pool's device plugin selects the pool's nodes by the label that names the pool
+  (`gpu-pool.io/pool`), so pools whose labels overlap never share plugin pods, and the plugin
+  stays off CPU nodes (where it crash-loops, eksctl#8858). The chart's default affinity requires
+  one of three labels EKS nodes on <= 1.34 do not carry; pool nodes are labelled
+  `nvidia.com/gpu.present=true`, which satisfies it on every version. One toleration per pool
+  taint lets it in.
+- the GPU Operator is cluster-wide: it deploys its operands, device plugin included, on every
+  NVIDIA node unless the node is labelled `nvidia.com/gpu.deploy.operands=false` (NVIDIA GPU
+  Operator docs, "Getting started", operands). Nodes of every pool that does not use the
+  operator carry that label, so the operator serves its own pool only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_pool.model.labels import GPU_PRESENT_LABEL, OPERANDS_LABEL, POOL_LABEL
+from gpu_pool.model.versions import NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR, ChartPin
+from gpu_pool.settings import PoolSettings, Taint, deep_merge
+
+# The scheduling part of the pinned chart's values.yaml (NVIDIA/k8s-device-plugin,
+# deployments/helm/nvidia-device-plugin/values.yaml, unchanged 0.15 .. 0.20): the DaemonSet
+# template passes nodeSelector, affinity and tolerations through as they are.
+DEVICE_PLUGIN_CHART_DEFAULTS: dict[str, Any] = {
+    "nodeSelector": {},
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+                    for key, value in (
+                        ("feature.node.kubernetes.io/pci-10de.present", "true"),
+                        ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),
+                        ("nvidia.com/gpu.present", "true"),
+                    )
+                ]
+            }
+        }
+    },
+    "tolerations": [
+        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ],
+}
+
+# The chart keeps this deprecated toleration in its defaults; a values list replaces the
+# defaults wholesale, so it is carried over.
+_CRITICAL_ADDONS_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"}
+
+
+def resolved_gpu_software(pool: PoolSettings) -> str:
+    """`gpu_software`, or its default: the device plugin on AL2023, nothing on Bottlerocket."""
+    if pool.gpu_software is not None:
+        return pool.gpu_software
+    return "none" if is_bottlerocket(pool) else "device-plugin"
+
+
+def is_bottlerocket(pool: PoolSettings) -> bool:
+    """Whether the pool's AMI (explicit type, else family) is Bottlerocket."""
+    ami = pool.ami_type or pool.ami_family
+    return ami.startswith("BOTTLEROCKET")
+
+
+def device_plugin_values(
+    selector_labels: Mapping[str, str], taints: Sequence[Taint]
+) -> dict[str, Any]:
+    return {
+        "nodeSelector": dict(selector_labels),
+        "tolerations": [_CRITICAL_ADDONS_TOLERATION, *(t.any_value_toleration() for t in taints)],
+    }
+
+
+def gpu_operator_values(pool: PoolSettings) -> dict[str, Any]:
+    """Operator with the AMI's own driver and toolkit (and, on Bottlerocket, device plugin)."""
+    tolerations = [t.any_value_toleration() for t in pool.taints]
+    return {
+        "driver": {"enabled": pool.gpu_operator.driver_enabled},
+        "toolkit": {"enabled": pool.gpu_operator.toolkit_enabled},
+        "devicePlugin": {"enabled": not is_bottlerocket(pool)},
+        # Operands and the NFD worker that labels GPU nodes must reach the tainted pool.
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": tolerations}},
+    }
+
+
+@dataclass(frozen=True)
+class GpuSoftwareChart:
+    """The chart that makes a pool's GPUs allocatable, and where its device plugin runs."""
+
+    construct_id: str
+    pin: ChartPin
+    version: str
+    release: str
+    values: dict[str, Any]
+    # The device plugin pods' scheduling terms as the cluster will see them (for the chart, its
+    # defaults merged with our values the way Helm merges them); None if it runs no plugin.
+    device_plugin_pod: dict[str, Any] | None
+
+
+def gpu_software_chart(pool: PoolSettings, software: str) -> GpuSoftwareChart | None:
+    """The chart for the pool's resolved GPU software (`resolved_gpu_software`): the device
+    plugin or the GPU Operator; None for `none`, where the AMI ships the plugin."""
+    if software == "device-plugin":
+        values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints)
+        return GpuSoftwareChart(
+            construct_id="DevicePlugin",
+            pin=NVIDIA_DEVICE_PLUGIN,
+            version=pool.versions.device_plugin or NVIDIA_DEVICE_PLUGIN.version,
+            release=f"nvidia-device-plugin-{pool.name}",
+            values=values,
+            device_plugin_pod=deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values),
+        )
+    if software == "gpu-operator":
+        values = gpu_operator_values(pool)
+        return GpuSoftwareChart(
+            construct_id="GpuOperator",
+            pin=NVIDIA_GPU_OPERATOR,
+            version=pool.versions.gpu_operator or NVIDIA_GPU_OPERATOR.version,
+            # Cluster-wide and installed once (checks.py), so the release needs no pool name.
+            release="gpu-operator",
+            values=values,
+            device_plugin_pod=_operator_device_plugin_pod(values),
+        )
+    return None
+
+
+def _operator_device_plugin_pod(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Where the operator runs its device plugin: on every NVIDIA node (node feature discovery
+    finds the GPU; our nodes say so with nvidia.com/gpu.present) that has not opted out with
+    nvidia.com/gpu.deploy.operands=false, tolerating `daemonsets.tolerations`."""
+    if not values["devicePlugin"]["enabled"]:
+        return None
+    expressions = [
+        {"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]},
+        {"key": OPERANDS_LABEL, "operator": "NotIn", "values": ["false"]},
+    ]
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": expressions}]
+                }
+            }
+        },
+        "tolerations": values["daemonsets"]["tolerations"],
+    }

@@ -1,0 +1,207 @@
+"""A Karpenter pool's plan: the NodePool and EC2NodeClass its settings resolve to.
+
+Field names and rules follow Karpenter's v1 API (karpenter.sh/v1 NodePool, karpenter.k8s.aws/v1
+EC2NodeClass, aws/karpenter-provider-aws v1.14.1; ../shared/FACTS.md, "Karpenter"). Karpenter
+reads GPU counts from EC2, so there is no node template to keep right; what matters is that
+every node it launches is an NVIDIA node of the pool, carries the pool's labels and taints (its
+device plugin selects them), and is never disrupted under a running GPU job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_pool.model.ami import IMAGE_VOLUME
+from gpu_pool.model.catalog import Architecture, GpuInstanceType
+from gpu_pool.model.karpenter_api import (
+    CAPACITY_TYPE_LABEL,
+    GPU_MANUFACTURER_LABEL,
+    NODE_CLASS_API,
+    NODE_CLASS_GROUP,
+    NODE_POOL_API,
+    NODE_POOL_LABEL,
+    resource_name,
+)
+from gpu_pool.model.labels import (
+    ARCH_LABEL,
+    GPU_RESOURCE,
+    INSTANCE_TYPE_LABEL,
+    POOL_LABEL,
+    ZONE_LABEL,
+)
+from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
+from gpu_pool.settings import PoolSettings, Taint
+
+_CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}
+_KUBERNETES_ARCH = {Architecture.X86_64: "amd64", Architecture.ARM64: "arm64"}
+# Bottlerocket's OS volume as Karpenter sizes it by default; the data volume holds images.
+_BOTTLEROCKET_OS_VOLUME_GIB = 4
+# Voluntary disruption (emptiness, drift, expiry) one node at a time.
+_DISRUPTION_BUDGET = {"nodes": "1"}
+
+
+@dataclass(frozen=True)
+class KarpenterPoolPlan:
+    """One pool as a Karpenter NodePool with its own EC2NodeClass."""
+
+    name: str
+    setting: str
+    settings: PoolSettings
+    instance_types: tuple[GpuInstanceType, ...]
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    ami_alias: str
+    gpu_limit: int
+
+    @property
+    def architectures(self) -> list[Architecture]:
+        return sorted({t.architecture for t in self.instance_types})
+
+    def requirements(self) -> list[dict[str, Any]]:
+        """What every node of the pool is: an NVIDIA GPU type of the pool, its CPU
+        architecture(s), its capacity type and (if listed) zones."""
+        requirements = [
+            _requirement(GPU_MANUFACTURER_LABEL, ["nvidia"]),
+            _requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
+            _requirement(ARCH_LABEL, [_KUBERNETES_ARCH[a] for a in self.architectures]),
+            _requirement(CAPACITY_TYPE_LABEL, [_CAPACITY_TYPES[self.settings.capacity_type]]),
+        ]
+        if self.settings.zones:
+            requirements.append(_requirement(ZONE_LABEL, list(self.settings.zones)))
+        return requirements
+
+    def node_pool(self) -> dict[str, Any]:
+        karpenter = self.settings.karpenter
+        node_spec: dict[str, Any] = {
+            "nodeClassRef": {
+                "group": NODE_CLASS_GROUP,
+                "kind": "EC2NodeClass",
+                "name": resource_name(self.name),
+            },
+            "requirements": self.requirements(),
+            "taints": [t.node_taint() for t in self.taints],
+            "expireAfter": karpenter.expire_after,
+        }
+        if karpenter.termination_grace_period is not None:
+            node_spec["terminationGracePeriod"] = karpenter.termination_grace_period
+        return {
+            "apiVersion": NODE_POOL_API,
+            "kind": "NodePool",
+            "metadata": {"name": resource_name(self.name)},
+            "spec": {
+                "template": {"metadata": {"labels": dict(self.labels)}, "spec": node_spec},
+                # Only empty nodes: a node running a GPU pod is never consolidated away.
+                "disruption": {
+                    "consolidationPolicy": "WhenEmpty",
+                    "consolidateAfter": karpenter.consolidate_after,
+                    "budgets": [dict(_DISRUPTION_BUDGET)],
+                },
+                "limits": {GPU_RESOURCE: str(self.gpu_limit), "nodes": str(self.settings.max_size)},
+            },
+        }
+
+    def ec2_node_class(
+        self,
+        role: str,
+        subnet_ids: Sequence[str],
+        security_group_ids: Sequence[str],
+        tags: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """The EC2NodeClass; the arguments are deploy-time values (tokens in a stack)."""
+        settings = self.settings
+        return {
+            "apiVersion": NODE_CLASS_API,
+            "kind": "EC2NodeClass",
+            "metadata": {"name": resource_name(self.name)},
+            "spec": {
+                "amiSelectorTerms": [{"alias": self.ami_alias}],
+                "role": role,
+                "subnetSelectorTerms": [{"id": s} for s in subnet_ids],
+                "securityGroupSelectorTerms": [{"id": g} for g in security_group_ids],
+                "blockDeviceMappings": self._block_devices(),
+                "metadataOptions": {
+                    "httpEndpoint": "enabled",
+                    "httpProtocolIPv6": "disabled",
+                    "httpPutResponseHopLimit": settings.imds_hop_limit,
+                    "httpTokens": "required",
+                },
+                "tags": {POOL_LABEL: self.name, **tags},
+            },
+        }
+
+    def _block_devices(self) -> list[dict[str, Any]]:
+        family = self.settings.ami_family
+        devices: list[dict[str, Any]] = []
+        if family == "BOTTLEROCKET":
+            devices.append(
+                {"deviceName": "/dev/xvda", "ebs": self._volume(_BOTTLEROCKET_OS_VOLUME_GIB)}
+            )
+        devices.append(
+            {
+                "deviceName": IMAGE_VOLUME[family],
+                # The volume Karpenter counts as the node's ephemeral storage.
+                "rootVolume": True,
+                "ebs": self._volume(self.settings.disk_size_gib),
+            }
+        )
+        return devices
+
+    def _volume(self, size_gib: int) -> dict[str, Any]:
+        volume: dict[str, Any] = {
+            "volumeSize": f"{size_gib}Gi",
+            "volumeType": "gp3",
+            "encrypted": True,
+            "deleteOnTermination": True,
+        }
+        if self.settings.volume_kms_key_arn:
+            volume["kmsKeyID"] = self.settings.volume_kms_key_arn
+        return volume
+
+    def launched_node_labels(
+        self, instance_type: GpuInstanceType, zone: str | None = None
+    ) -> dict[str, str]:
+        """The labels a node this NodePool launches carries: the template's, and those
+        Karpenter adds from the NodeClaim (well-known labels of the chosen offering)."""
+        labels = {
+            **self.labels,
+            NODE_POOL_LABEL: resource_name(self.name),
+            "karpenter.k8s.aws/ec2nodeclass": resource_name(self.name),
+            CAPACITY_TYPE_LABEL: _CAPACITY_TYPES[self.settings.capacity_type],
+            INSTANCE_TYPE_LABEL: instance_type.name,
+            ARCH_LABEL: _KUBERNETES_ARCH[instance_type.architecture],
+            "kubernetes.io/os": "linux",
+            GPU_MANUFACTURER_LABEL: "nvidia",
+            "karpenter.k8s.aws/instance-family": instance_type.family.family,
+            "karpenter.k8s.aws/instance-gpu-count": str(instance_type.gpu_count),
+            "karpenter.sh/registered": "true",
+            "karpenter.sh/initialized": "true",
+        }
+        if zone is not None:
+            labels[ZONE_LABEL] = zone
+        return labels
+
+
+def karpenter_pool_plan(
+    settings: PoolSettings,
+    setting: str,
+    instance_types: Sequence[GpuInstanceType],
+    labels: Mapping[str, str],
+) -> KarpenterPoolPlan:
+    largest = max((t.gpu_count for t in instance_types), default=0)
+    gpu_limit = settings.karpenter.gpu_limit
+    return KarpenterPoolPlan(
+        name=settings.name,
+        setting=setting,
+        settings=settings,
+        instance_types=tuple(instance_types),
+        labels=labels,
+        taints=tuple(settings.taints),
+        ami_alias=settings.karpenter.ami_alias or KARPENTER_AMI_ALIASES[settings.ami_family],
+        gpu_limit=settings.max_size * largest if gpu_limit is None else gpu_limit,
+    )
+
+
+def _requirement(key: str, values: Sequence[str]) -> dict[str, Any]:
+    return {"key": key, "operator": "In", "values": list(values)}

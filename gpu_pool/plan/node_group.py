@@ -1,0 +1,49 @@
+"""A managed node group of a pool: the unit Cluster Autoscaler scales and templates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpu_pool.model.catalog import Architecture, GpuInstanceType
+from gpu_pool.model.labels import discovery_tags
+from gpu_pool.plan.node_template import node_template_tags
+from gpu_pool.settings import Taint
+
+
+@dataclass(frozen=True)
+class NodeGroupPlan:
+    """One managed node group: an instance-type entry of the pool, in one zone or all."""
+
+    construct_id: str
+    # The setting this group comes from, e.g. `pools.training.instance_types[0]`.
+    setting: str
+    instance_types: tuple[GpuInstanceType, ...]
+    zone: str | None
+    ami_type: str
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    disk_size_gib: int
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs per node (the catalog; checks.py rejects entries whose types differ)."""
+        return self.instance_types[0].gpu_count
+
+    @property
+    def architecture(self) -> Architecture:
+        return self.instance_types[0].architecture
+
+    @property
+    def scale_up_cost(self) -> tuple[int, float]:
+        """How much a scale-up of this group costs, for ranking groups that fit the same pod:
+        GPUs per node first, then the dearest family's price per GPU-hour."""
+        return self.gpu_count, max(t.family.usd_per_gpu_hour for t in self.instance_types)
+
+    def node_template_tags(self) -> dict[str, str]:
+        """The tags CA's zero-node template of this group is built from."""
+        return node_template_tags(self.labels, self.taints, self.gpu_count, self.disk_size_gib)
+
+    def autoscaler_tags(self, cluster_name: str) -> dict[str, str]:
+        """Every ASG tag CA needs: discovery, then the node template."""
+        return discovery_tags(cluster_name) | self.node_template_tags()

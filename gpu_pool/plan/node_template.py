@@ -1,0 +1,67 @@
+"""What a GPU node looks like to Kubernetes, and to Cluster Autoscaler at zero nodes.
+
+Labels and taints go on the managed node group (EKS API spelling); the same facts go on its ASG
+as Cluster Autoscaler node-template tags (Kubernetes spelling, formats in model/labels.py), the
+only thing it can read while the group has no nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gpu_pool.model.catalog import GpuInstanceType
+from gpu_pool.model.labels import (
+    ACCELERATOR_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
+    LABEL_TAG_PREFIX,
+    OPERANDS_LABEL,
+    POOL_LABEL,
+    RESOURCE_TAG_PREFIX,
+    TAINT_TAG_PREFIX,
+)
+from gpu_pool.settings import Taint
+
+
+def gpu_model_label(instance_types: Sequence[GpuInstanceType]) -> str:
+    """The accelerator label value: the GPU model, or `nvidia-mixed` for a mixed-model group."""
+    models = {t.family.gpu_model for t in instance_types}
+    return models.pop() if len(models) == 1 else "nvidia-mixed"
+
+
+def node_labels(
+    pool_name: str,
+    pool_labels: Mapping[str, str],
+    instance_types: Sequence[GpuInstanceType],
+    gpu_operator: bool,
+) -> dict[str, str]:
+    """The pool's labels plus those that make the GPU tooling work.
+
+    Every node names its pool and carries the two GPU labels; nodes of a pool that does not use
+    the GPU Operator also opt out of the operator's operands.
+    """
+    labels = {
+        **pool_labels,
+        POOL_LABEL: pool_name,
+        GPU_PRESENT_LABEL: "true",
+        ACCELERATOR_LABEL: gpu_model_label(instance_types),
+    }
+    if not gpu_operator:
+        labels[OPERANDS_LABEL] = "false"
+    return labels
+
+
+def node_template_tags(
+    labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    gpu_count: int,
+    disk_size_gib: int,
+) -> dict[str, str]:
+    """The ASG tags Cluster Autoscaler builds a zero-node group's template from."""
+    tags = {
+        f"{RESOURCE_TAG_PREFIX}{GPU_RESOURCE}": str(gpu_count),
+        f"{RESOURCE_TAG_PREFIX}ephemeral-storage": f"{disk_size_gib}Gi",
+    }
+    tags.update({f"{LABEL_TAG_PREFIX}{k}": v for k, v in labels.items()})
+    tags.update({f"{TAINT_TAG_PREFIX}{t.key}": t.template_tag_value() for t in taints})
+    return tags

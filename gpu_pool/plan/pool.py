@@ -1,0 +1,188 @@
+"""The plan: a pool's settings resolved once into everything that gets built for it.
+
+Per pool: its node groups (instance types through the GPU catalog, zone, AMI type, node labels,
+GPU count, the Cluster Autoscaler tags) or, with `provisioner: karpenter`, its NodePool and
+EC2NodeClass (gpu_pool/karpenter/plan.py); its taints; and the chart that makes its GPUs
+allocatable with the device plugin pods' scheduling terms. checks.py inspects plans, the
+constructs render them, and nothing here touches the CDK, so the `gpu-pool` command reads the
+same plan without starting it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+from gpu_pool.model import catalog
+from gpu_pool.model.ami import nvidia_ami_type
+from gpu_pool.model.catalog import Architecture, CatalogError, GpuInstanceType
+from gpu_pool.model.findings import Finding, error
+from gpu_pool.model.labels import POOL_LABEL
+from gpu_pool.plan.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
+from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
+from gpu_pool.plan.node_group import NodeGroupPlan
+from gpu_pool.plan.node_template import node_labels
+from gpu_pool.settings import AppSettings, PoolSettings, Taint
+from gpu_pool.settings.models import Provisioner
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """Nodes of one kind in a pool (a node group's, or one instance type's from Karpenter), as
+    the rules between pools see them."""
+
+    setting: str
+    description: str
+    labels: Mapping[str, str]
+    architecture: Architecture
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """One GPU pool, resolved; `unresolved` holds what could not be (catalog errors)."""
+
+    settings: PoolSettings
+    # Where the settings came from, as messages name them: `pool` or `pools.<name>`.
+    setting: str
+    entries: tuple[tuple[GpuInstanceType, ...], ...]
+    # Cluster Autoscaler pools: their node groups; Karpenter pools: none, and `karpenter`.
+    node_groups: tuple[NodeGroupPlan, ...]
+    karpenter: KarpenterPoolPlan | None
+    gpu_software: str
+    chart: GpuSoftwareChart | None
+    unresolved: tuple[Finding, ...]
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def provisioner(self) -> Provisioner:
+        """What launches the pool's nodes: `cluster-autoscaler` (node groups, `node_groups`) or
+        `karpenter` (a NodePool, `karpenter`)."""
+        return self.settings.provisioner
+
+    @cached_property
+    def node_shapes(self) -> list[NodeShape]:
+        """Every kind of node the pool can run, with the labels it carries (computed once: the
+        rules between pools read it for every pair)."""
+        if self.karpenter is not None:
+            karpenter = self.karpenter
+            return [
+                NodeShape(
+                    f"{self.setting}.instance_types",
+                    f"Karpenter's {t.name} nodes",
+                    karpenter.launched_node_labels(t),
+                    t.architecture,
+                )
+                for t in karpenter.instance_types
+            ]
+        return [
+            NodeShape(g.setting, f"{g.instance_types[0].name} nodes", g.labels, g.architecture)
+            for g in self.node_groups
+        ]
+
+    @property
+    def taints(self) -> tuple[Taint, ...]:
+        return tuple(self.settings.taints)
+
+    @property
+    def workload_node_selector(self) -> dict[str, str]:
+        """The nodeSelector that puts a pod on this pool and no other."""
+        return {POOL_LABEL: self.name}
+
+    @property
+    def workload_tolerations(self) -> list[dict[str, str]]:
+        """The tolerations a workload needs for this pool's taints."""
+        return [t.toleration() for t in self.settings.taints]
+
+    def node_taints(self) -> list[dict[str, str]]:
+        """The taints as a node shows them to Kubernetes."""
+        return [t.node_taint() for t in self.settings.taints]
+
+
+def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
+    """Resolve one pool's settings. Entries the catalog cannot resolve become `unresolved`."""
+    entries, unresolved = _resolve_entries(settings, setting)
+    software = resolved_gpu_software(settings)
+    operator = software == "gpu-operator"
+    node_groups: tuple[NodeGroupPlan, ...] = ()
+    karpenter = None
+    if settings.provisioner == "karpenter":
+        instance_types = [t for _, group in entries for t in group]
+        labels = node_labels(settings.name, settings.labels, instance_types, gpu_operator=operator)
+        karpenter = karpenter_pool_plan(settings, setting, instance_types, labels)
+    else:
+        node_groups = tuple(
+            NodeGroupPlan(
+                construct_id=_group_id(group[0].name, zone),
+                setting=f"{setting}.instance_types[{index}]",
+                instance_types=group,
+                zone=zone,
+                ami_type=ami_type_for(settings, group[0].architecture),
+                labels=node_labels(settings.name, settings.labels, group, gpu_operator=operator),
+                taints=tuple(settings.taints),
+                disk_size_gib=settings.disk_size_gib,
+            )
+            for zone in _zones(settings)
+            for index, group in entries
+        )
+    return PoolPlan(
+        settings=settings,
+        setting=setting,
+        entries=tuple(group for _, group in entries),
+        node_groups=node_groups,
+        karpenter=karpenter,
+        gpu_software=software,
+        chart=gpu_software_chart(settings, software),
+        unresolved=tuple(unresolved),
+    )
+
+
+def plan_pools(settings: AppSettings) -> list[PoolPlan]:
+    """Every pool of the app's settings, planned, in the order the settings list them."""
+    return [plan_pool(pool, path) for path, pool in settings.pool_settings()]
+
+
+def _zones(settings: PoolSettings) -> list[str | None]:
+    """One placement per listed zone, or one across all subnets (None)."""
+    return list(settings.zones) if settings.zones else [None]
+
+
+def _resolve_entries(
+    settings: PoolSettings, setting: str
+) -> tuple[list[tuple[int, tuple[GpuInstanceType, ...]]], list[Finding]]:
+    entries: list[tuple[int, tuple[GpuInstanceType, ...]]] = []
+    findings: list[Finding] = []
+    for index, entry in enumerate(settings.instance_types):
+        names = [entry] if isinstance(entry, str) else list(entry)
+        entry_setting = f"{setting}.instance_types[{index}]"
+        if not names:
+            findings.append(error(entry_setting, "empty list; name at least one instance type"))
+            continue
+        resolved = []
+        for name in names:
+            try:
+                resolved.append(catalog.lookup(name))
+            except CatalogError as err:
+                findings.append(error(entry_setting, str(err)))
+        if len(resolved) == len(names):
+            entries.append((index, tuple(resolved)))
+    return entries, findings
+
+
+def ami_type_for(pool: PoolSettings, architecture: Architecture) -> str:
+    """The node group's AMI type: the explicit setting, else the family's for this CPU."""
+    return pool.ami_type or nvidia_ami_type(pool.ami_family, architecture)
+
+
+def _group_id(instance_type: str, zone: str | None) -> str:
+    """Stable construct id: `G5Xlarge`, or `G5XlargeUsEast1a` for a per-zone group."""
+    return pascal_case(instance_type + ("-" + zone if zone else ""))
+
+
+def pascal_case(text: str) -> str:
+    parts = re.split(r"[^A-Za-z0-9]+", text)
+    return "".join(p[:1].upper() + p[1:] for p in parts if p)

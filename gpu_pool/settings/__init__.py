@@ -1,0 +1,41 @@
+"""The settings layer: typed models (models.py), where they come from (loading.py), and the one
+error type every settings mistake raises (errors.py). `gpu_pool.settings` exports them all."""
+
+from gpu_pool.settings.errors import ConfigError, describe_validation_error
+from gpu_pool.settings.loading import CONTEXT_KEY, deep_merge, load_settings
+from gpu_pool.settings.models import (
+    AmiFamily,
+    AppSettings,
+    AutoscalerSettings,
+    ChartVersions,
+    ClusterSettings,
+    ControlPlaneLoggingSettings,
+    ExistingClusterSettings,
+    GpuOperatorSettings,
+    KarpenterPoolSettings,
+    KarpenterSettings,
+    PoolSettings,
+    SystemNodesSettings,
+    Taint,
+)
+
+__all__ = [
+    "CONTEXT_KEY",
+    "AmiFamily",
+    "AppSettings",
+    "AutoscalerSettings",
+    "ChartVersions",
+    "ClusterSettings",
+    "ConfigError",
+    "ControlPlaneLoggingSettings",
+    "ExistingClusterSettings",
+    "GpuOperatorSettings",
+    "KarpenterPoolSettings",
+    "KarpenterSettings",
+    "PoolSettings",
+    "SystemNodesSettings",
+    "Taint",
+    "deep_merge",
+    "describe_validation_error",
+    "load_settings",
+]

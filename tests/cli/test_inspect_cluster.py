@@ -1,0 +1,226 @@
+"""inspect_cluster's verdicts on API objects, as the official client hands them over."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from gpu_pool.cli.inspect.cluster import (
+    Check,
+    asg_tag_checks,
+    autoscaler_state,
+    device_plugin_reaches,
+    gpu_allocatable,
+    node_ready,
+)
+from tests.support.aws_stubs import asg_group, stubbed
+from tests.support.fake_kube import autoscaler, daemon_set, node
+
+GPU_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu"
+
+
+def _model(data: dict, kind: str):
+    """An API dict as the client returns it: its typed model."""
+    response = type("Response", (), {"data": __import__("json").dumps(data)})()
+    return client.ApiClient().deserialize(response, kind)
+
+
+def _plugin(**kwargs):
+    return _model(daemon_set(**kwargs), "V1DaemonSet")
+
+
+NODE = node(name="node-1")
+
+
+def test_a_plugin_that_selects_and_tolerates_the_node_is_ok():
+    assert device_plugin_reaches(NODE, [_plugin()]) == Check(
+        "ok", "device plugin", "nvidia-device-plugin-gpu selects and tolerates node-1"
+    )
+
+
+def test_every_plugin_that_misses_the_node_says_why():
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+                ]
+            }
+        }
+    }
+    with_affinity = daemon_set(pool="training")
+    with_affinity["spec"]["template"]["spec"]["nodeSelector"] = {}
+    with_affinity["spec"]["template"]["spec"]["affinity"] = affinity
+    check = device_plugin_reaches(
+        NODE,
+        [
+            _plugin(node_selector={"role": "cpu"}),
+            _model(with_affinity, "V1DaemonSet"),
+            _plugin(pool="spot", node_selector={}, tolerations=[]),
+        ],
+    )
+    assert check == Check(
+        "fail",
+        "device plugin",
+        "no device plugin DaemonSet would run on node-1: "
+        "nvidia-device-plugin-gpu: nodeSelector {'role': 'cpu'} does not match; "
+        "nvidia-device-plugin-training: its required node affinity does not match the node; "
+        "nvidia-device-plugin-spot: does not tolerate nvidia.com/gpu=true:NoSchedule",
+        "its nodeSelector must match the node's gpu-pool.io/pool label and its tolerations the "
+        "pool's taints (redeploy the stack; `gpu-pool doctor` shows the DaemonSet)",
+    )
+
+
+def test_every_untolerated_taint_is_named_with_its_value_or_none():
+    tainted = node(name="node-1")
+    tainted["spec"]["taints"].append({"key": "dedicated", "effect": "NoExecute"})
+    check = device_plugin_reaches(tainted, [_plugin(tolerations=[])])
+    assert check.detail.endswith(
+        "nvidia-device-plugin-gpu: does not tolerate nvidia.com/gpu=true:NoSchedule, "
+        "dedicated=:NoExecute"
+    )
+
+
+@pytest.mark.parametrize(
+    ("conditions", "ready", "problems"),
+    [
+        ([{"type": "Ready", "status": "True"}], True, ""),
+        (
+            [
+                {"type": "Ready", "status": "True"},
+                {"type": "MemoryPressure", "status": "True", "message": "low memory"},
+                {"type": "DiskPressure", "status": "False"},
+            ],
+            True,
+            "MemoryPressure: low memory",
+        ),
+        ([{"type": "Ready", "status": "Unknown"}], False, "Ready=Unknown: "),
+        ([], False, ""),
+    ],
+    ids=["ready", "ready-under-pressure", "unknown", "no-conditions"],
+)
+def test_node_ready_is_only_the_ready_condition_true(conditions, ready, problems):
+    assert node_ready({"status": {"conditions": conditions}}) == (ready, problems)
+
+
+@pytest.mark.parametrize(
+    ("status", "gpus"),
+    [
+        ({"allocatable": {"nvidia.com/gpu": "8"}}, 8),
+        ({"allocatable": {"nvidia.com/gpu": "x"}}, 0),
+        ({}, 0),
+        (None, 0),
+    ],
+)
+def test_gpu_allocatable(status, gpus):
+    assert gpu_allocatable({"status": status}) == gpus
+
+
+class _Apps:
+    def __init__(self, deployment=None, error=None):
+        self.deployment, self.error = deployment, error
+
+    def read_namespaced_deployment(self, name, namespace):
+        assert (name, namespace) == ("cluster-autoscaler", "kube-system")
+        if self.error:
+            raise self.error
+        return _model(self.deployment, "V1Deployment")
+
+
+def test_autoscaler_flags_from_args_count_as_well_as_from_command():
+    deployment = autoscaler()
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    container["args"] = container.pop("command")[1:]
+    assert autoscaler_state(_Apps(deployment), "gpu-pool") == Check(
+        "ok",
+        "autoscaler",
+        "1 ready, --node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,"
+        "k8s.io/cluster-autoscaler/gpu-pool",
+    )
+
+
+def test_an_api_error_other_than_not_found_is_not_hidden():
+    with pytest.raises(client.ApiException):
+        autoscaler_state(_Apps(error=client.ApiException(status=403)), "gpu-pool")
+
+
+
+def test_asg_checks_go_on_past_groups_they_do_not_judge_or_find_wrong():
+    two_bad = {TAINT_TAG: "true:NO_SCHEDULE", f"{TAINT_TAG}-2": "x:NO_EXECUTE"}
+    prefer = {TAINT_TAG: "t:PreferNoSchedule"}
+    groups = [
+        asg_group("no-tags", None),
+        asg_group("self-managed", {"team": "x"}),
+        asg_group("cpu", {"eks:nodegroup-name": "cpu-ng"}),
+        asg_group("templated", {"eks:nodegroup-name": "templated-ng"}),
+        asg_group("mixed", {"eks:nodegroup-name": "mixed-ng", GPU_TAG: "1"}),
+        asg_group("bad", {"eks:nodegroup-name": "bad-ng", GPU_TAG: "1", **two_bad}),
+        asg_group("prefer", {"eks:nodegroup-name": "prefer-ng", GPU_TAG: "1", **prefer}),
+        asg_group(
+            "good", {"eks:nodegroup-name": "good-ng", GPU_TAG: "8", TAINT_TAG: "a:NoExecute"}
+        ),
+    ]
+    autoscaling = stubbed(
+        "autoscaling",
+        [
+            (
+                "describe_auto_scaling_groups",
+                {"AutoScalingGroups": groups},
+                {"Filters": [{"Name": "tag:eks:cluster-name", "Values": ["c"]}]},
+            )
+        ],
+    )
+    eks = stubbed(
+        "eks",
+        [
+            (
+                "describe_nodegroup",
+                {"nodegroup": {"instanceTypes": types}},
+                {"clusterName": "c", "nodegroupName": name},
+            )
+            for name, types in (
+                ("cpu-ng", ["m5.large"]),
+                ("templated-ng", []),
+                ("mixed-ng", ["g5.xlarge", "g5.12xlarge"]),
+                ("bad-ng", ["g5.xlarge"]),
+                ("prefer-ng", ["g6.xlarge"]),
+                ("good-ng", ["p5.48xlarge"]),
+            )
+        ],
+    )
+    assert asg_tag_checks(autoscaling, eks, "c") == [
+        Check(
+            "fail",
+            "ASG mixed",
+            f"tag {GPU_TAG}='1', but g5.xlarge/g5.12xlarge has ? GPU(s)",
+            "at zero nodes Cluster Autoscaler believes this tag: redeploy the stack so the tag "
+            "writer rewrites it",
+        ),
+        Check(
+            "fail",
+            "ASG bad",
+            f"taint tags Cluster Autoscaler ignores: {TAINT_TAG}=true:NO_SCHEDULE, "
+            f"{TAINT_TAG}-2=x:NO_EXECUTE",
+            "the value must be <value>:<Effect> in Kubernetes spelling (NoSchedule)",
+        ),
+        Check("ok", "ASG prefer", "prefer-ng: nvidia.com/gpu=1"),
+        Check("ok", "ASG good", "good-ng: nvidia.com/gpu=8"),
+    ]
+
+
+def test_a_pressure_condition_without_a_message_is_still_named():
+    conditions = [{"type": "Ready", "status": "True"}, {"type": "PIDPressure", "status": "True"}]
+    assert node_ready({"status": {"conditions": conditions}}) == (True, "PIDPressure: ")
+
+
+def test_an_autoscaler_without_a_discovery_flag_does_not_discover():
+    deployment = autoscaler()
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    container["command"] = ["./cluster-autoscaler", "--cloud-provider=aws"]
+    assert autoscaler_state(_Apps(deployment), "gpu-pool") == Check(
+        "fail",
+        "autoscaler",
+        "runs, but does not discover this cluster's ASGs (no discovery flag)",
+        "its --node-group-auto-discovery must name k8s.io/cluster-autoscaler/gpu-pool",
+    )

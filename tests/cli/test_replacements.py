@@ -1,0 +1,144 @@
+"""Which node groups a deploy would replace or delete, on pairs of synthesized templates."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from gpu_pool.cli.main import main
+from gpu_pool.cli.replacements import nodegroup_losses, nodegroup_rolls
+from tests.support.cfn import synth
+from tests.support.settings import EXISTING
+
+GROUP = "GpuPoolG5Xlarge2D99A550"
+
+
+@pytest.mark.parametrize(
+    ("pool", "expected"),
+    [
+        (
+            {"instance_types": ["g6.xlarge"]},
+            f'{GROUP} (pool gpu): deleted; InstanceTypes: ["g5.xlarge"] -> ["g6.xlarge"]',
+        ),
+        (
+            {"ami_family": "BOTTLEROCKET"},
+            f'{GROUP} (pool gpu): replaced; AmiType: "AL2023_x86_64_NVIDIA" -> '
+            '"BOTTLEROCKET_x86_64_NVIDIA"',
+        ),
+        (
+            {"capacity_type": "SPOT"},
+            f'{GROUP} (pool gpu): replaced; CapacityType: "ON_DEMAND" -> "SPOT"',
+        ),
+    ],
+    ids=["instance-type", "ami-type", "capacity-type"],
+)
+def test_changes_that_replace_a_group_are_named_with_their_property(
+    default_template, pool, expected
+):
+    changed = synth({"pool": pool})
+    losses = nodegroup_losses(default_template.to_json(), changed.to_json())
+    assert [str(loss) for loss in losses] == [expected]
+
+
+def test_a_disk_change_is_named_as_a_rolling_update_not_a_replacement(default_template):
+    bigger = synth({"pool": {"disk_size_gib": 300}}).to_json()
+    assert nodegroup_losses(default_template.to_json(), bigger) == []
+    (roll,) = nodegroup_rolls(default_template.to_json(), bigger)
+    assert roll.logical_id == GROUP
+    assert roll.reasons == (
+        "rolled",
+        'launch template BlockDeviceMappings: [{"DeviceName":"/dev/xvda","Ebs":'
+        '{"DeleteOnTermination":true,"Encrypted":true,"VolumeSize":200,"VolumeType":"gp3"}}] -> '
+        '[{"DeviceName":"/dev/xvda","Ebs":{"DeleteOnTermination":true,"Encrypted":true,'
+        '"VolumeSize":300,"VolumeType":"gp3"}}]',
+    )
+
+
+def test_a_subnet_change_is_named():
+    fewer = copy.deepcopy(EXISTING)
+    fewer["cluster"]["existing"]["subnets_by_zone"]["eu-west-1b"] = ["subnet-0bbbbbbbbbbbbbbbb"]
+    (loss,) = nodegroup_losses(synth(EXISTING).to_json(), synth(fewer).to_json())
+    assert loss.reasons == (
+        "replaced",
+        'Subnets: ["subnet-0bbbbbbbbbbbbbbbb","subnet-0cccccccccccccccc"] -> '
+        '["subnet-0bbbbbbbbbbbbbbbb"]',
+    )
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        {"labels": {"accelerator": "nvidia", "workload": "batch"}},
+        {"min_size": 1, "desired_size": 1, "max_size": 16},
+    ],
+    ids=["label", "sizes"],
+)
+def test_in_place_changes_are_not_named(default_template, pool):
+    assert nodegroup_losses(default_template.to_json(), synth({"pool": pool}).to_json()) == []
+
+
+def test_plan_command_asks_nothing_when_nothing_is_lost(default_template, tmp_path, capsys):
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(default_template.to_json()))
+    assert main(["plan", "--deployed", str(old), "--new", str(old)]) == 0
+    assert capsys.readouterr().out == "gpu-pool plan: no node group is replaced or deleted\n"
+
+
+def test_plan_command_stops_unless_confirmed(default_template, tmp_path, capsys, monkeypatch):
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(default_template.to_json()))
+    new.write_text(json.dumps(synth({"pool": {"capacity_type": "SPOT"}}).to_json()))
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["plan", "--deployed", str(old), "--new", str(new)]) == 2
+    out, err = capsys.readouterr()
+    assert (
+        f'  {new}: {GROUP} (pool gpu): replaced; CapacityType: "ON_DEMAND" -> "SPOT"'
+        in out.splitlines()
+    )
+    assert err == (
+        "gpu-pool: plan: not confirmed (no terminal to ask on); re-run with --yes to proceed\n"
+    )
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    assert main(["plan", "--deployed", str(old), "--new", str(new)]) == 1
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    assert main(["plan", "--deployed", str(old), "--new", str(new)]) == 0
+    assert main(["plan", "--deployed", str(old), "--new", str(new), "--yes"]) == 0
+
+
+def test_plan_command_reads_the_deployed_stack_from_cloudformation(default_template, tmp_path):
+    import boto3
+    from botocore.stub import Stubber
+
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    (out / "GpuPool.template.json").write_text(
+        json.dumps(synth({"pool": {"capacity_type": "SPOT"}}).to_json())
+    )
+    (out / "manifest.json").write_text(
+        json.dumps(
+            {
+                "artifacts": {
+                    "GpuPool": {
+                        "type": "aws:cloudformation:stack",
+                        "environment": "aws://123456789012/us-east-1",
+                        "properties": {"templateFile": "GpuPool.template.json"},
+                    }
+                }
+            }
+        )
+    )
+    cloudformation = boto3.client("cloudformation", region_name="us-east-1")
+    with Stubber(cloudformation) as stub:
+        stub.add_response(
+            "get_template",
+            {"TemplateBody": json.dumps(default_template.to_json())},
+            {"StackName": "GpuPool", "TemplateStage": "Original"},
+        )
+        assert main(["plan", "--cdk-out", str(out), "--yes"], aws=lambda _: cloudformation) == 0
+        stub.add_client_error(
+            "get_template", "ValidationError", "Stack with id GpuPool does not exist"
+        )
+        assert main(["plan", "--cdk-out", str(out)], aws=lambda _: cloudformation) == 0

@@ -1,0 +1,420 @@
+"""`gpu-pool verify` and `doctor` against a scripted API server on 127.0.0.1."""
+
+import json
+import time
+
+import pytest
+
+from gpu_pool.cli.main import main
+from tests.support.aws_stubs import stubbed
+from tests.support.command import run
+from tests.support.fake_kube import SCALE_UP, FakeKubernetes, Scenario, autoscaler, daemon_set, node
+from tests.support.paths import ROOT
+
+
+def scale_up_to(stage_tick_node, **kw):
+    return Scenario(events=[(2, SCALE_UP)], nodes=[(4, stage_tick_node)], **kw)
+
+
+def test_happy_path_reports_every_stage_and_cleans_up(tmp_path, capsys):
+    scenario = Scenario(
+        events=[(2, SCALE_UP)],
+        nodes=[(4, node(ready=False, gpus=0)), (6, node(ready=True, gpus=0)), (8, node())],
+        scheduled_at=10,
+        succeeded_at=12,
+    )
+    code, fake = run(tmp_path, scenario)
+    out = capsys.readouterr().out
+    assert code == 0
+    stages = [
+        line.split("] ", 1)[1].split(":")[0] for line in out.splitlines() if line.startswith("[")
+    ]
+    assert stages == [
+        "submitted pod default/" + fake.deleted[0] + " (nvidia.com/gpu",
+        "pending",
+        "scale-up",
+        "node joined",
+        "node ready",
+        "gpu allocatable",
+        "scheduled",
+        "pod succeeded; nvidia-smi output",
+    ]
+    assert "eks-GpuPoolG5Xlarge-4ac9 0->1" in out  # the scale-up names the node group
+    lines = out.splitlines()
+    log_at = lines.index("| NVIDIA-SMI 580.95.05  Driver Version: 580.95.05  CUDA Version: 13.0 |")
+    assert lines[log_at + 1 : log_at + 3] == ["| 0 NVIDIA A10G |", "verify: OK"]
+    (created,) = fake.created
+    assert created["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert created["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "gpu"}
+    assert fake.deleted == [created["metadata"]["name"]]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "cause", "evidence"),
+    [
+        pytest.param(
+            Scenario(
+                events=[
+                    (
+                        2,
+                        (
+                            "NotTriggerScaleUp",
+                            "pod didn't trigger scale-up: 1 Insufficient nvidia.com/gpu",
+                        ),
+                    )
+                ]
+            ),
+            "Cluster Autoscaler says no node group would help (node template)",
+            "event NotTriggerScaleUp: pod didn't trigger scale-up: 1 Insufficient nvidia.com/gpu",
+            id="node-template",
+        ),
+        pytest.param(
+            scale_up_to(node(gpus=0), daemon_sets=[]),
+            "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
+            "no DaemonSet labelled app.kubernetes.io/name=nvidia-device-plugin in kube-system",
+            id="device-plugin-missing",
+        ),
+        pytest.param(
+            scale_up_to(node(gpus=0), daemon_sets=[daemon_set(tolerations=[])]),
+            "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
+            "no device plugin DaemonSet would run on ip-10-0-1-5.ec2.internal: "
+            "nvidia-device-plugin-gpu: does not tolerate nvidia.com/gpu=true:NoSchedule",
+            id="device-plugin-not-tolerating",
+        ),
+        pytest.param(
+            scale_up_to(node(gpus=0), daemon_sets=[daemon_set(node_selector={"role": "cpu"})]),
+            "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
+            "no device plugin DaemonSet would run on ip-10-0-1-5.ec2.internal: "
+            "nvidia-device-plugin-gpu: nodeSelector {'role': 'cpu'} does not match",
+            id="device-plugin-not-selecting",
+        ),
+        pytest.param(
+            scale_up_to(
+                node(
+                    ready=False,
+                    gpus=0,
+                    conditions=[
+                        {"type": "Ready", "status": "False", "message": "PLEG is not healthy"},
+                        {
+                            "type": "DiskPressure",
+                            "status": "True",
+                            "message": "kubelet has disk pressure",
+                        },
+                    ],
+                )
+            ),
+            "the node joined but never became Ready",
+            "ip-10-0-1-5.ec2.internal: Ready=False: PLEG is not healthy; DiskPressure: kubelet has disk pressure",
+            id="node-not-ready",
+        ),
+        pytest.param(
+            Scenario(autoscaler=None),
+            "no scale-up event: Cluster Autoscaler is not running or not discovering the ASG",
+            "no Deployment cluster-autoscaler in kube-system",
+            id="no-autoscaler",
+        ),
+        pytest.param(
+            Scenario(autoscaler=autoscaler(cluster="some-other-cluster")),
+            "no scale-up event: Cluster Autoscaler is not running or not discovering the ASG",
+            "runs, but does not discover this cluster's ASGs",
+            id="autoscaler-not-discovering",
+        ),
+    ],
+)
+def test_each_stall_is_classified_with_evidence_and_the_pod_deleted(
+    tmp_path, capsys, scenario, cause, evidence
+):
+    code, fake = run(tmp_path, scenario)
+    out = capsys.readouterr().out
+    assert code == 1
+    assert f": {cause}\n" in out
+    assert f"  evidence: {evidence}" in out
+    assert "  fix: " in out
+    assert fake.deleted == [fake.created[0]["metadata"]["name"]]
+
+
+def test_capacity_errors_from_the_asg(tmp_path, capsys):
+    autoscaling = stubbed(
+        "autoscaling",
+        [
+            (
+                "describe_scaling_activities",
+                {
+                    "Activities": [
+                        {
+                            "ActivityId": "a1",
+                            "AutoScalingGroupName": "eks-GpuPoolG5Xlarge-4ac9",
+                            "Cause": "scale-up",
+                            "StartTime": "2026-12-02T10:00:00Z",
+                            "StatusCode": "Failed",
+                            "StatusMessage": "We currently do not have sufficient g5.xlarge capacity in the "
+                            "Availability Zone you requested (us-east-1a). (InsufficientInstanceCapacity)",
+                        }
+                    ]
+                },
+                {"MaxRecords": 20},
+            )
+        ],
+    )
+    code, fake = run(tmp_path, Scenario(events=[(2, SCALE_UP)]), aws=lambda service: autoscaling)
+    out = capsys.readouterr().out
+    assert code == 1
+    assert ": the ASG could not launch an instance (capacity)\n" in out
+    assert "InsufficientInstanceCapacity" in out
+    assert fake.deleted
+
+
+def test_interrupt_still_deletes_the_pod(tmp_path, capsys, monkeypatch):
+    def interrupt(seconds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(time, "sleep", interrupt)
+    code, fake = run(tmp_path, Scenario())
+    assert code == 130
+    assert fake.deleted == [fake.created[0]["metadata"]["name"]]
+
+
+def test_unreachable_cluster_fails_fast_with_a_clear_message(tmp_path, capsys):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        '{"apiVersion": "v1", "kind": "Config", "current-context": "x",'
+        '"clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:9"}}],'
+        '"users": [{"name": "u", "user": {}}],'
+        '"contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}'
+    )
+    start = time.monotonic()
+    code = main(["verify", "--cdk-json", str(ROOT / "cdk.json"), "--kubeconfig", str(kubeconfig)])
+    assert time.monotonic() - start < 10
+    assert code == 2
+    assert capsys.readouterr().err.startswith(
+        "gpu-pool: cannot reach the Kubernetes API at http://127.0.0.1:9 within 5s"
+    )
+
+
+def test_doctor_checks_nodes_plugin_autoscaler_and_asg_tags(tmp_path, capsys):
+    group = {
+        "AutoScalingGroupName": "eks-GpuPoolG5Xlarge-4ac9",
+        "MinSize": 0,
+        "MaxSize": 8,
+        "DesiredCapacity": 1,
+        "DefaultCooldown": 300,
+        "AvailabilityZones": ["us-east-1a"],
+        "HealthCheckType": "EC2",
+        "CreatedTime": "2026-12-01T00:00:00Z",
+        "Tags": [
+            {"Key": "eks:nodegroup-name", "Value": "GpuPoolG5Xlarge-abc"},
+            {
+                "Key": "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu",
+                "Value": "4",
+            },
+            {
+                "Key": "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu",
+                "Value": "true:NoSchedule",
+            },
+        ],
+    }
+    autoscaling = stubbed(
+        "autoscaling",
+        [
+            (
+                "describe_auto_scaling_groups",
+                {"AutoScalingGroups": [group]},
+                {"Filters": [{"Name": "tag:eks:cluster-name", "Values": ["gpu-pool"]}]},
+            )
+        ],
+    )
+    eks = stubbed(
+        "eks",
+        [
+            (
+                "describe_nodegroup",
+                {"nodegroup": {"instanceTypes": ["g5.xlarge"]}},
+                {"clusterName": "gpu-pool", "nodegroupName": "GpuPoolG5Xlarge-abc"},
+            )
+        ],
+    )
+    clients = {"autoscaling": autoscaling, "eks": eks}
+    scenario = Scenario(nodes=[(0, node())], daemon_sets=[daemon_set(desired=1, ready=0)])
+    code, _ = run(tmp_path, scenario, aws=clients.__getitem__, command="doctor")
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert out[0] == "[  ok] node ip-10-0-1-5.ec2.internal: Ready, nvidia.com/gpu: 1"
+    assert "[fail] DaemonSet nvidia-device-plugin-gpu: 0/1 ready" in out
+    assert any(
+        line.startswith("[  ok] autoscaler: 1 ready, --node-group-auto-discovery=") for line in out
+    )
+    assert (
+        "[fail] ASG eks-GpuPoolG5Xlarge-4ac9: tag k8s.io/cluster-autoscaler/node-template/"
+        "resources/nvidia.com/gpu='4', but g5.xlarge has 1 GPU(s)"
+    ) in out
+
+
+def test_smoke_test_manifest_is_the_pod_verify_submits(capsys):
+    import yaml
+
+    assert main(["smoke-test-manifest", "--cdk-json", str(ROOT / "cdk.json")]) == 0
+    manifest = yaml.safe_load(capsys.readouterr().out)
+    assert manifest["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ]
+    assert manifest["spec"]["containers"][0]["command"] == ["nvidia-smi"]
+
+
+TWO_POOLS = {
+    "pools": {
+        "inference": {},
+        "training": {
+            "instance_types": ["p5.48xlarge"],
+            "labels": {"workload": "training"},
+            "taints": [
+                {"key": "nvidia.com/gpu", "value": "true"},
+                {"key": "dedicated", "value": "training"},
+            ],
+        },
+    }
+}
+
+
+def _two_pools_config(tmp_path):
+    path = tmp_path / "pools.json"
+    path.write_text(json.dumps(TWO_POOLS))
+    return str(path)
+
+
+def test_verify_with_several_pools_needs_pool(tmp_path, capsys):
+    code, fake = run(tmp_path, Scenario(), "--config", _two_pools_config(tmp_path))
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "gpu-pool: --pool: the settings describe several pools (inference, training); name one\n"
+    )
+    assert fake.created == []
+
+
+def test_verify_pool_targets_that_pool_and_follows_its_node(tmp_path, capsys):
+    training_node = node(name="ip-10-0-2-9.ec2.internal", pool="training", gpus=8)
+    scenario = Scenario(
+        events=[(2, SCALE_UP)],
+        nodes=[(4, training_node)],
+        scheduled_at=6,
+        succeeded_at=8,
+        daemon_sets=[daemon_set(pool="inference"), daemon_set(pool="training")],
+    )
+    config = _two_pools_config(tmp_path)
+    code, fake = run(tmp_path, scenario, "--config", config, "--pool", "training")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "node joined: ip-10-0-2-9.ec2.internal" in out
+    assert "gpu allocatable: nvidia.com/gpu: 8" in out
+    (created,) = fake.created
+    assert created["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "training"}
+    assert created["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
+    ]
+
+
+def test_verify_pool_ignores_another_pools_new_node(tmp_path, capsys):
+    """A node that joins the inference pool is not the training pod's node."""
+    scenario = Scenario(
+        events=[(2, SCALE_UP)], nodes=[(4, node(pool="inference"))], scheduled_at=None
+    )
+    config = _two_pools_config(tmp_path)
+    code, _ = run(tmp_path, scenario, "--config", config, "--pool", "training")
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "] node joined" not in out
+    assert "verify: FAILED while waiting for 'node joined'" in out
+
+
+def test_unknown_pool_is_a_usage_error(tmp_path, capsys):
+    code, _ = run(tmp_path, Scenario(), "--config", _two_pools_config(tmp_path), "--pool", "x")
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "gpu-pool: --pool: no pool named 'x' in the settings (pools: inference, training)\n"
+    )
+
+
+def test_doctor_checks_every_pool(tmp_path, capsys):
+    scenario = Scenario(
+        nodes=[(0, node(pool="training", gpus=8))],
+        daemon_sets=[daemon_set(pool="inference"), daemon_set(pool="training")],
+    )
+    code, _ = run(tmp_path, scenario, "--config", _two_pools_config(tmp_path), command="doctor")
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        "[  ok] pool inference: no nodes: the pool is at zero",
+        "[  ok] node ip-10-0-1-5.ec2.internal: Ready, nvidia.com/gpu: 8",
+    ]
+    assert "[  ok] DaemonSet nvidia-device-plugin-training: 1/1 ready" in out
+    assert code == 0
+
+
+def test_smoke_test_manifest_for_a_pool(tmp_path, capsys):
+    import yaml
+
+    argv = ["smoke-test-manifest", "--cdk-json", str(ROOT / "cdk.json")]
+    assert main([*argv, "--config", _two_pools_config(tmp_path), "--pool", "training"]) == 0
+    manifest = yaml.safe_load(capsys.readouterr().out)
+    assert manifest["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "training"}
+
+
+STAGE_STALLS = {
+    # stage whose timeout is short, the scenario that stalls there, the cause verify names
+    "scale-up": (Scenario(), "no scale-up event although Cluster Autoscaler runs"),
+    "node-join": (
+        Scenario(events=[(1, SCALE_UP)]),
+        "scale-up was decided but no node joined",
+    ),
+    "node-ready": (
+        scale_up_to(node(ready=False, gpus=0)),
+        "the node joined but never became Ready",
+    ),
+    "gpu": (
+        scale_up_to(node(gpus=0), daemon_sets=[daemon_set(tolerations=[])]),
+        "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
+    ),
+    "run": (
+        Scenario(events=[(1, SCALE_UP)], nodes=[(2, node())], scheduled_at=3),
+        "the pod was scheduled but did not finish",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("stage", "scenario", "cause"),
+    [(k, *v) for k, v in STAGE_STALLS.items()],
+    ids=STAGE_STALLS.keys(),
+)
+def test_each_stage_stalls_on_its_own_timeout(tmp_path, capsys, stage, scenario, cause):
+    """Only the stage under test has a short timeout; a stall judged by any other stage's
+    (an hour) would hang, which the alarm turns into a failure."""
+    import signal
+
+    timeouts = []
+    for name in ("scale-up", "node-join", "node-ready", "gpu", "run"):
+        timeouts += [f"--{name}-timeout", "0.3" if name == stage else "3600"]
+
+    def hung(*_):
+        raise AssertionError(f"the {stage} stall was not judged by --{stage}-timeout")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    try:
+        with FakeKubernetes(scenario) as fake:
+            code = main(
+                [
+                    "verify",
+                    "--cdk-json",
+                    str(ROOT / "cdk.json"),
+                    "--kubeconfig",
+                    str(fake.kubeconfig(tmp_path)),
+                    "--poll-interval",
+                    "0.01",
+                    *timeouts,
+                ]
+            )
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert code == 1
+    assert f": {cause}\n" in capsys.readouterr().out

@@ -1,0 +1,119 @@
+"""Reading synthesized CloudFormation the way the deployed resources will see it."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import aws_cdk as cdk
+import yaml
+from aws_cdk.assertions import Template
+
+from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE
+from gpu_pool.cdk.stack import GpuPoolStack
+from gpu_pool.settings import AppSettings
+from tests.support.paths import FIXTURES
+
+
+def settings_key(settings: dict[str, Any]) -> str:
+    return json.dumps(settings, sort_keys=True)
+
+
+@cache
+def _synth(key: str) -> tuple[GpuPoolStack, Template]:
+    app = cdk.App()
+    stack = GpuPoolStack(app, "Test", settings=AppSettings.model_validate(json.loads(key)))
+    return stack, Template.from_stack(stack)
+
+
+def synth(settings: dict[str, Any]) -> Template:
+    """The template for these app settings; synthesized once per session."""
+    return _synth(settings_key(settings))[1]
+
+
+def synth_stack(settings: dict[str, Any]) -> GpuPoolStack:
+    return _synth(settings_key(settings))[0]
+
+
+def render(value: Any) -> Any:
+    """Resolve Fn::Join of strings; other intrinsics become readable placeholders."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((fn, arg),) = value.items()
+        if fn == "Fn::Join":
+            separator, parts = arg
+            return separator.join(str(render(p)) for p in parts)
+        if fn == "Ref":
+            return f"<Ref:{arg}>"
+        if fn == "Fn::GetAtt":
+            return f"<GetAtt:{arg[0]}.{arg[1]}>"
+    if isinstance(value, dict):
+        return {k: render(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [render(v) for v in value]
+    return value
+
+
+def resources(template: Template, type_name: str) -> dict[str, dict[str, Any]]:
+    return template.find_resources(type_name)
+
+
+def only(mapping: dict[str, Any]) -> tuple[str, Any]:
+    assert len(mapping) == 1, f"expected exactly one, found {list(mapping)}"
+    return next(iter(mapping.items()))
+
+
+def sdk_call(resource: dict[str, Any], phase: str = "Create") -> dict[str, Any]:
+    """The AWS SDK call an AwsCustomResource makes in a phase, tokens as placeholders."""
+    return json.loads(render(resource["Properties"][phase]))
+
+
+def helm_values(resource: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(render(resource["Properties"]["Values"]))
+
+
+def ref_of(template: Template, type_name: str, predicate=lambda props: True) -> str:
+    matches = [k for k, r in resources(template, type_name).items() if predicate(r["Properties"])]
+    assert len(matches) == 1, matches
+    return matches[0]
+
+
+# The scheduling part of the device plugin chart's values.yaml, recorded from upstream.
+DEVICE_PLUGIN_CHART_DEFAULTS = yaml.safe_load(
+    (FIXTURES / "nvidia-device-plugin-scheduling-defaults.yaml").read_text()
+)
+_K8S_EFFECT = {
+    "NO_SCHEDULE": "NoSchedule",
+    "NO_EXECUTE": "NoExecute",
+    "PREFER_NO_SCHEDULE": "PreferNoSchedule",
+}
+
+
+def node_of(nodegroup_props: dict[str, Any]) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The labels and taints (Kubernetes spelling) a node group's nodes join with."""
+    taints = [
+        {"key": t["Key"], "value": t.get("Value", ""), "effect": _K8S_EFFECT[t["Effect"]]}
+        for t in nodegroup_props.get("Taints", [])
+    ]
+    return nodegroup_props["Labels"], taints
+
+
+def tags_by_nodegroup(template):
+    """{(instance types, node group id): {tag key: value}} from each group's tag resource."""
+    nodegroups = resources(template, "AWS::EKS::Nodegroup")
+    result = {}
+    for props in (r["Properties"] for r in resources(template, RESOURCE_TYPE).values()):
+        nodegroup_id = render(props["NodegroupName"]).removeprefix("<GetAtt:").split(".")[0]
+        key = (tuple(nodegroups[nodegroup_id]["Properties"]["InstanceTypes"]), nodegroup_id)
+        result[key] = {render(t["Key"]): t["Value"] for t in props["Tags"]}
+    return result
+
+
+def asg_names_by_types(template):
+    """{instance types: the ASG name token (the tag resource's AsgName) other parts use}."""
+    return {
+        types: f"<GetAtt:{logical_id}.AsgName>"
+        for logical_id, resource in resources(template, RESOURCE_TYPE).items()
+        for (types, nodegroup_id) in tags_by_nodegroup(template)
+        if render(resource["Properties"]["NodegroupName"]).startswith(f"<GetAtt:{nodegroup_id}.")
+    }

@@ -1,0 +1,67 @@
+"""The app as users run it: `cdk synth` through the pinned CLI, good and bad settings."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.paths import ROOT
+
+CDK = ROOT / "node_modules" / ".bin" / "cdk"
+
+
+def run_app(tmp_path, *context):
+    """app.py as the CDK CLI runs it: context from cdk.json plus -c pairs, output to tmp."""
+    context_json = json.loads((ROOT / "cdk.json").read_text())["context"]
+    for pair in context:
+        key, value = pair.split("=", 1)
+        context_json[key] = value
+    env = {
+        **os.environ,
+        "PATH": f"{CDK.parent}:{os.environ['PATH']}",  # the pinned Node.js, as the CLI runs it
+        "CDK_OUTDIR": str(tmp_path),
+        "CDK_CONTEXT_JSON": json.dumps(context_json),
+    }
+    return subprocess.run(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_bad_config_file_exits_non_zero_with_the_message_and_no_traceback(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("pool:\n  instance_types: [g4ad.xlarge]\n  max_sise: 3\n")
+    result = run_app(tmp_path / "out", f"config={config}")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[:2] == [
+        "gpu-pool: configuration error",
+        "  pool.max_sise: unknown setting; did you mean 'max_size'? (valid: name, provisioner, "
+        "instance_types, zones, ami_family, ami_type, ami_release_version, capacity_type, min_size, desired_size, max_size, "
+        "disk_size_gib, volume_kms_key_arn, imds_hop_limit, labels, taints, gpu_software, "
+        "gpu_operator, versions, karpenter)",
+    ]
+    assert "Traceback" not in result.stderr
+    assert not list((tmp_path / "out").glob("*.template.json"))
+
+
+@pytest.mark.skipif(not CDK.exists(), reason="pinned CDK CLI not installed (run ./dev test)")
+def test_cdk_synth_with_a_rule_violation_fails_through_the_cli(tmp_path):
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"pool": {"instance_types": ["g4ad.xlarge"]}}))
+    env = {
+        **os.environ,
+        "PATH": f"{ROOT / '.venv' / 'bin'}:{CDK.parent}:{os.environ['PATH']}",
+        "CDK_DISABLE_CLI_TELEMETRY": "true",
+    }
+    result = subprocess.run(
+        [str(CDK), "synth", "--no-notices", "-o", str(tmp_path / "out"), "-c", f"config={config}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode != 0
+    assert "pool.instance_types[0]: 'g4ad.xlarge' carries AMD Radeon Pro V520" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

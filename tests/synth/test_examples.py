@@ -1,0 +1,99 @@
+"""examples/app.py, the app the README shows: it synthesizes, and the README holds its code."""
+
+from __future__ import annotations
+
+import json
+import re
+import runpy
+
+import pytest
+
+from tests.support.cfn import render
+from tests.support.paths import ROOT
+
+EXAMPLE = ROOT / "examples" / "app.py"
+
+
+@pytest.fixture(scope="module")
+def assembly():
+    """The example app's stacks: {stack name: (environment, template)}, synthesized once."""
+    app = runpy.run_path(str(EXAMPLE), run_name="__main__")["app"]
+    return {
+        stack.stack_name: (
+            f"aws://{stack.environment.account}/{stack.environment.region}",
+            stack.template,
+        )
+        for stack in app.synth().stacks
+    }
+
+
+def _of_type(template, type_name):
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == type_name}
+
+
+def test_the_example_deploys_two_stacks_to_two_accounts_and_regions(assembly):
+    assert {name: environment for name, (environment, _) in assembly.items()} == {
+        "MlPlatform": "aws://111111111111/us-east-1",
+        "PartnerCluster": "aws://222222222222/eu-west-1",
+    }
+
+
+def test_its_own_cluster_gets_two_node_group_pools_an_autoscaler_and_a_karpenter_pool(assembly):
+    _, template = assembly["MlPlatform"]
+    pool_groups = {
+        tuple(r["Properties"]["InstanceTypes"]): r["Properties"]["Labels"]["gpu-pool.io/pool"]
+        for r in _of_type(template, "AWS::EKS::Nodegroup").values()
+        if "gpu-pool.io/pool" in r["Properties"].get("Labels", {})
+    }
+    assert pool_groups == {
+        ("g6e.xlarge",): "inference",
+        ("g5.xlarge",): "inference",
+        ("p5.48xlarge",): "training",
+    }
+    charts = sorted(
+        r["Properties"]["Release"]
+        for r in _of_type(template, "Custom::AWSCDK-EKS-HelmChart").values()
+    )
+    assert charts == [
+        "cluster-autoscaler",
+        "karpenter",
+        "karpenter-crd",
+        "nvidia-device-plugin-batch",
+        "nvidia-device-plugin-inference",
+        "nvidia-device-plugin-training",
+    ]
+    node_pools = [
+        manifest
+        for r in _of_type(template, "Custom::AWSCDK-EKS-KubernetesResource").values()
+        for manifest in json.loads(render(r["Properties"]["Manifest"]))
+        if manifest["kind"] == "NodePool"
+    ]
+    assert [(m["metadata"]["name"], m["spec"]["limits"]) for m in node_pools] == [
+        ("gpu-pool-batch", {"nvidia.com/gpu": "8", "nodes": "8"})
+    ]
+    assert json.loads(template["Outputs"]["InferenceNodeSelector"]["Value"]) == {
+        "gpu-pool.io/pool": "inference"
+    }
+
+
+def test_the_imported_cluster_gets_a_pool_and_an_autoscaler_without_an_add_on(assembly):
+    _, template = assembly["PartnerCluster"]
+    ((_, nodegroup),) = _of_type(template, "AWS::EKS::Nodegroup").items()
+    assert nodegroup["Properties"]["ClusterName"] == "partner-prod"
+    assert nodegroup["Properties"]["Subnets"] == ["subnet-0aaaaaaaaaaaaaaaa"]
+    assert not _of_type(template, "AWS::EKS::Addon")
+    (chart,) = [
+        r
+        for r in _of_type(template, "Custom::AWSCDK-EKS-HelmChart").values()
+        if r["Properties"]["Release"] == "cluster-autoscaler"
+    ]
+    values = json.loads(render(chart["Properties"]["Values"]))
+    assert values["image"]["tag"].startswith("v1.35.")
+    assert values["awsRegion"] == "eu-west-1"
+
+
+def test_the_readme_shows_the_example_as_it_is():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Using the construct", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    assert blocks == [EXAMPLE.read_text(encoding="utf-8")]

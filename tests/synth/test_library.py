@@ -1,0 +1,212 @@
+"""gpu-pool as another CDK app uses it: the public API, composed into a stack of the user's own."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from aws_cdk import custom_resources as cr
+from aws_cdk.assertions import Template
+
+import gpu_pool
+from gpu_pool import AutoscalerSettings, ClusterAutoscaler, ConfigError, GpuNodePool, PoolSettings
+from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE
+from tests.support.cfn import render, resources
+from tests.support.user_app import user_cluster
+
+NODE_ROLE_ARN = "arn:aws:iam::123456789012:role/platform-gpu-nodes"
+
+
+@pytest.fixture(scope="module")
+def user_stack():
+    """A user's stack: their own AwsCustomResource FIRST, then a cluster, a pool, the autoscaler."""
+    app = cdk.App()
+    stack = cdk.Stack(app, "UserStack")
+    cr.AwsCustomResource(
+        stack,
+        "UsersOwnLookup",
+        on_create=cr.AwsSdkCall(
+            service="SSM",
+            action="GetParameter",
+            parameters={"Name": "/team/setting"},
+            physical_resource_id=cr.PhysicalResourceId.of("lookup"),
+        ),
+        policy=cr.AwsCustomResourcePolicy.from_sdk_calls(
+            resources=cr.AwsCustomResourcePolicy.ANY_RESOURCE
+        ),
+        install_latest_aws_sdk=False,
+    )
+    cluster = user_cluster(stack)
+    vpc = cluster.vpc
+    pool = GpuNodePool(
+        stack,
+        "Pool",
+        cluster=cluster,
+        subnets=vpc.private_subnets,
+        settings=PoolSettings(name="inference", ami_release_version="1.35.2-20261120"),
+        node_role=iam.Role.from_role_arn(stack, "NodeRole", NODE_ROLE_ARN, mutable=False),
+        tags={"cost-center": "ml"},
+    )
+    autoscaler = ClusterAutoscaler(stack, "Autoscaler", cluster=cluster)
+    return pool, autoscaler, Template.from_stack(stack)
+
+
+def test_the_tag_writer_runs_with_its_own_statements_after_a_users_aws_custom_resource(
+    user_stack,
+):
+    *_, template = user_stack
+    functions = resources(template, "AWS::Lambda::Function")
+    ((_, tags),) = resources(template, RESOURCE_TYPE).items()
+    # Custom resource -> provider framework function -> the handler it invokes -> its role.
+    framework_id = render(tags["Properties"]["ServiceToken"]).removeprefix("<GetAtt:")
+    framework = functions[framework_id.split(".")[0]]
+    handler_arn = framework["Properties"]["Environment"]["Variables"]["USER_ON_EVENT_FUNCTION_ARN"]
+    handler = functions[render(handler_arn).removeprefix("<GetAtt:").split(".")[0]]
+    role_id = render(handler["Properties"]["Role"]).removeprefix("<GetAtt:").split(".")[0]
+    actions = {
+        action
+        for policy in resources(template, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        for action in _as_list(statement["Action"])
+    }
+    assert {
+        "eks:DescribeNodegroup",
+        "autoscaling:CreateOrUpdateTags",
+        "autoscaling:DeleteTags",
+    } <= (actions)
+    assert "ssm:GetParameter" not in actions  # the user's grant stays on the user's Lambda
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def test_a_pool_uses_the_users_node_role_tags_and_ami_release(user_stack):
+    *_, template = user_stack
+    ((_, nodegroup),) = resources(template, "AWS::EKS::Nodegroup").items()
+    props = nodegroup["Properties"]
+    assert props["NodeRole"] == NODE_ROLE_ARN
+    assert props["ReleaseVersion"] == "1.35.2-20261120"
+    assert props["Tags"] == {"cost-center": "ml"}
+    assert not [k for k in resources(template, "AWS::IAM::Role") if k.startswith("PoolNodeRole")]
+
+
+def test_a_pool_exposes_what_other_constructs_compose_with(user_stack):
+    pool, _, template = user_stack
+    stack = cdk.Stack.of(pool)
+    ((tags_id, _),) = resources(template, RESOURCE_TYPE).items()
+    assert [render(stack.resolve(name)) for name in pool.asg_names] == [
+        f"<GetAtt:{tags_id}.AsgName>"
+    ]
+    assert pool.workload_node_selector == {"gpu-pool.io/pool": "inference"}
+    assert pool.workload_tolerations == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ]
+    assert pool.node_role.role_arn == NODE_ROLE_ARN
+
+
+def test_autoscaler_alone_takes_version_region_and_a_token_name_from_theuser_cluster(user_stack):
+    *_, template = user_stack
+    charts = resources(template, "Custom::AWSCDK-EKS-HelmChart")
+    (chart,) = [c for c in charts.values() if c["Properties"]["Chart"] == "cluster-autoscaler"]
+    values = render(chart["Properties"]["Values"])
+    assert '"clusterName":"<Ref:ClusterEB0386A7>"' in values
+    assert '"image":{"tag":"v1.35.' in values
+    assert '"awsRegion":"<Ref:AWS::Region>"' in values
+    # A cluster created in the same app gets the add-on the Pod Identity association needs.
+    addons = resources(template, "AWS::EKS::Addon").values()
+    assert [a["Properties"]["AddonName"] for a in addons] == ["eks-pod-identity-agent"]
+
+
+def _autoscaler_error(**kwargs: typing.Any) -> str:
+    app = cdk.App()
+    stack = cdk.Stack(app, "S")
+    cluster = eks.Cluster.from_cluster_attributes(stack, "C", cluster_name="c")
+    with pytest.raises(ConfigError) as raised:
+        ClusterAutoscaler(stack, "CA", cluster=cluster, **kwargs)
+    return str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"settings": AutoscalerSettings(image_tag="latest"), "kubernetes_version": "1.35"},
+            "autoscaler.image_tag: 'latest' is not an exact version; pin one such as 1.2.3 "
+            "(never 'latest' or a range), or leave it unset for the tested pin in "
+            "gpu_pool/model/versions.py",
+        ),
+        (
+            {"settings": AutoscalerSettings(chart_version="9.x"), "kubernetes_version": "1.35"},
+            "autoscaler.chart_version: '9.x' is not an exact version; pin one such as 1.2.3 "
+            "(never 'latest' or a range), or leave it unset for the tested pin in "
+            "gpu_pool/model/versions.py",
+        ),
+        (
+            {},
+            "cluster.kubernetes_version: unknown for an imported cluster, so no Cluster "
+            "Autoscaler image can be chosen (its minor must equal the cluster's): pass "
+            "kubernetes_version or set autoscaler.image_tag",
+        ),
+        (
+            {"settings": AutoscalerSettings(image_tag="v1.34.3"), "kubernetes_version": "1.35"},
+            "autoscaler.image_tag: 'v1.34.3' does not match the cluster's minor 1.35; Cluster "
+            "Autoscaler supports only its own minor: use a v1.35.x tag",
+        ),
+    ],
+    ids=["latest", "chart-range", "unknown-version", "wrong-minor"],
+)
+def test_autoscaler_checks_its_own_pins(kwargs, message):
+    assert _autoscaler_error(**kwargs) == message
+
+
+def test_settings_with_a_wrong_type_raise_config_error_naming_the_setting():
+    with pytest.raises(ConfigError) as raised:
+        PoolSettings(max_size="8")  # type: ignore[arg-type]
+    assert str(raised.value) == "max_size: Input should be a valid integer (got '8')"
+
+
+def test_public_api_has_no_any():
+    """Every public name is importable and typed without Any in its signature or fields."""
+    found = {}
+    for name in gpu_pool.__all__:
+        obj = getattr(gpu_pool, name)
+        target = obj.__init__ if inspect.isclass(obj) else obj
+        if inspect.isclass(obj) and issubclass(obj, Exception):
+            continue
+        hints = typing.get_type_hints(target)
+        if inspect.isclass(obj) and hasattr(obj, "model_fields"):
+            hints = {f: info.annotation for f, info in obj.model_fields.items()}
+        found[name] = [k for k, hint in hints.items() if "typing.Any" in str(hint)]
+    assert {name: keys for name, keys in found.items() if keys} == {}
+
+
+def test_zones_with_subnets_whose_zones_are_tokens_raise_config_error():
+    app = cdk.App()
+    stack = cdk.Stack(app, "S")
+    cluster = eks.Cluster.from_cluster_attributes(stack, "C", cluster_name="c")
+    subnet = ec2.Subnet.from_subnet_attributes(
+        stack,
+        "Sub",
+        subnet_id="subnet-0aaaaaaaaaaaaaaaa",
+        availability_zone=cdk.Fn.select(0, cdk.Fn.get_azs()),
+    )
+    with pytest.raises(ConfigError) as raised:
+        GpuNodePool(
+            stack,
+            "P",
+            cluster=cluster,
+            subnets=[subnet],
+            settings=PoolSettings(zones=["us-east-1a"]),
+        )
+    assert str(raised.value) == (
+        "pool.zones: the subnets' availability zones are only known at deploy time (tokens); pass "
+        "subnets with literal zones (ec2.Subnet.from_subnet_attributes with availability_zone) or "
+        "drop zones"
+    )

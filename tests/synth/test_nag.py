@@ -1,0 +1,55 @@
+"""cdk-nag's AwsSolutions pack passes on every stack shape, with only reasoned acknowledgments."""
+
+import json
+
+import aws_cdk as cdk
+import pytest
+
+from gpu_pool.cdk.nag.acknowledge import MANAGED_POLICY_REASONS, apply_aws_solutions, nag_form
+from gpu_pool.cdk.stack import GpuPoolStack
+from gpu_pool.settings import AppSettings
+from tests.support.settings import EXISTING, KARPENTER, MIXED, MULTI
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [MULTI, EXISTING, KARPENTER, MIXED],
+    ids=["zones", "existing-cluster", "karpenter", "mixed"],
+)
+def test_no_open_findings(tmp_path, settings):
+    app = cdk.App(outdir=str(tmp_path))
+    GpuPoolStack(app, "Nag", settings=AppSettings.model_validate(settings))
+    apply_aws_solutions(app)
+    app.synth()  # raises on any open finding
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    plugins = {p["pluginName"]: p for p in report["pluginReports"]}
+    assert {name: p["conclusion"] for name, p in plugins.items()}["AwsSolutions"] == "success"
+    assert all(p["conclusion"] == "success" and not p.get("violations") for p in plugins.values())
+    acknowledged = plugins["AwsSolutions"]["suppressedViolations"]
+    assert acknowledged and all(f["reason"].strip() for f in acknowledged)
+
+
+def test_nag_form_spells_intrinsics_as_cdk_nag_does():
+    arn = {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":eks:",
+                {"Ref": "AWS::Region"},
+                ":nodegroup/",
+                {"Ref": "ClusterX"},
+                "/*/*",
+            ],
+        ]
+    }
+    assert nag_form(arn) == "arn:<AWS::Partition>:eks:<AWS::Region>:nodegroup/<ClusterX>/*/*"
+    assert nag_form({"Fn::GetAtt": ["Fn1", "Arn"]}) == "<Fn1.Arn>"
+    assert nag_form({"Fn::If": ["C", "a", {"Ref": "AWS::NoValue"}]}) == (
+        '{"Fn::If":["C","a",{"Ref":"AWS::NoValue"}]}'
+    )
+
+
+def test_every_acknowledged_managed_policy_has_a_reason():
+    assert all(reason.strip() for reason in MANAGED_POLICY_REASONS.values())

@@ -1,0 +1,61 @@
+import pytest
+
+from gpu_pool.model import catalog
+from gpu_pool.model.catalog import Architecture, CatalogError
+
+
+@pytest.mark.parametrize(
+    ("name", "gpus", "arch", "model"),
+    [
+        ("g5.xlarge", 1, Architecture.X86_64, "nvidia-a10g"),
+        ("g5.12xlarge", 4, Architecture.X86_64, "nvidia-a10g"),
+        ("g5.48xlarge", 8, Architecture.X86_64, "nvidia-a10g"),
+        ("g4dn.12xlarge", 4, Architecture.X86_64, "nvidia-t4"),
+        ("g4dn.metal", 8, Architecture.X86_64, "nvidia-t4"),
+        ("g5g.xlarge", 1, Architecture.ARM64, "nvidia-t4g"),
+        ("g5g.16xlarge", 2, Architecture.ARM64, "nvidia-t4g"),
+        ("g6.xlarge", 1, Architecture.X86_64, "nvidia-l4"),
+        ("g6e.12xlarge", 4, Architecture.X86_64, "nvidia-l40s"),
+        ("g6e.48xlarge", 8, Architecture.X86_64, "nvidia-l40s"),
+        ("gr6.8xlarge", 1, Architecture.X86_64, "nvidia-l4"),
+        ("g6f.xlarge", 1, Architecture.X86_64, "nvidia-l4"),
+        ("gr6f.4xlarge", 1, Architecture.X86_64, "nvidia-l4"),
+        ("g7e.12xlarge", 2, Architecture.X86_64, "nvidia-rtx-pro-6000"),
+        ("g7e.48xlarge", 8, Architecture.X86_64, "nvidia-rtx-pro-6000"),
+        ("p3.8xlarge", 4, Architecture.X86_64, "nvidia-v100"),
+        ("p3dn.24xlarge", 8, Architecture.X86_64, "nvidia-v100"),
+        ("p4d.24xlarge", 8, Architecture.X86_64, "nvidia-a100"),
+        ("p4de.24xlarge", 8, Architecture.X86_64, "nvidia-a100"),
+        ("p5.4xlarge", 1, Architecture.X86_64, "nvidia-h100"),
+        ("p5.48xlarge", 8, Architecture.X86_64, "nvidia-h100"),
+        ("p5e.48xlarge", 8, Architecture.X86_64, "nvidia-h200"),
+        ("p5en.48xlarge", 8, Architecture.X86_64, "nvidia-h200"),
+        ("p6-b200.48xlarge", 8, Architecture.X86_64, "nvidia-b200"),
+        ("p6-b300.48xlarge", 8, Architecture.X86_64, "nvidia-b300"),
+    ],
+)
+def test_gpu_facts_per_instance_type(name, gpus, arch, model):
+    resolved = catalog.lookup(name)
+    assert (resolved.gpu_count, resolved.architecture, resolved.family.gpu_model) == (
+        gpus,
+        arch,
+        model,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("g4ad.xlarge", "'g4ad.xlarge' carries AMD Radeon Pro V520, not an NVIDIA GPU"),
+        ("dl1.24xlarge", "'dl1.24xlarge' carries Habana Gaudi, not an NVIDIA GPU"),
+        ("inf2.xlarge", "'inf2.xlarge' carries AWS Inferentia2, not an NVIDIA GPU"),
+        ("c5.xlarge", "'c5.xlarge' is not an NVIDIA GPU instance type in the catalog"),
+        ("g5.3xlarge", "'g5.3xlarge' is not a g5 size in the catalog"),
+        ("g5", "'g5' is not an EC2 instance type name (expected family.size)"),
+        ("g7.2xlarge", "'g7.2xlarge' (nvidia-rtx-pro-4500) needs NVIDIA driver 595 or newer"),
+    ],
+)
+def test_refuses_what_it_cannot_vouch_for(name, message):
+    with pytest.raises(CatalogError) as err:
+        catalog.lookup(name)
+    assert str(err.value).startswith(message)

@@ -1,0 +1,599 @@
+"""Guardrails: one case per rule, each with the exact message users will read."""
+
+from datetime import date
+
+import pytest
+
+from tests.support import rules
+from tests.support.paths import ROOT
+
+TODAY = date(2026, 12, 2)
+
+# (settings, [(E|W, message), ...])
+CASES = {
+    "mixed-gpu-count": (
+        {"pool": {"instance_types": [["g5.xlarge", "g5.12xlarge"]]}},
+        [
+            (
+                "E",
+                "pool.instance_types[0]: instance types differ in GPU count (g5.xlarge: 1, g5.12xlarge: 4); the autoscaler's node template has one count per node group: put them in separate entries",
+            ),
+        ],
+    ),
+    "mixed-arch": (
+        {"pool": {"instance_types": [["g5.xlarge", "g5g.xlarge"]]}},
+        [
+            (
+                "E",
+                "pool.instance_types[0]: instance types differ in CPU architecture (g5.xlarge: x86_64, g5g.xlarge: arm64); a node group has one AMI: put them in separate entries",
+            ),
+        ],
+    ),
+    "not-nvidia-amd": (
+        {"pool": {"instance_types": ["g4ad.xlarge"]}},
+        [
+            (
+                "E",
+                "pool.instance_types[0]: 'g4ad.xlarge' carries AMD Radeon Pro V520, not an NVIDIA GPU; the NVIDIA AMIs, device plugin and GPU Operator do nothing there",
+            ),
+        ],
+    ),
+    "not-nvidia-habana": (
+        {"pool": {"instance_types": ["dl1.24xlarge"]}},
+        [
+            (
+                "E",
+                "pool.instance_types[0]: 'dl1.24xlarge' carries Habana Gaudi, not an NVIDIA GPU; the NVIDIA AMIs, device plugin and GPU Operator do nothing there",
+            ),
+        ],
+    ),
+    "not-nvidia-inferentia": (
+        {"pool": {"instance_types": ["inf2.xlarge"]}},
+        [
+            (
+                "E",
+                "pool.instance_types[0]: 'inf2.xlarge' carries AWS Inferentia2, not an NVIDIA GPU; the NVIDIA AMIs, device plugin and GPU Operator do nothing there",
+            ),
+        ],
+    ),
+    "cpu-type": (
+        {"pool": {"instance_types": ["c5.xlarge"]}},
+        [
+            (
+                "E",
+                "pool.instance_types[0]: 'c5.xlarge' is not an NVIDIA GPU instance type in the catalog (families: g4dn, g5, g5g, g6, g6e, g6f, g7, g7e, gr6, gr6f, p3, p3dn, p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300)",
+            ),
+        ],
+    ),
+    "unknown-size": (
+        {"pool": {"instance_types": ["p5.24xlarge"]}},
+        [
+            (
+                "E",
+                "pool.instance_types[0]: 'p5.24xlarge' is not a p5 size in the catalog (sizes: 4xlarge, 48xlarge)",
+            ),
+        ],
+    ),
+    "arm-type-x86-ami": (
+        {"pool": {"instance_types": ["g5g.xlarge"], "ami_type": "AL2023_x86_64_NVIDIA"}},
+        [
+            (
+                "E",
+                "pool.ami_type: AL2023_x86_64_NVIDIA does not run on g5g.xlarge (arm64): use AL2023_ARM_64_NVIDIA, or leave ami_type unset to derive it from the instance type",
+            ),
+        ],
+    ),
+    "x86-type-arm-ami": (
+        {"pool": {"instance_types": ["p5.48xlarge"], "ami_type": "AL2023_ARM_64_NVIDIA"}},
+        [
+            (
+                "E",
+                "pool.ami_type: AL2023_ARM_64_NVIDIA does not run on p5.48xlarge (x86_64): use AL2023_x86_64_NVIDIA, or leave ami_type unset to derive it from the instance type",
+            ),
+        ],
+    ),
+    "driver-too-old": (
+        {"pool": {"instance_types": ["g7.2xlarge"]}},
+        [
+            (
+                "E",
+                "pool.instance_types[0]: 'g7.2xlarge' (nvidia-rtx-pro-4500) needs NVIDIA driver 595 or newer; the EKS NVIDIA AMIs carry 580 (amazon-eks-ami#2768), so its GPU is unusable: choose another family, e.g. g7e",
+            ),
+        ],
+    ),
+    "al2023-without-plugin": (
+        {"pool": {"gpu_software": "none"}},
+        [
+            (
+                "E",
+                "pool.gpu_software: 'none' on AL2023: its NVIDIA AMI carries no device plugin, so nodes would advertise no nvidia.com/gpu and GPU pods stay Pending; use 'device-plugin' or 'gpu-operator'",
+            ),
+        ],
+    ),
+    "plugin-on-bottlerocket": (
+        {"pool": {"ami_family": "BOTTLEROCKET", "gpu_software": "device-plugin"}},
+        [
+            (
+                "E",
+                "pool.gpu_software: 'device-plugin' on Bottlerocket: its NVIDIA AMI ships the device plugin, a second one would fight it; use 'none' (or 'gpu-operator', which then skips its own plugin)",
+            ),
+        ],
+    ),
+    "operator-driver": (
+        {"pool": {"gpu_software": "gpu-operator", "gpu_operator": {"driver_enabled": True}}},
+        [
+            (
+                "E",
+                "pool.gpu_operator.driver_enabled: true, but the EKS NVIDIA AMIs already carry the driver; a second one breaks the node's GPU stack: set it to false",
+            ),
+        ],
+    ),
+    "operator-toolkit": (
+        {"pool": {"gpu_software": "gpu-operator", "gpu_operator": {"toolkit_enabled": True}}},
+        [
+            (
+                "E",
+                "pool.gpu_operator.toolkit_enabled: true, but the EKS NVIDIA AMIs already carry the toolkit; a second one breaks the node's GPU stack: set it to false",
+            ),
+        ],
+    ),
+    "chart-latest": (
+        {"pool": {"versions": {"device_plugin": "latest"}}},
+        [
+            (
+                "E",
+                "pool.versions.device_plugin: 'latest' is not an exact version; pin one such as 1.2.3 (never 'latest' or a range), or leave it unset for the tested pin in gpu_pool/model/versions.py",
+            ),
+        ],
+    ),
+    "chart-range": (
+        {"pool": {"versions": {"gpu_operator": "^26.3"}}},
+        [
+            (
+                "E",
+                "pool.versions.gpu_operator: '^26.3' is not an exact version; pin one such as 1.2.3 (never 'latest' or a range), or leave it unset for the tested pin in gpu_pool/model/versions.py",
+            ),
+        ],
+    ),
+    "ca-image-latest": (
+        {"autoscaler": {"image_tag": "latest"}},
+        [
+            (
+                "E",
+                "autoscaler.image_tag: 'latest' is not an exact version; pin one such as 1.2.3 (never 'latest' or a range), or leave it unset for the tested pin in gpu_pool/model/versions.py",
+            ),
+        ],
+    ),
+    "ca-image-minor": (
+        {"autoscaler": {"image_tag": "v1.34.5"}},
+        [
+            (
+                "E",
+                "autoscaler.image_tag: 'v1.34.5' does not match the cluster's minor 1.36; Cluster Autoscaler supports only its own minor: use a v1.36.x tag",
+            ),
+        ],
+    ),
+    "reserved-label": (
+        {"pool": {"labels": {"accelerator": "nvidia", "nvidia.com/gpu.present": "false"}}},
+        [
+            (
+                "E",
+                "pool.labels: 'nvidia.com/gpu.present' is set by gpu-pool itself (the device plugin's affinity needs it on every GPU node): remove it",
+            ),
+        ],
+    ),
+    "bad-label-key": (
+        {"pool": {"labels": {"bad key": "x"}}},
+        [
+            (
+                "E",
+                "pool.labels: 'bad key' is not a label key: use an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.'",
+            ),
+        ],
+    ),
+    "bad-label-value": (
+        {"pool": {"labels": {"team": "has space"}}},
+        [
+            (
+                "E",
+                "pool.labels.team: 'has space' is not a label value: use up to 63 letters, digits, "
+                "'-', '_' or '.', starting and ending alphanumeric",
+            ),
+        ],
+    ),
+    "taint-colon": (
+        {"pool": {"taints": [{"key": "nvidia.com/gpu", "value": "a:b"}]}},
+        [
+            (
+                "E",
+                "pool.taints[0]: value 'a:b' contains ':'; Cluster Autoscaler's taint tag is value:Effect and would misread it: choose a value without ':'",
+            ),
+        ],
+    ),
+    "taint-no-value": (
+        {"pool": {"taints": [{"key": "nvidia.com/gpu"}]}},
+        [
+            (
+                "W",
+                "pool.taints[0]: taint 'nvidia.com/gpu' has no value; pods tolerating it with operator Equal and a value (as most examples do) will not match: give it a value, e.g. 'true'",
+            ),
+        ],
+    ),
+    "taint-duplicate": (
+        {"pool": {"taints": [{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]}},
+        [
+            ("E", "pool.taints[1]: duplicate taint 'a' with effect NoSchedule"),
+        ],
+    ),
+    "no-taint": (
+        {"pool": {"taints": []}},
+        [
+            (
+                "W",
+                "pool.taints: no taint: any pod can land on a GPU node and keep it (and its cost) alive; add e.g. nvidia.com/gpu=true:NoSchedule",
+            ),
+        ],
+    ),
+    "min-over-max": (
+        {"pool": {"min_size": 5, "desired_size": 5, "max_size": 2}},
+        [
+            ("E", "pool.min_size: 5 is above max_size 2"),
+            (
+                "W",
+                "pool.min_size: 5: that many GPU nodes per node group run (and bill) even when idle; 0 lets the pool scale to zero",
+            ),
+        ],
+    ),
+    "desired-outside": (
+        {"pool": {"desired_size": 9}},
+        [
+            ("E", "pool.desired_size: 9 is outside [min_size 0, max_size 8]"),
+        ],
+    ),
+    "negative": (
+        {"pool": {"min_size": -1}},
+        [
+            ("E", "pool.min_size: -1 is negative; sizes are 0 or more"),
+        ],
+    ),
+    "max-zero": (
+        {"pool": {"max_size": 0}},
+        [
+            ("E", "pool.max_size: 0: the pool could never run a GPU node; set 1 or more"),
+        ],
+    ),
+    "min-above-zero": (
+        {"pool": {"min_size": 1, "desired_size": 1}},
+        [
+            (
+                "W",
+                "pool.min_size: 1: that many GPU nodes per node group run (and bill) even when idle; 0 lets the pool scale to zero",
+            ),
+        ],
+    ),
+    "too-many-tags": (
+        {
+            "pool": {
+                "labels": {
+                    "l0": "x",
+                    "l1": "x",
+                    "l2": "x",
+                    "l3": "x",
+                    "l4": "x",
+                    "l5": "x",
+                    "l6": "x",
+                    "l7": "x",
+                    "l8": "x",
+                    "l9": "x",
+                    "l10": "x",
+                    "l11": "x",
+                    "l12": "x",
+                    "l13": "x",
+                    "l14": "x",
+                    "l15": "x",
+                    "l16": "x",
+                    "l17": "x",
+                    "l18": "x",
+                    "l19": "x",
+                    "l20": "x",
+                    "l21": "x",
+                    "l22": "x",
+                    "l23": "x",
+                    "l24": "x",
+                    "l25": "x",
+                    "l26": "x",
+                    "l27": "x",
+                    "l28": "x",
+                    "l29": "x",
+                    "l30": "x",
+                    "l31": "x",
+                    "l32": "x",
+                    "l33": "x",
+                    "l34": "x",
+                    "l35": "x",
+                    "l36": "x",
+                    "l37": "x",
+                    "l38": "x",
+                    "l39": "x",
+                }
+            }
+        },
+        [
+            (
+                "E",
+                "pool.labels: labels and taints need 49 ASG tags, plus 3 EKS adds: 52, over Auto Scaling's 50 per group; use fewer labels/taints",
+            ),
+        ],
+    ),
+    "small-disk": (
+        {"pool": {"disk_size_gib": 50}},
+        [
+            (
+                "W",
+                "pool.disk_size_gib: 50 GiB: CUDA images are several GiB each and pods get evicted under disk pressure; use 100 or more (default 200)",
+            ),
+        ],
+    ),
+    "huge-disk": (
+        {"pool": {"disk_size_gib": 20000}},
+        [
+            ("E", "pool.disk_size_gib: 20000 is outside 1..16384 GiB"),
+        ],
+    ),
+    "same-type-twice": (
+        {"pool": {"instance_types": ["g5.xlarge", ["g6.xlarge", "g5.xlarge"]]}},
+        [
+            (
+                "E",
+                "pool.instance_types[1]: 'g5.xlarge' is listed again (first in "
+                "instance_types[0]); a type belongs to one node group: remove one",
+            ),
+        ],
+    ),
+    "ami-type-of-another-family": (
+        {"pool": {"ami_family": "AL2023", "ami_type": "BOTTLEROCKET_x86_64_NVIDIA"}},
+        [
+            (
+                "E",
+                "pool.ami_type: 'BOTTLEROCKET_x86_64_NVIDIA' is a BOTTLEROCKET AMI but ami_family "
+                "is AL2023: drop ami_type (it is derived from ami_family) or set ami_family: "
+                "BOTTLEROCKET",
+            ),
+        ],
+    ),
+    "existing-subnets-in-another-region": (
+        {
+            "region": "eu-west-1",
+            "cluster": {
+                "existing": {
+                    "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:1:function:k",
+                    "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "subnets_by_zone": {"us-west-2a": ["subnet-0123abcd"]},
+                }
+            },
+        },
+        [
+            (
+                "E",
+                "cluster.existing.subnets_by_zone: 'us-west-2a' is not in region eu-west-1, where "
+                "the stack and the cluster are: use that region's subnets",
+            ),
+        ],
+    ),
+    "autoscaler-on-the-gpu-pool": (
+        {"autoscaler": {"node_selector": {"workload": "inference"}}},
+        [
+            (
+                "E",
+                "autoscaler.node_selector: {'workload': 'inference'} selects pool 'gpu', whose GPU "
+                "nodes are tainted: the autoscaler pod would stay Pending there (or keep a GPU "
+                "node from scaling down): select the system nodes",
+            ),
+        ],
+    ),
+    "autoscaler-selector-value": (
+        {"autoscaler": {"node_selector": {"role": "system nodes"}}},
+        [
+            (
+                "E",
+                "autoscaler.node_selector.role: 'system nodes' is not a label value: use up to 63 "
+                "letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+            ),
+        ],
+    ),
+    "cidrs-with-a-private-endpoint": (
+        {"cluster": {"endpoint_access": "private", "public_access_cidrs": ["203.0.113.0/24"]}},
+        [
+            (
+                "E",
+                "cluster.public_access_cidrs: set, but endpoint_access is private (there is no "
+                "public endpoint): remove it",
+            ),
+        ],
+    ),
+    "narrowed-public-only-endpoint": (
+        {"cluster": {"endpoint_access": "public", "public_access_cidrs": ["203.0.113.0/24"]}},
+        [
+            (
+                "E",
+                "cluster.public_access_cidrs: with endpoint_access public the nodes reach the API "
+                "over the internet, so it cannot be narrowed: use endpoint_access "
+                "public_and_private to narrow it",
+            ),
+        ],
+    ),
+    "eks-no-longer-creates": (
+        {"cluster": {"kubernetes_version": "1.29"}, "autoscaler": {"enabled": False}},
+        [
+            (
+                "E",
+                "cluster.kubernetes_version: EKS no longer creates 1.29 clusters (extended support ended 2026-03-23), so the cluster would fail to create: use 1.36",
+            ),
+        ],
+    ),
+    "no-ca-image-for-version": (
+        {"cluster": {"kubernetes_version": "1.29"}},
+        [
+            (
+                "E",
+                "cluster.kubernetes_version: EKS no longer creates 1.29 clusters (extended support ended 2026-03-23), so the cluster would fail to create: use 1.36",
+            ),
+            (
+                "E",
+                "cluster.kubernetes_version: no Cluster Autoscaler image is pinned for 1.29 (its minor must equal the cluster's); choose another version, set autoscaler.image_tag, or set autoscaler.enabled: false",
+            ),
+        ],
+    ),
+    "unsupported-version": (
+        {"cluster": {"kubernetes_version": "1.31"}},
+        [
+            (
+                "E",
+                "cluster.kubernetes_version: '1.31' is not supported; choose one of 1.29, 1.32, 1.33, 1.34, 1.35, 1.36",
+            ),
+        ],
+    ),
+    "layer-mismatch": (
+        {"cluster": {"kubectl_layer_version": "1.33"}},
+        [
+            (
+                "E",
+                "cluster.kubectl_layer_version: '1.33' does not match the cluster's 1.36; kubectl must match the API server's minor: remove the setting or set '1.36'",
+            ),
+        ],
+    ),
+    "empty-instance-types": (
+        {"pool": {"instance_types": []}},
+        [
+            ("E", "pool.instance_types: empty; list at least one, e.g. ['g5.xlarge']"),
+        ],
+    ),
+    "empty-group": (
+        {"pool": {"instance_types": [[]]}},
+        [
+            ("E", "pool.instance_types[0]: empty list; name at least one instance type"),
+        ],
+    ),
+    "bad-zone": (
+        {"region": "us-east-1", "pool": {"zones": ["us-east-1"]}},
+        [
+            ("E", "pool.zones: 'us-east-1' is not an availability zone name such as us-east-1a"),
+        ],
+    ),
+    "zone-other-region": (
+        {"region": "us-east-1", "pool": {"zones": ["eu-west-1a"]}},
+        [
+            ("E", "pool.zones: 'eu-west-1a' is not in region us-east-1"),
+        ],
+    ),
+    "zone-twice": (
+        {"region": "us-east-1", "pool": {"zones": ["us-east-1a", "us-east-1a"]}},
+        [
+            ("E", "pool.zones: lists a zone twice"),
+        ],
+    ),
+    "zones-need-region": (
+        {"pool": {"zones": ["us-east-1a"]}},
+        [
+            ("E", "pool.zones: needs region: zone names only mean something in a known region"),
+        ],
+    ),
+    "zone-without-subnets": (
+        {
+            "cluster": {
+                "existing": {
+                    "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
+                    "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "subnets_by_zone": {"eu-west-1a": ["subnet-0123abcd"]},
+                }
+            },
+            "pool": {"zones": ["eu-west-1c"]},
+        },
+        [
+            (
+                "E",
+                "pool.zones: eu-west-1c not in cluster.existing.subnets_by_zone (eu-west-1a): add its subnets or drop the zone",
+            ),
+        ],
+    ),
+    "system-nodes": (
+        {"cluster": {"system_nodes": {"min_size": 3, "desired_size": 1}}},
+        [
+            (
+                "E",
+                "cluster.system_nodes: sizes min 3, desired 1, max 3 must satisfy 0 <= min <= desired <= max, max >= 1",
+            ),
+        ],
+    ),
+}
+
+
+def findings(settings):
+    return rules.findings(settings, today=TODAY)
+
+
+@pytest.mark.parametrize(("settings", "expected"), CASES.values(), ids=CASES.keys())
+def test_rule_reports_its_exact_message(settings, expected):
+    assert findings(settings) == expected
+
+
+ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ in v[1])}
+
+
+@pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
+def test_errors_stop_before_anything_is_synthesized(settings, expected):
+    rules.assert_nothing_built(settings, expected)
+
+
+def test_valid_defaults_have_no_findings():
+    assert findings({}) == []
+
+
+def test_warnings_reach_the_synth_output_once_each():
+    from aws_cdk.assertions import Annotations, Match
+
+    from tests.support.cfn import synth_stack
+
+    stack = synth_stack({"pool": {"min_size": 1, "desired_size": 1, "disk_size_gib": 50}})
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    assert sorted((w.id, str(w.entry.data).split(":")[0]) for w in warnings) == [
+        ("/Test/GpuPool", "pool.disk_size_gib"),
+        ("/Test/GpuPool", "pool.min_size"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pin", "expected"),
+    [
+        ("2.1148.1", []),
+        (
+            "^2.1148.1",
+            [
+                "package.json devDependencies.aws-cdk: '^2.1148.1' is not an exact version; "
+                'pin the CDK CLI, e.g. "2.1148.1"'
+            ],
+        ),
+        (
+            "latest",
+            [
+                "package.json devDependencies.aws-cdk: 'latest' is not an exact version; "
+                'pin the CDK CLI, e.g. "2.1148.1"'
+            ],
+        ),
+    ],
+)
+def test_cdk_cli_must_be_pinned_exactly(tmp_path, pin, expected):
+    import json
+
+    from gpu_pool.checks.app import check_cli_pin
+
+    package_json = tmp_path / "package.json"
+    package_json.write_text(json.dumps({"devDependencies": {"aws-cdk": pin}}))
+    assert [str(f) for f in check_cli_pin(package_json)] == expected
+
+
+def test_the_projects_own_cli_pin_passes():
+
+    from gpu_pool.checks.app import check_cli_pin
+
+    assert check_cli_pin(ROOT / "package.json") == []

@@ -1,0 +1,96 @@
+"""Config files as users save them: encodings, duplicate keys, and arbitrary bytes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gpu_pool.settings import AppSettings, ConfigError, load_settings
+from tests.support.cfn import synth
+
+CONFIG = "pool:\n  instance_types: [g6.xlarge]\n  max_size: 4\nautoscaler:\n  expander: priority\n"
+
+
+def _load(tmp_path, data: bytes, name="cluster.yaml"):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return load_settings({}, str(path))
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        "\ufeff".encode() + CONFIG.encode(),  # UTF-8 with a byte-order mark (Notepad)
+        CONFIG.encode("utf-16"),  # UTF-16 LE with its mark (Windows PowerShell 5 `>`)
+        "\ufeff".encode("utf-16-be") + CONFIG.encode("utf-16-be"),
+    ],
+    ids=["utf-8-bom", "utf-16-le-bom", "utf-16-be-bom"],
+)
+def test_files_with_a_byte_order_mark_read_as_their_utf8_twin(tmp_path, encoded):
+    assert _load(tmp_path, encoded) == _load(tmp_path, CONFIG.encode(), "plain.yaml")
+
+
+def test_a_binary_file_is_refused_by_name(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        _load(tmp_path, bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0x00]))
+    assert str(raised.value) == (
+        f"config: '{tmp_path / 'cluster.yaml'}' is not UTF-8 text (nor UTF-16 with a byte-order "
+        "mark); save it as UTF-8 YAML"
+    )
+
+
+def test_a_key_given_twice_is_refused_in_yaml_and_json(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        _load(tmp_path, b"pool:\n  max_size: 4\n  labels: {a: b}\n  max_size: 40\n")
+    assert str(raised.value) == (
+        f"config: '{tmp_path / 'cluster.yaml'}' is not valid YAML: 'max_size' is set twice in one "
+        "mapping; only the last would count: remove one (line 4, column 3)"
+    )
+    with pytest.raises(ConfigError) as raised:
+        _load(tmp_path, b'{"pool": {"max_size": 4, "max_size": 40}}', "cluster.json")
+    assert str(raised.value) == (
+        f"config: '{tmp_path / 'cluster.json'}' is not valid JSON: 'max_size' is set twice in "
+        "one object; only the last would count"
+    )
+
+
+def _mutations(seed: int) -> bytes:
+    """Random bytes, or a valid file with random bytes flipped, inserted or cut."""
+    rng = random.Random(seed)
+    if seed % 3 == 0:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(64)))
+    data = bytearray(CONFIG.encode("utf-16" if seed % 5 == 0 else "utf-8"))
+    for _ in range(rng.randrange(1, 6)):
+        position = rng.randrange(len(data))
+        action = rng.randrange(3)
+        if action == 0:
+            data[position] = rng.randrange(256)
+        elif action == 1:
+            data.insert(position, rng.choice(b"{}[]:,-'\"\n\t #&*!|>%@`"))
+        else:
+            del data[position]
+    return bytes(data)
+
+
+def test_any_bytes_end_in_a_config_error_or_settings_that_synthesize(tmp_path):
+    valid = []
+    for seed in range(400):
+        for name in ("cluster.yaml", "cluster.json"):
+            try:
+                settings = _load(tmp_path, _mutations(seed), name)
+            except ConfigError as err:
+                assert str(err).strip(), "a message, one line per problem"
+                continue
+            assert isinstance(settings, AppSettings)
+            valid.append(settings)
+    assert valid, "some mutations leave a valid file"
+    synthesized = 0
+    for settings in {s.model_dump_json(exclude_unset=True): s for s in valid}.values():
+        try:
+            synth(settings.model_dump(mode="json", exclude_unset=True))
+        except ConfigError as err:  # a rule across settings: clean as well
+            assert str(err).strip()
+            continue
+        synthesized += 1
+    assert synthesized

@@ -1,0 +1,229 @@
+"""Guardrails of the Karpenter mode: one case per rule, each with its exact message."""
+
+from datetime import date
+
+import pytest
+
+from tests.support import rules
+
+TODAY = date(2026, 12, 2)
+
+
+def karpenter(**pool):
+    return {"pool": {"provisioner": "karpenter", **pool}}
+
+
+CASES = {
+    "not-nvidia": (
+        karpenter(instance_types=["g4ad.xlarge"]),
+        [
+            (
+                "E",
+                "pool.instance_types[0]: 'g4ad.xlarge' carries AMD Radeon Pro V520, not an NVIDIA GPU; the NVIDIA AMIs, device plugin and GPU Operator do nothing there",
+            )
+        ],
+    ),
+    "fractional-g6f": (
+        karpenter(instance_types=["g6f.xlarge"]),
+        [
+            (
+                "E",
+                "pool.instance_types: 'g6f.xlarge' (fractional L4: one partial GPU per node) reports 0 GPUs in EC2's data, which is all Karpenter counts: it would never launch it for a pod requesting nvidia.com/gpu; use provisioner: cluster-autoscaler for g6f, or a whole-GPU family such as g6",
+            )
+        ],
+    ),
+    "fractional-gr6f": (
+        karpenter(instance_types=["g6.xlarge", "gr6f.4xlarge"]),
+        [
+            (
+                "E",
+                "pool.instance_types: 'gr6f.4xlarge' (fractional L4: one partial GPU per node) reports 0 GPUs in EC2's data, which is all Karpenter counts: it would never launch it for a pod requesting nvidia.com/gpu; use provisioner: cluster-autoscaler for gr6f, or a whole-GPU family such as g6",
+            )
+        ],
+    ),
+    "gpu-limit-below-largest-type": (
+        karpenter(instance_types=["g5.xlarge", "g5.12xlarge"], karpenter={"gpu_limit": 2}),
+        [
+            (
+                "E",
+                "pool.karpenter.gpu_limit: 2 is below the 4 GPUs of g5.12xlarge: Karpenter could never launch it: raise it to 4 or more, or drop the type",
+            )
+        ],
+    ),
+    "no-nodes": (
+        karpenter(max_size=0, desired_size=0),
+        [
+            (
+                "E",
+                "pool.max_size: 0: the NodePool's node limit; the pool could never run a GPU node: set 1 or more",
+            ),
+            (
+                "E",
+                "pool.karpenter.gpu_limit: 0 is below the 1 GPUs of g5.xlarge: Karpenter could never launch it: raise it to 1 or more, or drop the type",
+            ),
+        ],
+    ),
+    "karpenter-label": (
+        karpenter(labels={"karpenter.sh/team": "ml"}),
+        [
+            (
+                "E",
+                "pool.labels: 'karpenter.sh/team' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/team",
+            )
+        ],
+    ),
+    "kubernetes-io-label": (
+        karpenter(labels={"node-role.kubernetes.io/gpu": "", "team.kubernetes.io/x": "a"}),
+        [
+            (
+                "E",
+                "pool.labels: 'team.kubernetes.io/x' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/x",
+            )
+        ],
+    ),
+    "hostname-label": (
+        karpenter(labels={"kubernetes.io/hostname": "gpu-1"}),
+        [
+            (
+                "E",
+                "pool.labels: 'kubernetes.io/hostname' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/hostname",
+            )
+        ],
+    ),
+    "latest-alias": (
+        karpenter(karpenter={"ami_alias": "al2023@latest"}),
+        [
+            (
+                "E",
+                "pool.karpenter.ami_alias: 'al2023@latest': every AMI release would replace every node of the pool (drift), running jobs included; pin a release such as al2023@v20260714 and move it on purpose",
+            )
+        ],
+    ),
+    "alias-of-another-family": (
+        karpenter(ami_family="BOTTLEROCKET", karpenter={"ami_alias": "al2023@v20260714"}),
+        [
+            (
+                "E",
+                "pool.karpenter.ami_alias: 'al2023@v20260714' names AMI family al2023 but ami_family is BOTTLEROCKET: use bottlerocket@<version>",
+            )
+        ],
+    ),
+    "karpenter-too-old-for-1-36": (
+        {**karpenter(), "karpenter": {"chart_version": "1.12.3"}},
+        [
+            (
+                "E",
+                "karpenter.chart_version: Karpenter 1.12.3 does not support Kubernetes 1.36 (it needs 1.13.0 or newer): use 1.14.1, or leave it unset",
+            )
+        ],
+    ),
+    "karpenter-on-1-29": (
+        {
+            **karpenter(),
+            "cluster": {
+                "kubernetes_version": "1.29",
+                "existing": {
+                    "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
+                    "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"]},
+                    "cluster_security_group_id": "sg-0aaaaaaaaaaaaaaaa",
+                },
+            },
+        },
+        [
+            (
+                "W",
+                "cluster.kubernetes_version: 1.29 left EKS extended support on 2026-03-23; EKS upgrades such clusters itself: set the cluster's current minor here",
+            ),
+            (
+                "E",
+                "cluster.kubernetes_version: Karpenter's compatibility matrix starts at 1.30; 1.29 is not in it: upgrade the cluster, or use provisioner: cluster-autoscaler",
+            ),
+        ],
+    ),
+    "karpenter-version-not-exact": (
+        {**karpenter(), "karpenter": {"chart_version": "latest"}},
+        [
+            (
+                "E",
+                "karpenter.chart_version: 'latest' is not an exact version; pin one such as 1.2.3 (never 'latest' or a range), or leave it unset for the tested pin in gpu_pool/model/versions.py",
+            )
+        ],
+    ),
+    "existing-cluster-without-security-group": (
+        {
+            **karpenter(),
+            "cluster": {
+                "existing": {
+                    "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
+                    "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"]},
+                }
+            },
+        },
+        [
+            (
+                "E",
+                "cluster.existing.cluster_security_group_id: required with a karpenter pool: Karpenter puts its nodes in the cluster security group; copy it from `aws eks describe-cluster` (resourcesVpcConfig.clusterSecurityGroupId)",
+            )
+        ],
+    ),
+    "controller-on-a-gpu-pool": (
+        {**karpenter(), "karpenter": {"node_selector": {"gpu-pool.io/pool": "gpu"}}},
+        [
+            (
+                "E",
+                "karpenter.node_selector: {'gpu-pool.io/pool': 'gpu'} selects pool 'gpu', whose GPU nodes are tainted: the karpenter pod would stay Pending there (or keep a GPU node from scaling down): select the system nodes",
+            )
+        ],
+    ),
+    "min-size-ignored": (
+        karpenter(min_size=1, desired_size=1),
+        [
+            (
+                "W",
+                "pool.min_size: 1 is ignored with provisioner: karpenter, which launches nodes only for pending pods and keeps no minimum: leave it 0",
+            ),
+            (
+                "W",
+                "pool.desired_size: 1 is ignored with provisioner: karpenter, which launches nodes only for pending pods and keeps no minimum: leave it 0",
+            ),
+        ],
+    ),
+    "one-entry-may-mix-gpu-counts": (
+        karpenter(instance_types=[["g5.xlarge", "g5.12xlarge"], "g5g.xlarge"]),
+        [],
+    ),
+    "mixed-app-still-checks-the-autoscaler": (
+        {
+            "pools": {
+                "a": {"provisioner": "karpenter"},
+                "b": {"labels": {"accelerator": "nvidia", "workload": "b"}},
+            },
+            "autoscaler": {"image_tag": "v1.35.2"},
+        },
+        [
+            (
+                "E",
+                "autoscaler.image_tag: 'v1.35.2' does not match the cluster's minor 1.36; Cluster Autoscaler supports only its own minor: use a v1.36.x tag",
+            )
+        ],
+    ),
+    "autoscaler-settings-unused-without-node-group-pools": (
+        {**karpenter(), "autoscaler": {"image_tag": "v1.35.2"}},
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize(("settings", "expected"), CASES.values(), ids=CASES.keys())
+def test_rule_reports_its_exact_message(settings, expected):
+    assert rules.findings(settings, today=TODAY) == expected
+
+
+ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ in v[1])}
+
+
+@pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
+def test_errors_stop_before_anything_is_synthesized(settings, expected):
+    rules.assert_nothing_built(settings, expected)

@@ -1,0 +1,170 @@
+"""Settings: cdk.json context, `-c config=FILE` merged over it, and one clear line per mistake."""
+
+import json
+
+import pytest
+
+from gpu_pool.settings import CONTEXT_KEY, ConfigError, load_settings
+from tests.support.paths import ROOT
+
+
+def test_cdk_json_defaults_are_valid_and_match_the_models():
+    context = json.loads((ROOT / "cdk.json").read_text())["context"][CONTEXT_KEY]
+    settings = load_settings(context, None)
+    assert settings.cluster.kubernetes_version == "1.35"
+    assert settings.pool.instance_types == ["g5.xlarge"]
+    assert (settings.pool.min_size, settings.pool.desired_size, settings.pool.max_size) == (0, 0, 8)
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_config_file_merges_over_context(tmp_path, suffix):
+    data = {"region": "us-west-2", "pool": {"max_size": 2, "labels": {"team": "ml"}}}
+    path = tmp_path / f"prod{suffix}"
+    path.write_text(json.dumps(data))  # JSON is valid YAML too
+    settings = load_settings({"pool": {"max_size": 4, "disk_size_gib": 300}}, str(path))
+    assert settings.region == "us-west-2"
+    assert settings.pool.max_size == 2  # the file wins
+    assert settings.pool.disk_size_gib == 300  # context kept where the file is silent
+    assert settings.pool.labels == {"team": "ml"}
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"pool": {"max_sise": 3}}, "pool.max_sise: unknown setting; did you mean 'max_size'?"),
+        ({"clustr": {}}, "clustr: unknown setting; did you mean 'cluster'?"),
+        ({"pool": {"max_size": "3"}}, "pool.max_size: Input should be a valid integer (got '3')"),
+        (
+            {"pool": {"instance_types": "g5.xlarge"}},
+            "pool.instance_types: Input should be a valid list (got 'g5.xlarge')",
+        ),
+        (
+            {"pool": {"taints": [{"key": "k", "effect": "NO_SCHEDULE"}]}},
+            "pool.taints.0.effect: Input should be 'NoSchedule', 'NoExecute' or 'PreferNoSchedule' "
+            "(got 'NO_SCHEDULE')",
+        ),
+        (
+            {
+                "cluster": {
+                    "existing": {"kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/x"}
+                }
+            },
+            "cluster.existing.kubectl_provider_service_token: required setting is missing",
+        ),
+        (
+            {"region": "Frankfurt"},
+            "region: 'Frankfurt' is not an AWS region name such as us-east-1",
+        ),
+        (
+            {"cluster": {"system_nodes": {"instance_type": "t3.mediun"}}},
+            "cluster.system_nodes.instance_type: 't3.mediun' is not an EC2 instance type: "
+            "family.size, e.g. t3.medium (sizes nano, micro, small, medium, large, xlarge, "
+            "2xlarge ... , metal)",
+        ),
+        (
+            {"autoscaler": {"scale_down_unneeded_time": "5 minutes"}},
+            "autoscaler.scale_down_unneeded_time: '5 minutes' is not a duration Cluster "
+            "Autoscaler takes, such as 10m, 90s or 1m30s",
+        ),
+        (
+            {
+                "cluster": {
+                    "existing": {
+                        "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
+                        "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                        "subnets_by_zone": {"eu-west-1a": ["subnet-1"]},
+                    }
+                }
+            },
+            "cluster.existing.subnets_by_zone.eu-west-1a.0: 'subnet-1' is not a subnet id (subnet- "
+            "and 8 or 17 hex digits)",
+        ),
+        ([], "context 'gpu-pool' must be a mapping of settings"),
+    ],
+)
+def test_mistakes_name_the_setting(context, message):
+    with pytest.raises(ConfigError) as err:
+        load_settings(context, None)
+    assert str(err.value).startswith(message)
+
+
+def test_unknown_key_lists_the_valid_ones():
+    with pytest.raises(ConfigError) as err:
+        load_settings({"autoscaler": {"expandr": "random"}}, None)
+    assert (
+        "(valid: enabled, scale_down_unneeded_time, scale_down_delay_after_add, expander,"
+        in str(err.value)
+    )
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match=r"^config: file '.*nope.yaml' does not exist$"):
+        load_settings({}, str(tmp_path / "nope.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("bad.yaml", "pool: [unclosed", "config: '{path}' is not valid YAML: "),
+        ("bad.json", "{'pool': 1}", "config: '{path}' is not valid JSON: "),
+        ("list.yaml", "- a\n- b\n", "config: '{path}' must hold a mapping of settings at the top"),
+    ],
+)
+def test_unreadable_config_files(tmp_path, name, text, message):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_settings({}, str(path))
+    assert str(err.value).startswith(message.format(path=path))
+
+
+def test_a_files_pools_replace_the_contexts_one_pool_form(tmp_path):
+    path = tmp_path / "cluster.yaml"
+    path.write_text("pools:\n  training:\n    instance_types: [p5.48xlarge]\n")
+    settings = load_settings({"pool": {"max_size": 4}}, str(path))
+    assert settings.pool is None
+    assert [(p, s.name, s.instance_types) for p, s in settings.pool_settings()] == [
+        ("pools.training", "training", ["p5.48xlarge"])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        (
+            {"pool": {}, "pools": {"a": {}}},
+            "pool and pools are both set; use `pool` for one pool or `pools` (name -> settings) "
+            "for several, not both",
+        ),
+        (
+            {"pools": {"a": {"name": "b"}}},
+            "pools.a.name: 'b' differs from its key 'a'; in `pools` the key is the name: drop `name`",
+        ),
+        (
+            {"pools": {}},
+            "pools: Dictionary should have at least 1 item after validation, not 0 (got {})",
+        ),
+        (
+            {"pools": {"Big": {}}},
+            "pools.Big: 'Big' is not a pool name: a lowercase letter, then up to 20 lowercase "
+            "letters, digits or '-'",
+        ),
+        (
+            {"autoscaler": {"expander": "price"}},
+            "autoscaler.expander: 'price' makes Cluster Autoscaler exit at start on AWS (its AWS "
+            "provider has no pricing); use 'priority', which prefers fewer GPUs, then cheaper "
+            "families",
+        ),
+    ],
+    ids=["both-forms", "name-differs-from-key", "no-pools", "bad-pool-name", "price-expander"],
+)
+def test_pool_forms_and_expander_errors(context, message):
+    with pytest.raises(ConfigError) as err:
+        load_settings(context, None)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("duration", ["1m30s", "90s", "1.5h", "10m"])
+def test_durations_cluster_autoscaler_takes_are_accepted(duration):
+    settings = load_settings({"autoscaler": {"scale_down_delay_after_add": duration}}, None)
+    assert settings.autoscaler.scale_down_delay_after_add == duration
