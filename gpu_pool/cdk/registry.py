@@ -16,8 +16,7 @@ from aws_cdk import Stack, Token
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from gpu_pool.checks.between_pools import check_pool_among
-from gpu_pool.checks.pool import check_pool
+from gpu_pool.checks import check_pool_on_cluster
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan
@@ -67,12 +66,14 @@ class ClusterPools:
     pod_identity_agent: eks.Addon | None = None
     _findings: list[list[Finding]] = field(default_factory=list)
 
-    def add(self, plan: PoolPlan) -> list[Finding]:
-        """Register `plan` and return its findings; a plan added again returns them as before."""
+    def add(self, plan: PoolPlan, findings: list[Finding] | None = None) -> list[Finding]:
+        """Register `plan` and return its findings (`findings`, if the caller has run the rules
+        already); a plan added again returns them as before."""
         for index, registered in enumerate(self.plans):
             if registered is plan:
                 return self._findings[index]
-        findings = check_pool(plan) + check_pool_among(plan, self.plans)
+        if findings is None:
+            findings = check_pool_on_cluster(plan, self.plans)
         self.plans.append(plan)
         self._findings.append(findings)
         return findings

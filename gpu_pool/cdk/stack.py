@@ -20,14 +20,13 @@ from gpu_pool.cdk.nag.acknowledge import (
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report
-from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, uses_karpenter
-from gpu_pool.checks.controllers import check_node_selector
+from gpu_pool.checks import check_settings
+from gpu_pool.checks.app import uses_autoscaler, uses_karpenter
 from gpu_pool.model.karpenter_api import resource_name
 from gpu_pool.plan.pool import PoolPlan, pascal_case, plan_pools
 from gpu_pool.settings import AppSettings
 
 
-# Label on the system node group; the autoscaler selects it.
 class GpuPoolStack(Stack):
     """GPU pools and their cluster, from AppSettings (see README for every key)."""
 
@@ -35,32 +34,18 @@ class GpuPoolStack(Stack):
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env)
         plans = plan_pools(settings)
-        pools = ClusterPools()
-        # Every error before anything is built; each pool reports its warnings itself.
-        pool_errors = [f for plan in plans for f in pools.add(plan) if f.error]
-        # The controllers check their node selectors too; errors must come before building.
-        selector_errors = [
-            f
-            for selector, setting, used in (
-                (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),
-                (settings.karpenter.node_selector, "karpenter", uses_karpenter(settings)),
-            )
-            if used
-            for f in check_node_selector(selector, plans, setting)
-        ]
         # Before the lookup is cached the stack's zones are placeholders (dummy1a, ...).
         known_zones = [
             z
             for z in self.availability_zones
             if not Token.is_unresolved(z) and not z.startswith("dummy")
         ]
-        report(
-            self,
-            check_app(settings)
-            + check_zones_known(settings, known_zones)
-            + pool_errors
-            + selector_errors,
-        )
+        found = check_settings(settings, plans, known_zones=known_zones)
+        # Every error before anything is built; each pool construct reports its own warnings.
+        report(self, [f for pool in found.pools for f in pool if f.error] + found.app)
+        pools = ClusterPools()
+        for plan, findings in zip(plans, found.pools, strict=True):
+            pools.add(plan, findings)
         self.settings = settings
         existing = settings.cluster.existing
         self.cluster: eks.ICluster

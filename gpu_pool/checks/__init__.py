@@ -1,4 +1,63 @@
 """The rules layer: every known way a GPU pool fails, found from settings and plans alone.
 
 No CDK here: each rule returns Findings (model/findings.py); the constructs report them.
+`check_settings` runs every rule over an app's settings in one order; `check_pool_on_cluster`
+is the part a single pool construct runs when it joins a cluster.
 """
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, uses_karpenter
+from gpu_pool.checks.between_pools import check_pool_among
+from gpu_pool.checks.controllers import check_node_selector
+from gpu_pool.checks.pool import check_pool
+from gpu_pool.model.findings import Finding
+from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.settings import AppSettings
+
+
+def check_pool_on_cluster(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding]:
+    """A pool's rules: on its own, then against the pools already on its cluster (`others`)."""
+    return check_pool(plan) + check_pool_among(plan, others)
+
+
+@dataclass(frozen=True)
+class SettingsFindings:
+    """What `check_settings` found: each pool's findings (in the order of `plans`), then the
+    app's (cluster, zones, the controllers)."""
+
+    pools: list[list[Finding]] = field(default_factory=list)
+    app: list[Finding] = field(default_factory=list)
+
+    def all(self) -> list[Finding]:
+        """Every finding in the order the rules ran."""
+        return [f for findings in self.pools for f in findings] + self.app
+
+    def errors(self) -> list[Finding]:
+        return [f for f in self.all() if f.error]
+
+
+def check_settings(
+    settings: AppSettings,
+    plans: Sequence[PoolPlan],
+    *,
+    known_zones: Sequence[str] = (),
+    today: date | None = None,
+) -> SettingsFindings:
+    """Every rule over the app's settings and their `plans`, in one order: each pool on its own
+    and against the pools before it; then the app (Kubernetes version, endpoint, zones, system
+    nodes, the controllers' pins), the pools' zones against `known_zones` (the region's zones
+    from cdk.context.json; empty: not looked up yet), and where each controller in use runs."""
+    pools = [check_pool_on_cluster(plan, plans[:index]) for index, plan in enumerate(plans)]
+    app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
+    for selector, setting, used in (
+        (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),
+        (settings.karpenter.node_selector, "karpenter", uses_karpenter(settings)),
+    ):
+        if used:
+            app += check_node_selector(selector, plans, setting)
+    return SettingsFindings(pools, app)
