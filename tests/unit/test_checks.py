@@ -540,6 +540,7 @@ def test_rule_reports_its_exact_message(settings, expected):
 ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ in v[1])}
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
 def test_errors_stop_before_anything_is_synthesized(settings, expected):
     rules.assert_nothing_built(settings, expected)
@@ -549,6 +550,7 @@ def test_valid_defaults_have_no_findings():
     assert findings({}) == []
 
 
+@pytest.mark.synth
 def test_warnings_reach_the_synth_output_once_each():
     from aws_cdk.assertions import Annotations, Match
 

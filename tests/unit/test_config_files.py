@@ -7,7 +7,6 @@ import random
 import pytest
 
 from gpu_pool.settings import AppSettings, ConfigError, load_settings
-from tests.support.cfn import synth
 
 CONFIG = "pool:\n  instance_types: [g6.xlarge]\n  max_size: 4\nautoscaler:\n  expander: priority\n"
 
@@ -73,7 +72,10 @@ def _mutations(seed: int) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.synth
 def test_any_bytes_end_in_a_config_error_or_settings_that_synthesize(tmp_path):
+    from tests.support.cfn import synth
+
     valid = []
     for seed in range(400):
         for name in ("cluster.yaml", "cluster.json"):

@@ -224,6 +224,7 @@ def test_rule_reports_its_exact_message(settings, expected):
 ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ in v[1])}
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
 def test_errors_stop_before_anything_is_synthesized(settings, expected):
     rules.assert_nothing_built(settings, expected)
