@@ -1,7 +1,8 @@
 """Which managed node groups a deploy would replace, delete or roll, read from two templates.
 
 CloudFormation replaces an AWS::EKS::Nodegroup when one of its create-only properties changes
-(its resource schema; ../shared/FACTS.md). It creates the new group first, then deletes the old
+(createOnlyProperties in its CloudFormation resource schema). It creates the new group first,
+then deletes the old
 one, whose nodes are drained for a few minutes with PodDisruptionBudgets ignored
 (aws/containers-roadmap#1636): running GPU jobs die. A group whose logical id is gone from the
 new template is deleted the same way; gpu-pool's logical ids name the instance types (and zone),

@@ -2,7 +2,8 @@
 
 The node template Cluster Autoscaler builds at zero nodes advertises exactly the GPU count we tag,
 so the count must be right for the instance type. Counts are EC2 DescribeInstanceTypes figures as
-mirrored by Karpenter and Cluster Autoscaler (../shared/FACTS.md); the catalog is ours because
+mirrored by Karpenter's generated instance types and Cluster Autoscaler's ec2_instance_types.go;
+the catalog is ours because
 aws-cdk-lib's own list rejects several current families (p5, p6-b200, g6f, gr6, g7e).
 """
 
@@ -30,7 +31,7 @@ class GpuFamily:
     # generated 2026-07-20). Only the order matters: it ranks families for the scale-up choice.
     usd_per_gpu_hour: float
     # Lowest NVIDIA driver branch that runs this GPU; the EKS AL2023 and Bottlerocket NVIDIA
-    # AMIs carry 580 (../shared/FACTS.md).
+    # AMIs carry 580 (amazon-eks-ami release notes; awslabs/amazon-eks-ami#2768 for g7).
     min_driver: int = 0
     note: str = ""
     # Whether EC2 DescribeInstanceTypes reports the GPUs. Karpenter counts GPUs from EC2's data

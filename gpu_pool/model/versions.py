@@ -24,7 +24,7 @@ class KubernetesRelease:
     kubectl_layer_module: str
     kubectl_layer_class: str
     # Last day EKS creates clusters of this minor (end of extended support), from the EKS
-    # Kubernetes version calendar (../shared/FACTS.md).
+    # Kubernetes version calendar (EKS user guide, "Kubernetes version lifecycle").
     eks_creates_until: date
     # registry.k8s.io/autoscaling/cluster-autoscaler tag whose minor equals the cluster's.
     # None: no tag verified for this minor; enabling the autoscaler on it is a synth error.
@@ -49,7 +49,7 @@ KUBERNETES_RELEASES: dict[str, KubernetesRelease] = {
         date(2027, 3, 23),
         "v1.32.5",
     ),
-    # CA tags 1.33..1.35: kubernetes/autoscaler releases (../shared/FACTS.md).
+    # CA tags 1.33..1.35: kubernetes/autoscaler tags cluster-autoscaler-1.33.6, -1.34.5, -1.35.2.
     "1.33": KubernetesRelease(
         "1.33",
         "aws_cdk.lambda_layer_kubectl_v33",
@@ -97,7 +97,7 @@ class ChartPin:
     namespace: str
 
 
-# NVIDIA/k8s-device-plugin releases; 0.20.0 is 2026-08 (../shared/FACTS.md).
+# NVIDIA/k8s-device-plugin releases (its GitHub releases and chart index); 0.20.0 is 2026-08.
 NVIDIA_DEVICE_PLUGIN = ChartPin(
     chart="nvidia-device-plugin",
     repository="https://nvidia.github.io/k8s-device-plugin",
@@ -113,7 +113,7 @@ NVIDIA_GPU_OPERATOR = ChartPin(
     namespace="gpu-operator",
 )
 
-# kubernetes/autoscaler charts, cluster-autoscaler 9.59.0 (../shared/FACTS.md).
+# kubernetes/autoscaler charts/cluster-autoscaler/Chart.yaml, version 9.59.0.
 CLUSTER_AUTOSCALER = ChartPin(
     chart="cluster-autoscaler",
     repository="https://kubernetes.github.io/autoscaler",

@@ -1,7 +1,8 @@
 """What makes a GPU node advertise `nvidia.com/gpu`: the device plugin or the GPU Operator.
 
 The AL2023 NVIDIA AMI carries driver and container toolkit but not the device plugin; the
-Bottlerocket NVIDIA AMI ships the plugin itself (../shared/FACTS.md).
+Bottlerocket NVIDIA AMI ships the plugin itself (EKS user guide, "Amazon EKS optimized
+accelerated AMIs"; Bottlerocket's -nvidia variants).
 
 Every GPU node must run exactly one device plugin, whatever labels users give their pools:
 - each pool's device plugin selects the pool's nodes by the label that names the pool

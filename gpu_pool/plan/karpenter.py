@@ -1,7 +1,7 @@
 """A Karpenter pool's plan: the NodePool and EC2NodeClass its settings resolve to.
 
 Field names and rules follow Karpenter's v1 API (karpenter.sh/v1 NodePool, karpenter.k8s.aws/v1
-EC2NodeClass, aws/karpenter-provider-aws v1.14.1; ../shared/FACTS.md, "Karpenter"). Karpenter
+EC2NodeClass, aws/karpenter-provider-aws v1.14.1). Karpenter
 reads GPU counts from EC2, so there is no node template to keep right; what matters is that
 every node it launches is an NVIDIA node of the pool, carries the pool's labels and taints (its
 device plugin selects them), and is never disrupted under a running GPU job.

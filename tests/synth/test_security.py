@@ -7,7 +7,7 @@ import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 
-from gpu_pool.cdk.nag.rules import GpuPoolChecks
+from gpu_pool.cdk.nag.rules import GpuPoolNagPack
 from tests.support.cfn import only, render, resources, synth
 from tests.support.paths import ROOT
 from tests.support.settings import BOTTLEROCKET, EXISTING
@@ -134,7 +134,7 @@ def _findings(build):
     app = cdk.App()
     stack = cdk.Stack(app, "Rules")
     build(stack)
-    report = GpuPoolChecks().validate_scope(stack)
+    report = GpuPoolNagPack().validate_scope(stack)
     return sorted(v.rule_name for v in report.violations)
 
 

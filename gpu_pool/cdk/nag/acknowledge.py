@@ -39,9 +39,9 @@ MANAGED_POLICY_REASONS = {
 def apply_aws_solutions(app: cdk.App) -> None:
     """Validate every stack in the app against the AwsSolutions pack and gpu-pool's own rules
     (nag_rules.py) at synth."""
-    from gpu_pool.cdk.nag.rules import GpuPoolChecks
+    from gpu_pool.cdk.nag.rules import GpuPoolNagPack
 
-    cdk.Validations.of(app).add_plugins(cdk_nag.AwsSolutionsChecks(app), GpuPoolChecks(app))
+    cdk.Validations.of(app).add_plugins(cdk_nag.AwsSolutionsChecks(app), GpuPoolNagPack(app))
 
 
 def acknowledge(scope: IConstruct, finding: str, reason: str, plugin: str = "AwsSolutions") -> None:

@@ -148,7 +148,7 @@ class _Apply:
         return self._check(node)
 
 
-class GpuPoolChecks(cdk_nag.NagPack):
+class GpuPoolNagPack(cdk_nag.NagPack):
     """The rules above as a cdk-nag pack named GpuPool; add it beside AwsSolutionsChecks."""
 
     def __init__(self, scope: IConstruct | None = None) -> None:

@@ -1,8 +1,9 @@
 """Writes Cluster Autoscaler tags onto a managed node group's Auto Scaling group.
 
-Tags set on AWS::EKS::Nodegroup do not propagate to its ASG (../shared/FACTS.md), so one custom
-resource per node group writes them, and deletes the ones a previous deploy wrote that the
-settings no longer have (handler/index.py).
+Tags set on AWS::EKS::Nodegroup do not propagate to its ASG (EKS API reference, CreateNodegroup
+`tags`: they "do not propagate to any other resources associated with the node group"), so one
+custom resource per node group writes them, and deletes the ones a previous deploy wrote that
+the settings no longer have (handler/index.py).
 """
 
 from __future__ import annotations
