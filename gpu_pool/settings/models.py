@@ -15,7 +15,11 @@ from gpu_pool.settings.errors import ConfigError, describe_validation_error, mat
 
 
 class _Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # A string right after a field is its description (use_attribute_docstrings): the docs
+    # settings reference is generated from them.
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True
+    )
 
     def __init__(self, **data: Any) -> None:
         """Construct from keyword settings; a wrong one raises ConfigError, naming it."""
@@ -81,8 +85,11 @@ class Taint(_Settings):
     """A node taint, effect in Kubernetes spelling; each consumer's form is one method here."""
 
     key: str = Field(min_length=1, max_length=63)
+    """The taint's key, e.g. nvidia.com/gpu."""
     value: str = Field(default="", max_length=63)
+    """Its value; pods tolerate it with this value (operator Equal)."""
     effect: TaintEffect = "NoSchedule"
+    """NoSchedule, NoExecute or PreferNoSchedule (Kubernetes spelling)."""
 
     def node_taint(self) -> dict[str, str]:
         """As a node (and a Karpenter NodePool) carries it; no `value` when it is empty."""
@@ -113,14 +120,18 @@ class GpuOperatorSettings(_Settings):
     """NVIDIA GPU Operator components. The EKS NVIDIA AMIs already carry driver and toolkit."""
 
     driver_enabled: bool = False
+    """Install the operator's driver; the EKS NVIDIA AMIs already carry one (keep false)."""
     toolkit_enabled: bool = False
+    """Install the operator's container toolkit; the AMIs carry it (keep false)."""
 
 
 class ChartVersions(_Settings):
     """Overrides for pinned chart/image versions (defaults: gpu_pool/model/versions.py)."""
 
     device_plugin: str | None = None
+    """NVIDIA device plugin chart version; None: the pin."""
     gpu_operator: str | None = None
+    """NVIDIA GPU Operator chart version; None: the pin."""
 
 
 # Karpenter's own durations (its CRDs' pattern): whole hours, minutes and seconds.
@@ -141,19 +152,19 @@ class KarpenterPoolSettings(_Settings):
     until they finish unless `termination_grace_period` is set.
     """
 
-    # The EC2NodeClass AMI alias, family@version of the pool's ami_family; None: the pin in
-    # gpu_pool/model/versions.py. A new version replaces every node of the pool (drift).
     ami_alias: str | None = matching(
         r"^[a-z0-9]+@.+$", "an AMI alias family@version such as al2023@v20260714", default=None
     )
-    # How long a node must be empty before Karpenter removes it (Karpenter's default is 0s).
+    """The EC2NodeClass AMI alias, family@version of the pool's ami_family; None: the pin in
+    gpu_pool/model/versions.py. A new version replaces every node of the pool (drift)."""
     consolidate_after: KarpenterDuration = "5m"
-    # Maximum node age before it is drained and replaced (Karpenter's default, 30 days).
+    """How long a node must be empty before Karpenter removes it (Karpenter's default is 0s)."""
     expire_after: KarpenterDuration = "720h"
-    # How long a draining node waits for do-not-disrupt pods; None: as long as they run.
+    """Maximum node age before it is drained and replaced (Karpenter's default, 30 days)."""
     termination_grace_period: KarpenterDuration | None = None
-    # The NodePool's nvidia.com/gpu limit; None: max_size nodes of the pool's largest type.
+    """How long a draining node waits for do-not-disrupt pods; None: as long as they run."""
     gpu_limit: int | None = None
+    """The NodePool's nvidia.com/gpu limit; None: max_size nodes of the pool's largest type."""
 
 
 def _default_taints() -> list[Taint]:
@@ -168,74 +179,85 @@ class PoolSettings(_Settings):
     capacity, a 200 GiB root disk for CUDA images, and a taint so only GPU work lands on the pool.
     """
 
-    # Unique per cluster; nodes carry it as the label gpu-pool.io/pool. In `pools`, the key.
     name: PoolName = "gpu"
-    # What launches the pool's nodes: managed node groups scaled by Cluster Autoscaler, or a
-    # Karpenter NodePool (README: "Choosing a provisioner").
+    """Unique per cluster; nodes carry it as the label gpu-pool.io/pool. In `pools`, the key."""
     provisioner: Provisioner = "cluster-autoscaler"
-    # Each entry is one node group: an instance type, or a list of interchangeable types with the
-    # same GPU count (for Spot diversity).
+    """What launches the pool's nodes: managed node groups scaled by Cluster Autoscaler, or a
+    Karpenter NodePool (README: "Choosing a provisioner")."""
     instance_types: list[str | list[str]] = Field(
         default_factory=lambda: list[str | list[str]](["g5.xlarge"])
     )
-    # Empty: one node group per entry across all subnets. Otherwise one per entry per zone.
+    """Each entry is one node group: an instance type, or a list of interchangeable types with the
+    same GPU count (for Spot diversity)."""
     zones: list[str] = Field(default_factory=list)
+    """Empty: one node group per entry across all subnets. Otherwise one per entry per zone."""
     ami_family: AmiFamily = "AL2023"
-    # Normally derived from ami_family and the instance type's architecture.
+    """AL2023 or BOTTLEROCKET; the NVIDIA AMI type follows from it."""
     ami_type: NvidiaAmiType | None = None
-    # Pin the node AMI release (e.g. 1.35.2-20261120); None: the newest for the node group's
-    # Kubernetes version when it is created. Changing it rolls the nodes (respecting PDBs).
+    """Normally derived from ami_family and the instance type's architecture."""
     ami_release_version: str | None = matching(
         r"^[0-9]+\.[0-9]+\.[0-9]+-[0-9A-Za-z]+$",
         "an EKS AMI release version such as 1.36.2-20261120",
         default=None,
     )
+    """Pin the node AMI release (e.g. 1.35.2-20261120); None: the newest for the node group's
+    Kubernetes version when it is created. Changing it rolls the nodes (respecting PDBs)."""
     capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
+    """ON_DEMAND or SPOT."""
     min_size: int = 0
-    # Nodes each group starts with when created; never pushed again (Cluster Autoscaler owns it).
+    """Nodes each group keeps while idle; 0 lets the pool scale to zero."""
     desired_size: int = 0
+    """Nodes each group starts with when created; never pushed again (the autoscaler owns it)."""
     max_size: int = 8
+    """Most nodes per node group (a Karpenter pool's node limit)."""
     disk_size_gib: int = 200
-    # The nodes' gp3 volume is always encrypted; None: with the account's default EBS key.
+    """The node volume that holds container images, in GiB (gp3, encrypted)."""
     volume_kms_key_arn: str | None = matching(
         r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:(key|alias)/",
         "a KMS key or alias ARN",
         default=None,
     )
-    # IMDSv2 is required; hop limit 1 keeps pods (one hop further) from the node's credentials.
-    # Raise it only for a workload that must read instance metadata.
+    """The nodes' gp3 volume is always encrypted; None: with the account's default EBS key."""
     imds_hop_limit: int = Field(default=1, ge=1, le=64)
+    """IMDSv2 is required; hop limit 1 keeps pods (one hop further) from the node's credentials.
+    Raise it only for a workload that must read instance metadata."""
     labels: dict[str, str] = Field(
         default_factory=lambda: {"accelerator": "nvidia", "workload": "inference"}
     )
+    """Node labels a workload may select (gpu-pool adds its own)."""
     taints: list[Taint] = Field(default_factory=_default_taints)
-    # None: device plugin on AL2023, nothing on Bottlerocket (its NVIDIA AMI ships the plugin).
+    """Node taints; the default keeps pods that do not ask for GPUs off the pool."""
     gpu_software: GpuSoftware | None = None
+    """None: device plugin on AL2023, nothing on Bottlerocket (its NVIDIA AMI ships the plugin)."""
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
+    """GPU Operator components, with gpu_software: gpu-operator."""
     versions: ChartVersions = ChartVersions()
-    # Used with provisioner: karpenter only.
+    """Overrides for the pinned chart versions."""
     karpenter: KarpenterPoolSettings = KarpenterPoolSettings()
+    """Used with provisioner: karpenter only."""
 
 
 class AutoscalerSettings(_Settings):
     """Cluster Autoscaler. Scale-down defaults favour cost: GPU nodes are the expensive ones."""
 
     enabled: bool = True
-    # How long a node must be unneeded before it is removed (CA default 10m).
+    """Install Cluster Autoscaler (pools with min 0 never start a node without it)."""
     scale_down_unneeded_time: Duration = "5m"
-    # Pause after a scale-up before scale-down is considered (CA default 10m).
+    """How long a node must be unneeded before it is removed (CA default 10m)."""
     scale_down_delay_after_add: Duration = "5m"
-    # priority: among groups that fit a pod, the one with the fewest GPUs per node, then the
-    # cheaper family (priorities generated from the catalog), then least-waste. least-waste
-    # alone scores CPU and memory only, so between GPU groups it picks at random.
+    """Pause after a scale-up before scale-down is considered (CA default 10m)."""
     expander: Literal["priority", "least-waste", "random", "most-pods"] = "priority"
-    # Where the autoscaler pod runs; empty means the app's system node group (new cluster) or
-    # anywhere untainted (existing cluster).
+    """priority: among groups that fit a pod, the one with the fewest GPUs per node, then the
+    cheaper family (priorities generated from the catalog), then least-waste. least-waste alone
+    scores CPU and memory only, so between GPU groups it picks at random."""
     node_selector: dict[str, str] = Field(default_factory=dict)
-    # Overrides for the pins in gpu_pool/model/versions.py; the image minor must equal the
-    # cluster's.
+    """Where the autoscaler pod runs; empty means the app's system node group (new cluster) or
+    anywhere untainted (existing cluster)."""
     chart_version: str | None = None
+    """Overrides for the pins in gpu_pool/model/versions.py; the image minor must equal the
+    cluster's."""
     image_tag: str | None = None
+    """Override for the pinned image tag; its minor must equal the cluster's."""
 
     @field_validator("expander", mode="before")
     @classmethod
@@ -251,11 +273,11 @@ class AutoscalerSettings(_Settings):
 class KarpenterSettings(_Settings):
     """The Karpenter installation, made once per cluster when a pool uses it."""
 
-    # Override for the chart pin in gpu_pool/model/versions.py (both charts share it).
     chart_version: str | None = None
-    # Where the controller runs; empty means the app's system node group (new cluster) or
-    # anywhere untainted (existing cluster). Never on the GPU pools.
+    """Override for the chart pin in gpu_pool/model/versions.py (both charts share it)."""
     node_selector: dict[str, str] = Field(default_factory=dict)
+    """Where the controller runs; empty means the app's system node group (new cluster) or anywhere
+    untainted (existing cluster). Never on the GPU pools."""
 
 
 EndpointAccess = Literal["public", "private", "public_and_private"]
@@ -301,16 +323,22 @@ class ControlPlaneLoggingSettings(_Settings):
     types: list[ControlPlaneLog] = Field(
         default_factory=lambda: list[ControlPlaneLog](["audit", "authenticator"])
     )
+    """Control-plane log types sent to CloudWatch Logs."""
     retention_days: RetentionDays = 90
+    """Days CloudWatch Logs keeps them (a PutRetentionPolicy value)."""
 
 
 class SystemNodesSettings(_Settings):
     """Small on-demand node group for the autoscaler, CoreDNS and other add-ons."""
 
     instance_type: InstanceTypeName = "t3.medium"
+    """The system nodes' instance type."""
     min_size: int = 1
+    """Fewest system nodes."""
     desired_size: int = 2
+    """System nodes at creation."""
     max_size: int = 3
+    """Most system nodes."""
 
 
 class ExistingClusterSettings(_Settings):
@@ -319,18 +347,20 @@ class ExistingClusterSettings(_Settings):
     kubectl_provider_service_token: str = matching(
         r"^arn:aws[a-z-]*:lambda:", "a Lambda function ARN (arn:aws:lambda:...)"
     )
+    """The cluster's kubectl provider: its Lambda function ARN (onEvent)."""
     kubectl_provider_role_arn: str = matching(
         r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/", "an IAM role ARN (arn:aws:iam::<account>:role/...)"
     )
-    # Subnets for the GPU node groups, by availability zone.
+    """The role the kubectl provider assumes, mapped to the cluster's administrators."""
     subnets_by_zone: dict[str, list[SubnetId]] = Field(min_length=1)
-    # The cluster security group EKS created (DescribeCluster:
-    # resourcesVpcConfig.clusterSecurityGroupId); Karpenter pools put their nodes in it.
+    """Subnets for the GPU node groups, by availability zone."""
     cluster_security_group_id: str | None = matching(
         r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$",
         "a security group id (sg- and 8 or 17 hex digits)",
         default=None,
     )
+    """The cluster security group EKS created (DescribeCluster:
+    resourcesVpcConfig.clusterSecurityGroupId); Karpenter pools put their nodes in it."""
 
 
 class ClusterSettings(_Settings):
@@ -341,19 +371,25 @@ class ClusterSettings(_Settings):
         "an EKS cluster name: a letter or digit, then up to 99 letters, digits, '-' or '_'",
         default="gpu-pool",
     )
+    """The EKS cluster's name (also of an existing cluster)."""
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
-    # kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs.
+    """The cluster's Kubernetes minor, e.g. 1.36; node groups follow it on upgrade."""
     kubectl_layer_version: str | None = None
+    """kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs."""
     nat_gateways: int = Field(default=1, ge=1, le=3)
-    # Where the Kubernetes API answers. public_and_private: nodes reach it inside the VPC, and
-    # kubectl (and gpu-pool verify) from public_access_cidrs; private: only from the VPC.
+    """NAT gateways of the new VPC (1 to 3); more is more available and dearer."""
     endpoint_access: EndpointAccess = "public_and_private"
-    # Who may reach a public endpoint. The default, the whole internet, is acknowledged in the
-    # synth's nag report (GpuPool-EKSPublicEndpoint): narrow it to your ranges.
+    """Where the Kubernetes API answers. public_and_private: nodes reach it inside the VPC, and
+    kubectl (and gpu-pool verify) from public_access_cidrs; private: only from the VPC."""
     public_access_cidrs: list[Cidr] = Field(default_factory=lambda: ["0.0.0.0/0"], min_length=1)
+    """Who may reach a public endpoint. The default, the whole internet, is acknowledged in the
+    synth's nag report (GpuPool-EKSPublicEndpoint): narrow it to your ranges."""
     logging: ControlPlaneLoggingSettings = ControlPlaneLoggingSettings()
+    """Control-plane log types and their retention."""
     system_nodes: SystemNodesSettings = SystemNodesSettings()
+    """The small on-demand node group for controllers and add-ons."""
     existing: ExistingClusterSettings | None = None
+    """Set to use a cluster the app does not create."""
 
 
 class AppSettings(_Settings):
@@ -364,18 +400,24 @@ class AppSettings(_Settings):
         "a CloudFormation stack name: a letter, then up to 127 letters, digits or '-'",
         default="GpuPool",
     )
-    # Both unset: an environment-agnostic stack (synthesizes without AWS credentials).
+    """The CloudFormation stack's name."""
     account: str | None = matching(r"^[0-9]{12}$", "a 12-digit AWS account id", default=None)
+    """Both unset: an environment-agnostic stack (synthesizes without AWS credentials)."""
     region: str | None = matching(
         r"^[a-z]{2}(-[a-z]+)+-[0-9]$", "an AWS region name such as us-east-1", default=None
     )
+    """The stack's region; with account, an environment-bound stack (needed for zones)."""
     cluster: ClusterSettings = ClusterSettings()
-    # One pool (the original form), or `pools`: pool name -> its settings. Neither: one default
-    # pool named `gpu`.
+    """The EKS cluster: created by the app unless cluster.existing is set."""
     pool: PoolSettings | None = None
+    """One pool (the original form), or `pools`: pool name -> its settings. Neither: one default
+    pool named `gpu`."""
     pools: dict[PoolName, PoolSettings] | None = Field(default=None, min_length=1)
+    """Several pools: pool name -> its settings (the key is the name). Not with `pool`."""
     autoscaler: AutoscalerSettings = AutoscalerSettings()
+    """Cluster Autoscaler, installed when a pool uses it."""
     karpenter: KarpenterSettings = KarpenterSettings()
+    """The Karpenter installation, made when a pool uses it."""
 
     @model_validator(mode="after")
     def _one_form_of_pools(self) -> AppSettings:
