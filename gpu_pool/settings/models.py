@@ -171,7 +171,7 @@ class PoolSettings(_Settings):
     # Unique per cluster; nodes carry it as the label gpu-pool.io/pool. In `pools`, the key.
     name: PoolName = "gpu"
     # What launches the pool's nodes: managed node groups scaled by Cluster Autoscaler, or a
-    # Karpenter NodePool (docs/provisioners.md).
+    # Karpenter NodePool (README: "Choosing a provisioner").
     provisioner: Provisioner = "cluster-autoscaler"
     # Each entry is one node group: an instance type, or a list of interchangeable types with the
     # same GPU count (for Spot diversity).
