@@ -28,7 +28,7 @@ from gpu_pool.settings import AppSettings
 
 
 class GpuPoolStack(Stack):
-    """GPU pools and their cluster, from AppSettings (see README for every key)."""
+    """GPU pools and their cluster, from AppSettings (see docs/settings.md for every key)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings) -> None:
         env = Environment(account=settings.account, region=settings.region)

@@ -1,4 +1,4 @@
-"""examples/app.py, the app the README shows: it synthesizes, and the README holds its code."""
+"""examples/app.py, the app docs/library.md shows: it synthesizes, and that page holds its code."""
 
 from __future__ import annotations
 
@@ -92,8 +92,14 @@ def test_the_imported_cluster_gets_a_pool_and_an_autoscaler_without_an_add_on(as
     assert values["awsRegion"] == "eu-west-1"
 
 
-def test_the_readme_shows_the_example_as_it_is():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Using the construct", 1)[1].split("\n## ", 1)[0]
+def test_the_library_page_shows_the_example_as_it_is():
+    page = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    section = page.split("# Using the construct\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
     assert blocks == [EXAMPLE.read_text(encoding="utf-8")]
+
+
+def test_the_readme_points_to_the_example_and_its_page():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "(examples/app.py)" in readme
+    assert "(docs/library.md)" in readme

@@ -1,12 +1,16 @@
-"""Config files as users save them: encodings, duplicate keys, and arbitrary bytes."""
+"""Config files as users save them: encodings, duplicate keys, and arbitrary bytes; and the
+example file the README starts with."""
 
 from __future__ import annotations
 
+import json
 import random
+import re
 
 import pytest
 
 from gpu_pool.settings import AppSettings, ConfigError, load_settings
+from tests.support.paths import ROOT
 
 CONFIG = "pool:\n  instance_types: [g6.xlarge]\n  max_size: 4\nautoscaler:\n  expander: priority\n"
 
@@ -96,3 +100,23 @@ def test_any_bytes_end_in_a_config_error_or_settings_that_synthesize(tmp_path):
             continue
         synthesized += 1
     assert synthesized
+
+
+def _yaml_blocks(relative_path):
+    text = (ROOT / relative_path).read_text(encoding="utf-8")
+    return re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_the_readme_example_is_the_settings_pages_and_loads_over_cdk_json(tmp_path):
+    (example,) = [b for b in _yaml_blocks("README.md") if b.startswith("# prod-us-east-1.yaml")]
+    assert example in _yaml_blocks("docs/settings.md")
+    path = tmp_path / "prod-us-east-1.yaml"
+    path.write_text(example, encoding="utf-8")
+    context = json.loads((ROOT / "cdk.json").read_text(encoding="utf-8"))["context"]["gpu-pool"]
+    settings = load_settings(context, str(path))
+    assert settings.pool is None  # the file's `pools` replaces cdk.json's one-pool form
+    assert {name: pool.instance_types for name, pool in settings.pools.items()} == {
+        "inference": ["g6e.xlarge", "g5.xlarge"],
+        "training": ["p5.48xlarge"],
+        "spot": ["g6.xlarge"],
+    }
