@@ -1,0 +1,32 @@
+"""docs/settings.md's settings reference is what the models say (generated, never hand-edited)."""
+
+from gpu_pool.settings.models import AppSettings
+from gpu_pool.settings.reference import END, START, settings_reference
+from tests.support.paths import ROOT
+
+
+def test_the_docs_hold_the_reference_generated_from_the_models():
+    page = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    documented = page.partition(START)[2].partition(END)[0].strip()
+    assert documented == settings_reference().strip(), (
+        "docs/settings.md is out of date: run `python tools/settings_reference.py`"
+    )
+
+
+def test_every_setting_has_a_description():
+    from tests.support.settings_models import all_models
+
+    undocumented = [
+        f"{model.__name__}.{name}"
+        for model in all_models(AppSettings)
+        for name, info in model.model_fields.items()
+        if not (info.description or "").strip()
+    ]
+    assert undocumented == []
+
+
+def test_the_reference_names_each_key_with_its_default():
+    reference = settings_reference()
+    assert "| `max_size` | number | `8` | Most nodes per node group" in reference
+    assert "### `pool`, `pools.<name>` (PoolSettings)" in reference
+    assert "| `kubectl_provider_role_arn` | text | required |" in reference
