@@ -183,7 +183,7 @@ class PoolSettings(_Settings):
     """Unique per cluster; nodes carry it as the label gpu-pool.io/pool. In `pools`, the key."""
     provisioner: Provisioner = "cluster-autoscaler"
     """What launches the pool's nodes: managed node groups scaled by Cluster Autoscaler, or a
-    Karpenter NodePool (README: "Choosing a provisioner")."""
+    Karpenter NodePool (docs/provisioners.md)."""
     instance_types: list[str | list[str]] = Field(
         default_factory=lambda: list[str | list[str]](["g5.xlarge"])
     )

@@ -79,7 +79,8 @@ def _type(annotation: Any) -> str:
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_type(a) for a in get_args(annotation) if a is not type(None))
     if origin is list:
-        return f"list of {_type(get_args(annotation)[0])}"
+        item = _type(get_args(annotation)[0])
+        return f"list of ({item})" if " or " in item else f"list of {item}"
     if origin is dict:
         key, value = get_args(annotation)
         return f"map of {_type(key)} to {_type(value)}"
