@@ -14,7 +14,8 @@ NODE_POOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 GPU_MANUFACTURER_LABEL = "karpenter.k8s.aws/instance-gpu-manufacturer"
 
-# Construct id -> (event source, detail type), spelled as EventBridge delivers them.
+# Construct id -> (event source, detail type), spelled as EventBridge delivers them. Karpenter
+# drains the node on all but the rebalance recommendation, for which it only records an event.
 INTERRUPTION_EVENTS = {
     "ScheduledChangeRule": ("aws.health", "AWS Health Event"),
     "SpotInterruptionRule": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
