@@ -76,6 +76,21 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
                 "launch nothing; use your own domain, e.g. example.com/" + key.rsplit("/")[-1],
             )
     yield from _check_alias(plan)
+    yield from _check_expiry(plan)
+
+
+def _check_expiry(plan: KarpenterPoolPlan) -> Iterator[Finding]:
+    """Expiry is forceful: neither do-not-disrupt nor budgets stop it, only the grace period
+    ends it (disruption.md, "Expiration" and "Pod-Level Controls" at v1.14.1)."""
+    karpenter = plan.settings.karpenter
+    if karpenter.termination_grace_period is None and karpenter.expire_after != "Never":
+        yield warning(
+            f"{plan.setting}.karpenter.termination_grace_period",
+            f"unset with expire_after {karpenter.expire_after}: an expired node is drained of "
+            "all but its karpenter.sh/do-not-disrupt pods and then held, its free GPUs idle "
+            "and billed, for as long as they run: set a duration such as 24h (the default), "
+            "or expire_after: Never",
+        )
 
 
 def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:

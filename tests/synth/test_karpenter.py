@@ -451,6 +451,8 @@ def test_al2023_x86_pool_node_pool_field_by_field(karpenter_template):
                     ],
                     "taints": [GPU_TAINT],
                     "expireAfter": "720h",
+                    # The default: an expiring node is not held by a job for more than a day.
+                    "terminationGracePeriod": "24h",
                 },
             },
             "disruption": {
@@ -522,8 +524,8 @@ def test_arm_g5g_pool_node_pool_and_node_class_field_by_field(karpenter_template
                         ["g5g.xlarge", "g5g.16xlarge"], "arm64", "on-demand"
                     ),
                     "taints": [GPU_TAINT],
-                    "expireAfter": "720h",
-                    "terminationGracePeriod": "24h",
+                    "expireAfter": "Never",
+                    "terminationGracePeriod": "2h",
                 },
             },
             "disruption": {
@@ -592,6 +594,8 @@ def test_bottlerocket_pool_node_pool_and_node_class_field_by_field(karpenter_tem
                     "requirements": _requirements(["g6e.xlarge"], "amd64", "spot"),
                     "taints": [GPU_TAINT],
                     "expireAfter": "720h",
+                    # The default: an expiring node is not held by a job for more than a day.
+                    "terminationGracePeriod": "24h",
                 },
             },
             "disruption": {

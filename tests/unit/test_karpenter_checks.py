@@ -4,7 +4,10 @@ from datetime import date
 
 import pytest
 
+from gpu_pool.settings import ConfigError, PoolSettings
+from gpu_pool.settings.models import KarpenterPoolSettings
 from tests.support import rules
+from tests.support.crd_validation import schema_of
 
 TODAY = date(2026, 12, 2)
 
@@ -89,6 +92,19 @@ CASES = {
                 "pool.labels: 'kubernetes.io/hostname' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/hostname",
             )
         ],
+    ),
+    "no-grace-period-with-expiry": (
+        karpenter(karpenter={"termination_grace_period": None}),
+        [
+            (
+                "W",
+                "pool.karpenter.termination_grace_period: unset with expire_after 720h: an expired node is drained of all but its karpenter.sh/do-not-disrupt pods and then held, its free GPUs idle and billed, for as long as they run: set a duration such as 24h (the default), or expire_after: Never",
+            )
+        ],
+    ),
+    "no-grace-period-without-expiry": (
+        karpenter(karpenter={"termination_grace_period": None, "expire_after": "Never"}),
+        [],
     ),
     "latest-alias": (
         karpenter(karpenter={"ami_alias": "al2023@latest"}),
@@ -227,3 +243,55 @@ ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ i
 @pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
 def test_errors_stop_before_anything_is_synthesized(settings, expected):
     rules.assert_nothing_built(settings, expected)
+
+
+def _node_pool_pattern(*path: str) -> str:
+    schema = schema_of("NodePool", "v1")["properties"]["spec"]
+    for name in path:
+        schema = schema["properties"][name]
+    return schema["pattern"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "path"),
+    [
+        ("expire_after", ("template", "spec", "expireAfter")),
+        ("termination_grace_period", ("template", "spec", "terminationGracePeriod")),
+        ("consolidate_after", ("disruption", "consolidateAfter")),
+    ],
+)
+def test_duration_settings_take_exactly_what_the_node_pool_crd_takes(setting, path):
+    schema = KarpenterPoolSettings.model_json_schema()["properties"][setting]
+    patterns = [s["pattern"] for s in schema.get("anyOf", [schema]) if "pattern" in s]
+    assert patterns == [_node_pool_pattern(*path)]
+
+
+@pytest.mark.parametrize(
+    ("karpenter_settings", "message"),
+    [
+        (
+            {"termination_grace_period": "Never"},
+            "karpenter.termination_grace_period: 'Never' is not a duration Karpenter takes: "
+            "hours, minutes, seconds, e.g. 24h or 1h30m (not Never)",
+        ),
+        (
+            {"expire_after": "30d"},
+            "karpenter.expire_after: '30d' is not a duration Karpenter takes: hours, minutes, "
+            "seconds, e.g. 720h or 1h30m, or Never",
+        ),
+    ],
+)
+def test_duration_settings_name_what_is_valid(karpenter_settings, message):
+    with pytest.raises(ConfigError) as raised:
+        PoolSettings(provisioner="karpenter", karpenter=karpenter_settings)
+    assert str(raised.value) == message
+
+
+def test_expire_after_and_consolidate_after_take_never():
+    settings = PoolSettings(
+        provisioner="karpenter", karpenter={"expire_after": "Never", "consolidate_after": "Never"}
+    )
+    assert (settings.karpenter.expire_after, settings.karpenter.consolidate_after) == (
+        "Never",
+        "Never",
+    )
