@@ -88,6 +88,13 @@ def test_controller_values_name_the_cluster_and_queue_and_run_on_system_nodes(ka
     assert helm_values(controller) == {
         "settings": {"clusterName": "gpu-pool", "interruptionQueue": f"<GetAtt:{queue}.QueueName>"},
         "serviceAccount": {"create": True, "name": "karpenter"},
+        # Upstream's getting-started sizing, requests equal to limits: Guaranteed QoS.
+        "controller": {
+            "resources": {
+                "requests": {"cpu": "1", "memory": "1Gi"},
+                "limits": {"cpu": "1", "memory": "1Gi"},
+            }
+        },
         "nodeSelector": {"gpu-pool.io/role": "system"},
     }
 

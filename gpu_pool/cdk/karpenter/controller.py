@@ -35,16 +35,26 @@ from gpu_pool.model.versions import KARPENTER, KARPENTER_CRD
 from gpu_pool.settings import ConfigError, KarpenterSettings
 
 SERVICE_ACCOUNT = "karpenter"
+# Requests equal to limits: Guaranteed QoS, so the kubelet evicts the controller last under memory
+# pressure on a small system node (while it is gone no GPU node launches). The chart sets none
+# (charts/karpenter/values.yaml `controller.resources: {}`); these are the getting-started
+# values (website/content/en/docs/getting-started/getting-started-with-karpenter/scripts/
+# step08-apply-helm-chart.sh, aws/karpenter-provider-aws v1.14.1).
+CONTROLLER_RESOURCES = {
+    "requests": {"cpu": "1", "memory": "1Gi"},
+    "limits": {"cpu": "1", "memory": "1Gi"},
+}
 
 
 def karpenter_values(
     cluster_name: str, queue_name: str, node_selector: Mapping[str, str]
 ) -> dict[str, object]:
-    """The controller chart's values: which cluster and queue, and where it runs (the chart's
-    own affinity already keeps it off nodes Karpenter launched)."""
+    """The controller chart's values: which cluster and queue, its resources, and where it runs
+    (the chart's own affinity already keeps it off nodes Karpenter launched)."""
     return {
         "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT},
+        "controller": {"resources": CONTROLLER_RESOURCES},
         "nodeSelector": dict(node_selector),
     }
 
