@@ -4,10 +4,11 @@ from datetime import date
 
 import pytest
 
+from gpu_pool.model.karpenter_api import karpenter_refuses
 from gpu_pool.settings import ConfigError, PoolSettings
 from gpu_pool.settings.models import KarpenterPoolSettings
 from tests.support import rules
-from tests.support.crd_validation import schema_of
+from tests.support.crd_validation import schema_of, validate
 
 TODAY = date(2026, 12, 2)
 
@@ -71,16 +72,16 @@ CASES = {
         [
             (
                 "E",
-                "pool.labels: 'karpenter.sh/team' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/team",
+                "pool.labels: 'karpenter.sh/team' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and karpenter.k8s.aws keys other than their well-known labels): the API server refuses the NodePool; use your own domain, e.g. example.com/team",
             )
         ],
     ),
-    "kubernetes-io-label": (
-        karpenter(labels={"node-role.kubernetes.io/gpu": "", "team.kubernetes.io/x": "a"}),
+    "karpenter-aws-label": (
+        karpenter(labels={"karpenter.k8s.aws/ec2nodeclass": "x"}),
         [
             (
                 "E",
-                "pool.labels: 'team.kubernetes.io/x' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/x",
+                "pool.labels: 'karpenter.k8s.aws/ec2nodeclass' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and karpenter.k8s.aws keys other than their well-known labels): the API server refuses the NodePool; use your own domain, e.g. example.com/ec2nodeclass",
             )
         ],
     ),
@@ -89,9 +90,36 @@ CASES = {
         [
             (
                 "E",
-                "pool.labels: 'kubernetes.io/hostname' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/hostname",
+                "pool.labels: 'kubernetes.io/hostname' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and karpenter.k8s.aws keys other than their well-known labels): the API server refuses the NodePool; use your own domain, e.g. example.com/hostname",
             )
         ],
+    ),
+    "kubernetes-io-label-kubelet-refuses": (
+        karpenter(labels={"node-role.kubernetes.io/gpu": "", "team.k8s.io/x": "a"}),
+        [
+            (
+                "E",
+                "pool.labels: 'node-role.kubernetes.io/gpu' is a kubernetes.io/k8s.io label the kubelet refuses in --node-labels, where Karpenter puts the pool's labels: every node would launch and never join; use node.kubernetes.io/gpu or your own domain, e.g. example.com/gpu",
+            ),
+            (
+                "E",
+                "pool.labels: 'team.k8s.io/x' is a kubernetes.io/k8s.io label the kubelet refuses in --node-labels, where Karpenter puts the pool's labels: every node would launch and never join; use node.kubernetes.io/x or your own domain, e.g. example.com/x",
+            ),
+        ],
+    ),
+    # Neither the CRD, Karpenter nor the kubelet refuses these.
+    "labels-everyone-accepts": (
+        karpenter(
+            labels={
+                "node.kubernetes.io/gpu-tier": "a",
+                "team.kubelet.kubernetes.io/x": "a",
+                "karpenter.sh/capacity-type": "on-demand",
+                "karpenter.k8s.aws/instance-gpu-name": "a10g",
+                "karpenter.sh.example.com/x": "a",
+                "example.com/team": "ml",
+            }
+        ),
+        [],
     ),
     "no-grace-period-with-expiry": (
         karpenter(karpenter={"termination_grace_period": None}),
@@ -295,3 +323,43 @@ def test_expire_after_and_consolidate_after_take_never():
         "Never",
         "Never",
     )
+
+
+LABEL_KEYS = [
+    "karpenter.sh/team",
+    "karpenter.sh/capacity-type",
+    "karpenter.sh/nodepool",
+    "mykarpenter.sh/x",
+    "karpenter.sh.example.com/x",
+    "team.karpenter.k8s.aws/x",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-tenancy",
+    "kubernetes.io/hostname",
+    "node-role.kubernetes.io/gpu",
+    "example.com/team",
+]
+
+
+@pytest.mark.parametrize("key", LABEL_KEYS)
+def test_the_label_rule_refuses_what_the_node_pool_crd_refuses(key):
+    """The CRD's CEL rules decide; karpenter.k8s.aws/ec2nodeclass, which only the controller
+    refuses, is a table case above."""
+    node_pool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "gpu-pool-gpu"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {key: "a"}},
+                "spec": {
+                    "nodeClassRef": {
+                        "group": "karpenter.k8s.aws",
+                        "kind": "EC2NodeClass",
+                        "name": "gpu-pool-gpu",
+                    },
+                    "requirements": [],
+                },
+            }
+        },
+    }
+    assert karpenter_refuses(key) == (validate(node_pool) != [])
