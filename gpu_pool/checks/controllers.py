@@ -41,6 +41,25 @@ def check_karpenter_install(settings: AppSettings, minor: str) -> list[Finding]:
     return findings
 
 
+def check_chart_registry_login(handler_role: str | None) -> list[Finding]:
+    """Karpenter's charts on an imported cluster: its kubectl handler logs in to public.ecr.aws
+    to pull them and fails the deploy if it may not (aws-cdk-lib 2.275 aws_eks_v2
+    kubectl-handler/helm get_chart_from_oci). Only a cluster aws_eks_v2 creates gives its handler
+    role AmazonElasticContainerRegistryPublicReadOnly (kubectl-provider.ts, condition
+    HasEcrPublic); an imported role is someone else's, so this warns instead of granting."""
+    role = handler_role or "(the kubectl provider's handler role)"
+    return [
+        warning(
+            "cluster.existing.kubectl_provider_role_arn",
+            "Karpenter's charts come from oci://public.ecr.aws, which the imported cluster's "
+            f"kubectl handler role {role} must log in to, or the deploy fails and rolls back: "
+            "make sure that role has the AWS managed policy "
+            "AmazonElasticContainerRegistryPublicReadOnly (a cluster created by aws_eks_v2 "
+            "gives its own handler role that policy)",
+        )
+    ]
+
+
 def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Finding]:
     """Cluster Autoscaler's pins: exact versions, and an image whose minor is the cluster's.
 

@@ -7,32 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpu_pool.model.findings import Finding, error, warning
+from gpu_pool.model.karpenter_api import karpenter_refuses
+from gpu_pool.model.labels import kubelet_refuses
 from gpu_pool.model.versions import (
     KARPENTER_AMI_ALIASES,
 )
 from gpu_pool.plan.karpenter import KarpenterPoolPlan
-
-# Karpenter core's label rules (kubernetes-sigs/karpenter pkg/apis/v1/labels.go): these domains
-# and their subdomains are Kubernetes' or Karpenter's own, except the listed subdomains and
-# well-known labels; kubernetes.io/hostname is never allowed. A NodePool with such a template
-# label fails validation and launches nothing.
-_RESTRICTED_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws")
-_ALLOWED_SUBDOMAINS = (
-    "kops.k8s.io",
-    "node.kubernetes.io",
-    "node-restriction.kubernetes.io",
-    "node-role.kubernetes.io",
-)
-_WELL_KNOWN = (
-    "karpenter.sh/nodepool",
-    "karpenter.sh/capacity-type",
-    "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region",
-    "node.kubernetes.io/instance-type",
-    "kubernetes.io/arch",
-    "kubernetes.io/os",
-    "node.kubernetes.io/windows-build",
-)
 
 
 def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
@@ -68,15 +48,45 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
                 f"{getattr(settings, size)} is ignored with provisioner: karpenter, which "
                 "launches nodes only for pending pods and keeps no minimum: leave it 0",
             )
-    for key in settings.labels:
-        if _restricted_label(key):
-            yield error(
-                f"{prefix}.labels",
-                f"'{key}' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, "
-                "karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and "
-                "launch nothing; use your own domain, e.g. example.com/" + key.rsplit("/")[-1],
-            )
+    yield from _check_labels(plan)
     yield from _check_alias(plan)
+    yield from _check_expiry(plan)
+
+
+def _check_expiry(plan: KarpenterPoolPlan) -> Iterator[Finding]:
+    """Expiry is forceful: neither do-not-disrupt nor budgets stop it, only the grace period
+    ends it (disruption.md, "Expiration" and "Pod-Level Controls" at v1.14.1)."""
+    karpenter = plan.settings.karpenter
+    if karpenter.termination_grace_period is None and karpenter.expire_after != "Never":
+        yield warning(
+            f"{plan.setting}.karpenter.termination_grace_period",
+            f"unset with expire_after {karpenter.expire_after}: an expired node is drained of "
+            "all but its karpenter.sh/do-not-disrupt pods and then held, its free GPUs idle "
+            "and billed, for as long as they run: set a duration such as 24h (the default), "
+            "or expire_after: Never",
+        )
+
+
+def _check_labels(plan: KarpenterPoolPlan) -> Iterator[Finding]:
+    """Labels the API server or Karpenter refuses in a NodePool, and kubernetes.io/k8s.io
+    labels the kubelet refuses: Karpenter passes the template's labels to --node-labels."""
+    setting = f"{plan.setting}.labels"
+    for key in plan.settings.labels:
+        name = key.rsplit("/", 1)[-1]
+        if karpenter_refuses(key):
+            yield error(
+                setting,
+                f"'{key}' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and "
+                "karpenter.k8s.aws keys other than their well-known labels): the API server "
+                f"refuses the NodePool; use your own domain, e.g. example.com/{name}",
+            )
+        elif kubelet_refuses(key):
+            yield error(
+                setting,
+                f"'{key}' is a kubernetes.io/k8s.io label the kubelet refuses in --node-labels, "
+                "where Karpenter puts the pool's labels: every node would launch and never join; "
+                f"use node.kubernetes.io/{name} or your own domain, e.g. example.com/{name}",
+            )
 
 
 def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:
@@ -99,20 +109,3 @@ def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:
             f"'{alias}': every AMI release would replace every node of the pool (drift), "
             f"running jobs included; pin a release such as {pinned} and move it on purpose",
         )
-
-
-def _restricted_label(key: str) -> bool:
-    if "/" not in key:
-        return False
-    if key in _WELL_KNOWN:
-        return False
-    if key == "kubernetes.io/hostname":
-        return True
-    domain = key.split("/", 1)[0]
-
-    def within(parent: str) -> bool:
-        return domain == parent or domain.endswith("." + parent)
-
-    if any(within(d) for d in _ALLOWED_SUBDOMAINS):
-        return False
-    return any(within(d) for d in _RESTRICTED_DOMAINS)

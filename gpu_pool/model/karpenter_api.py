@@ -14,7 +14,51 @@ NODE_POOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 GPU_MANUFACTURER_LABEL = "karpenter.k8s.aws/instance-gpu-manufacturer"
 
-# Construct id -> (event source, detail type), spelled as EventBridge delivers them.
+# What a NodePool's template labels may not be. The API server's CEL rules
+# (pkg/apis/crds/karpenter.sh_nodepools.yaml, spec.template.metadata.labels) refuse
+# kubernetes.io/hostname, karpenter.sh/nodepool, and any key whose prefix ENDS WITH (a string
+# suffix, not a subdomain) karpenter.sh or karpenter.k8s.aws unless listed below. The controller
+# (kubernetes-sigs/karpenter pkg/apis/v1/nodepool_validation.go RuntimeValidate, with the
+# provider's pkg/apis/v1/labels.go) also refuses karpenter.k8s.aws/ec2nodeclass.
+KARPENTER_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+KARPENTER_RESTRICTED_LABELS = frozenset({"kubernetes.io/hostname", NODE_POOL_LABEL})
+KARPENTER_ALLOWED_LABELS = frozenset(
+    {CAPACITY_TYPE_LABEL, GPU_MANUFACTURER_LABEL}
+    | {
+        f"karpenter.k8s.aws/{name}"
+        for name in (
+            "instance-tenancy",
+            "capacity-reservation-type",
+            "capacity-reservation-id",
+            "capacity-reservation-interruptible",
+            "instance-encryption-in-transit-supported",
+            "instance-category",
+            "instance-hypervisor",
+            "instance-family",
+            "instance-generation",
+            "instance-local-nvme",
+            "instance-size",
+            "instance-cpu",
+            "instance-cpu-manufacturer",
+            "instance-cpu-sustained-clock-speed-mhz",
+            "instance-memory",
+            "instance-ebs-bandwidth",
+            "instance-network-bandwidth",
+            "instance-gpu-name",
+            "instance-gpu-count",
+            "instance-gpu-memory",
+            "instance-accelerator-name",
+            "instance-accelerator-manufacturer",
+            "instance-accelerator-count",
+            "instance-capability-flex",
+            "placement-group-id",
+            "placement-group-partition",
+        )
+    }
+)
+
+# Construct id -> (event source, detail type), spelled as EventBridge delivers them. Karpenter
+# drains the node on all but the rebalance recommendation, for which it only records an event.
 INTERRUPTION_EVENTS = {
     "ScheduledChangeRule": ("aws.health", "AWS Health Event"),
     "SpotInterruptionRule": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
@@ -31,3 +75,12 @@ MESSAGE_RETENTION_SECONDS = 300
 def resource_name(pool_name: str) -> str:
     """The NodePool's and EC2NodeClass's name for a pool."""
     return f"gpu-pool-{pool_name}"
+
+
+def karpenter_refuses(key: str) -> bool:
+    """Whether Karpenter refuses `key` as a NodePool template label (the rules above)."""
+    if key in KARPENTER_RESTRICTED_LABELS or key in KARPENTER_ALLOWED_LABELS:
+        return key in KARPENTER_RESTRICTED_LABELS
+    # CEL's x.find("^([^/]+)"): everything before the first "/", the whole key without one.
+    head = key.partition("/")[0]
+    return any(head.endswith(domain) for domain in KARPENTER_LABEL_DOMAINS)

@@ -27,6 +27,49 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 ARCH_LABEL = "kubernetes.io/arch"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
+# The kubelet refuses to start when --node-labels holds a kubernetes.io or k8s.io label outside
+# these namespaces (and their subdomains) and labels (kubernetes cmd/kubelet/app/options/
+# options.go ValidateKubeletFlags; staging/src/k8s.io/api/core/v1/well_known_labels.go).
+KUBERNETES_LABEL_NAMESPACES = ("kubernetes.io", "k8s.io")
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+KUBELET_LABELS = frozenset(
+    {
+        "kubernetes.io/hostname",
+        "kubernetes.io/os",
+        "kubernetes.io/arch",
+        "beta.kubernetes.io/os",
+        "beta.kubernetes.io/arch",
+        "beta.kubernetes.io/instance-type",
+        INSTANCE_TYPE_LABEL,
+        ZONE_LABEL,
+        "topology.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region",
+    }
+)
+
+
+def label_namespace(key: str) -> str:
+    """The prefix before the first `/`; empty for an unprefixed key."""
+    prefix, slash, _ = key.partition("/")
+    return prefix if slash else ""
+
+
+def within(namespace: str, parent: str) -> bool:
+    """`namespace` is `parent` or one of its subdomains."""
+    return namespace == parent or namespace.endswith("." + parent)
+
+
+def kubelet_refuses(key: str) -> bool:
+    """Whether the kubelet refuses `key` in --node-labels (it then never starts)."""
+    namespace = label_namespace(key)
+    return (
+        any(within(namespace, n) for n in KUBERNETES_LABEL_NAMESPACES)
+        and key not in KUBELET_LABELS
+        and not any(within(namespace, n) for n in KUBELET_LABEL_NAMESPACES)
+    )
+
+
 DISCOVERY_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 NODE_TEMPLATE_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
 LABEL_TAG_PREFIX = f"{NODE_TEMPLATE_TAG_PREFIX}label/"

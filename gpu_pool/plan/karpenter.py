@@ -38,7 +38,8 @@ _CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}
 _KUBERNETES_ARCH = {Architecture.X86_64: "amd64", Architecture.ARM64: "arm64"}
 # Bottlerocket's OS volume as Karpenter sizes it by default; the data volume holds images.
 _BOTTLEROCKET_OS_VOLUME_GIB = 4
-# Voluntary disruption (emptiness, drift, expiry) one node at a time.
+# Emptiness and drift one node at a time. Budgets never pace expiry (disruption.md, "NodePool
+# Disruption Budgets"): termination_grace_period bounds that.
 _DISRUPTION_BUDGET = {"nodes": "1"}
 
 

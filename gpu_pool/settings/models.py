@@ -134,22 +134,32 @@ class ChartVersions(_Settings):
     """NVIDIA GPU Operator chart version; None: the pin."""
 
 
-# Karpenter's own durations (its CRDs' pattern): whole hours, minutes and seconds.
+# Karpenter's own durations, with its NodePool CRD's patterns (aws/karpenter-provider-aws v1.14.1
+# pkg/apis/crds/karpenter.sh_nodepools.yaml): whole hours, minutes and seconds. `Never` only where
+# the CRD allows it: expireAfter and consolidateAfter, not terminationGracePeriod.
 KarpenterDuration = Annotated[
     str,
     matching(
         r"^([0-9]+(s|m|h))+$",
-        "a duration Karpenter takes: hours, minutes, seconds, e.g. 720h or 1h30m",
+        "a duration Karpenter takes: hours, minutes, seconds, e.g. 24h or 1h30m (not Never)",
+    ),
+]
+KarpenterDurationOrNever = Annotated[
+    str,
+    matching(
+        r"^(([0-9]+(s|m|h))+|Never)$",
+        "a duration Karpenter takes: hours, minutes, seconds, e.g. 720h or 1h30m, or Never",
     ),
 ]
 
 
 class KarpenterPoolSettings(_Settings):
-    """How Karpenter runs a pool with `provisioner: karpenter`; defaults never stop a GPU job.
+    """How Karpenter runs a pool with `provisioner: karpenter`.
 
-    Only empty nodes are consolidated (WhenEmpty), one node at a time. A node past
-    `expire_after` is drained; pods annotated `karpenter.sh/do-not-disrupt: "true"` keep it
-    until they finish unless `termination_grace_period` is set.
+    Only empty nodes are consolidated (WhenEmpty), one node at a time; the same budget paces
+    drift. Expiry is not paced by any budget: a node past `expire_after` is drained at once, and
+    pods annotated `karpenter.sh/do-not-disrupt` hold it for at most `termination_grace_period`
+    (aws/karpenter-provider-aws v1.14.1 website/content/en/docs/concepts/disruption.md).
     """
 
     ami_alias: str | None = matching(
@@ -157,12 +167,16 @@ class KarpenterPoolSettings(_Settings):
     )
     """The EC2NodeClass AMI alias, family@version of the pool's ami_family; None: the pin in
     gpu_pool/model/versions.py. A new version replaces every node of the pool (drift)."""
-    consolidate_after: KarpenterDuration = "5m"
+    consolidate_after: KarpenterDurationOrNever = "5m"
     """How long a node must be empty before Karpenter removes it (Karpenter's default is 0s)."""
-    expire_after: KarpenterDuration = "720h"
-    """Maximum node age before it is drained and replaced (Karpenter's default, 30 days)."""
-    termination_grace_period: KarpenterDuration | None = None
-    """How long a draining node waits for do-not-disrupt pods; None: as long as they run."""
+    expire_after: KarpenterDurationOrNever = "720h"
+    """Maximum node age before it is drained and replaced (Karpenter's default, 30 days); Never:
+    nodes live until emptied, drifted or deleted."""
+    termination_grace_period: KarpenterDuration | None = "24h"
+    """How long a draining node (expired, drifted, deleted) waits for its pods, do-not-disrupt and
+    PodDisruptionBudgets included, before deleting them. 24h: a job running when its node expires
+    gets a day to finish, and the node's idle GPUs are billed for at most that long. None: wait
+    as long as they run (upstream advises against it unless expire_after is Never)."""
     gpu_limit: int | None = None
     """The NodePool's nvidia.com/gpu limit; None: max_size nodes of the pool's largest type."""
 

@@ -77,7 +77,11 @@ KARPENTER = {
             "instance_types": ["g5g.xlarge", "g5g.16xlarge"],
             "labels": {"accelerator": "nvidia", "workload": "arm"},
             "max_size": 3,
-            "karpenter": {"consolidate_after": "10m", "termination_grace_period": "24h"},
+            "karpenter": {
+                "consolidate_after": "10m",
+                "expire_after": "Never",
+                "termination_grace_period": "2h",
+            },
         },
         "rocket": {
             "provisioner": "karpenter",

@@ -88,6 +88,13 @@ def test_controller_values_name_the_cluster_and_queue_and_run_on_system_nodes(ka
     assert helm_values(controller) == {
         "settings": {"clusterName": "gpu-pool", "interruptionQueue": f"<GetAtt:{queue}.QueueName>"},
         "serviceAccount": {"create": True, "name": "karpenter"},
+        # Upstream's getting-started sizing, requests equal to limits: Guaranteed QoS.
+        "controller": {
+            "resources": {
+                "requests": {"cpu": "1", "memory": "1Gi"},
+                "limits": {"cpu": "1", "memory": "1Gi"},
+            }
+        },
         "nodeSelector": {"gpu-pool.io/role": "system"},
     }
 
@@ -451,6 +458,8 @@ def test_al2023_x86_pool_node_pool_field_by_field(karpenter_template):
                     ],
                     "taints": [GPU_TAINT],
                     "expireAfter": "720h",
+                    # The default: an expiring node is not held by a job for more than a day.
+                    "terminationGracePeriod": "24h",
                 },
             },
             "disruption": {
@@ -522,8 +531,8 @@ def test_arm_g5g_pool_node_pool_and_node_class_field_by_field(karpenter_template
                         ["g5g.xlarge", "g5g.16xlarge"], "arm64", "on-demand"
                     ),
                     "taints": [GPU_TAINT],
-                    "expireAfter": "720h",
-                    "terminationGracePeriod": "24h",
+                    "expireAfter": "Never",
+                    "terminationGracePeriod": "2h",
                 },
             },
             "disruption": {
@@ -592,6 +601,8 @@ def test_bottlerocket_pool_node_pool_and_node_class_field_by_field(karpenter_tem
                     "requirements": _requirements(["g6e.xlarge"], "amd64", "spot"),
                     "taints": [GPU_TAINT],
                     "expireAfter": "720h",
+                    # The default: an expiring node is not held by a job for more than a day.
+                    "terminationGracePeriod": "24h",
                 },
             },
             "disruption": {
@@ -928,6 +939,53 @@ def test_library_karpenter_on_an_imported_cluster_uses_its_name_and_group():
     _, controller = charts(template)["karpenter"]
     assert helm_values(controller)["settings"]["clusterName"] == "platform"
     assert helm_values(controller)["nodeSelector"] == {}
+    assert _registry_warnings(stack) == [_registry_warning("arn:aws:iam::123456789012:role/k")]
+
+
+def _registry_warnings(stack) -> list[str]:
+    from aws_cdk.assertions import Annotations, Match
+
+    found = Annotations.from_stack(stack).find_warning(
+        "*", Match.string_like_regexp("oci://public.ecr.aws")
+    )
+    return [w.entry.data for w in found]
+
+
+def _registry_warning(role: str) -> str:
+    return (
+        "cluster.existing.kubectl_provider_role_arn: Karpenter's charts come from "
+        f"oci://public.ecr.aws, which the imported cluster's kubectl handler role {role} must "
+        "log in to, or the deploy fails and rolls back: make sure that role has the AWS managed "
+        "policy AmazonElasticContainerRegistryPublicReadOnly (a cluster created by aws_eks_v2 "
+        "gives its own handler role that policy) "
+        "[ack: gpu-pool:cluster.existing.kubectl_provider_role_arn]"
+    )
+
+
+def test_an_existing_cluster_warns_that_its_kubectl_role_must_log_in_to_public_ecr():
+    from tests.support.settings import EXISTING
+
+    settings = deep_merge(
+        EXISTING,
+        {
+            "cluster": {"existing": {"cluster_security_group_id": "sg-0aaaaaaaaaaaaaaaa"}},
+            "pool": {"provisioner": "karpenter"},
+        },
+    )
+    assert _registry_warnings(synth_stack(settings)) == [
+        _registry_warning("arn:aws:iam::123456789012:role/kubectl-handler")
+    ]
+
+
+def test_a_created_cluster_needs_no_registry_warning(karpenter_template):
+    # Its own handler role has the policy, on the condition HasEcrPublic (the aws partition).
+    assert _registry_warnings(synth_stack(KARPENTER)) == []
+    handler_roles = [
+        r["Properties"]["ManagedPolicyArns"]
+        for r in resources(karpenter_template, "AWS::IAM::Role").values()
+        if "AmazonElasticContainerRegistryPublicReadOnly" in json.dumps(r)
+    ]
+    assert len(handler_roles) == 1
 
 
 @pytest.mark.parametrize("fixture", ["karpenter_template", "mixed_template"])

@@ -4,7 +4,11 @@ from datetime import date
 
 import pytest
 
+from gpu_pool.model.karpenter_api import karpenter_refuses
+from gpu_pool.settings import ConfigError, PoolSettings
+from gpu_pool.settings.models import KarpenterPoolSettings
 from tests.support import rules
+from tests.support.crd_validation import schema_of, validate
 
 TODAY = date(2026, 12, 2)
 
@@ -68,16 +72,16 @@ CASES = {
         [
             (
                 "E",
-                "pool.labels: 'karpenter.sh/team' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/team",
+                "pool.labels: 'karpenter.sh/team' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and karpenter.k8s.aws keys other than their well-known labels): the API server refuses the NodePool; use your own domain, e.g. example.com/team",
             )
         ],
     ),
-    "kubernetes-io-label": (
-        karpenter(labels={"node-role.kubernetes.io/gpu": "", "team.kubernetes.io/x": "a"}),
+    "karpenter-aws-label": (
+        karpenter(labels={"karpenter.k8s.aws/ec2nodeclass": "x"}),
         [
             (
                 "E",
-                "pool.labels: 'team.kubernetes.io/x' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/x",
+                "pool.labels: 'karpenter.k8s.aws/ec2nodeclass' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and karpenter.k8s.aws keys other than their well-known labels): the API server refuses the NodePool; use your own domain, e.g. example.com/ec2nodeclass",
             )
         ],
     ),
@@ -86,9 +90,49 @@ CASES = {
         [
             (
                 "E",
-                "pool.labels: 'kubernetes.io/hostname' is in a label domain Karpenter reserves (kubernetes.io, k8s.io, karpenter.sh, karpenter.k8s.aws): its NodePool would fail validation and launch nothing; use your own domain, e.g. example.com/hostname",
+                "pool.labels: 'kubernetes.io/hostname' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and karpenter.k8s.aws keys other than their well-known labels): the API server refuses the NodePool; use your own domain, e.g. example.com/hostname",
             )
         ],
+    ),
+    "kubernetes-io-label-kubelet-refuses": (
+        karpenter(labels={"node-role.kubernetes.io/gpu": "", "team.k8s.io/x": "a"}),
+        [
+            (
+                "E",
+                "pool.labels: 'node-role.kubernetes.io/gpu' is a kubernetes.io/k8s.io label the kubelet refuses in --node-labels, where Karpenter puts the pool's labels: every node would launch and never join; use node.kubernetes.io/gpu or your own domain, e.g. example.com/gpu",
+            ),
+            (
+                "E",
+                "pool.labels: 'team.k8s.io/x' is a kubernetes.io/k8s.io label the kubelet refuses in --node-labels, where Karpenter puts the pool's labels: every node would launch and never join; use node.kubernetes.io/x or your own domain, e.g. example.com/x",
+            ),
+        ],
+    ),
+    # Neither the CRD, Karpenter nor the kubelet refuses these.
+    "labels-everyone-accepts": (
+        karpenter(
+            labels={
+                "node.kubernetes.io/gpu-tier": "a",
+                "team.kubelet.kubernetes.io/x": "a",
+                "karpenter.sh/capacity-type": "on-demand",
+                "karpenter.k8s.aws/instance-gpu-name": "a10g",
+                "karpenter.sh.example.com/x": "a",
+                "example.com/team": "ml",
+            }
+        ),
+        [],
+    ),
+    "no-grace-period-with-expiry": (
+        karpenter(karpenter={"termination_grace_period": None}),
+        [
+            (
+                "W",
+                "pool.karpenter.termination_grace_period: unset with expire_after 720h: an expired node is drained of all but its karpenter.sh/do-not-disrupt pods and then held, its free GPUs idle and billed, for as long as they run: set a duration such as 24h (the default), or expire_after: Never",
+            )
+        ],
+    ),
+    "no-grace-period-without-expiry": (
+        karpenter(karpenter={"termination_grace_period": None, "expire_after": "Never"}),
+        [],
     ),
     "latest-alias": (
         karpenter(karpenter={"ami_alias": "al2023@latest"}),
@@ -228,3 +272,95 @@ ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ i
 @pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
 def test_errors_stop_before_anything_is_synthesized(settings, expected):
     rules.assert_nothing_built(settings, expected)
+
+
+def _node_pool_pattern(*path: str) -> str:
+    schema = schema_of("NodePool", "v1")["properties"]["spec"]
+    for name in path:
+        schema = schema["properties"][name]
+    return schema["pattern"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "path"),
+    [
+        ("expire_after", ("template", "spec", "expireAfter")),
+        ("termination_grace_period", ("template", "spec", "terminationGracePeriod")),
+        ("consolidate_after", ("disruption", "consolidateAfter")),
+    ],
+)
+def test_duration_settings_take_exactly_what_the_node_pool_crd_takes(setting, path):
+    schema = KarpenterPoolSettings.model_json_schema()["properties"][setting]
+    patterns = [s["pattern"] for s in schema.get("anyOf", [schema]) if "pattern" in s]
+    assert patterns == [_node_pool_pattern(*path)]
+
+
+@pytest.mark.parametrize(
+    ("karpenter_settings", "message"),
+    [
+        (
+            {"termination_grace_period": "Never"},
+            "karpenter.termination_grace_period: 'Never' is not a duration Karpenter takes: "
+            "hours, minutes, seconds, e.g. 24h or 1h30m (not Never)",
+        ),
+        (
+            {"expire_after": "30d"},
+            "karpenter.expire_after: '30d' is not a duration Karpenter takes: hours, minutes, "
+            "seconds, e.g. 720h or 1h30m, or Never",
+        ),
+    ],
+)
+def test_duration_settings_name_what_is_valid(karpenter_settings, message):
+    with pytest.raises(ConfigError) as raised:
+        PoolSettings(provisioner="karpenter", karpenter=karpenter_settings)
+    assert str(raised.value) == message
+
+
+def test_expire_after_and_consolidate_after_take_never():
+    settings = PoolSettings(
+        provisioner="karpenter", karpenter={"expire_after": "Never", "consolidate_after": "Never"}
+    )
+    assert (settings.karpenter.expire_after, settings.karpenter.consolidate_after) == (
+        "Never",
+        "Never",
+    )
+
+
+LABEL_KEYS = [
+    "karpenter.sh/team",
+    "karpenter.sh/capacity-type",
+    "karpenter.sh/nodepool",
+    "mykarpenter.sh/x",
+    "karpenter.sh.example.com/x",
+    "team.karpenter.k8s.aws/x",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-tenancy",
+    "kubernetes.io/hostname",
+    "node-role.kubernetes.io/gpu",
+    "example.com/team",
+]
+
+
+@pytest.mark.parametrize("key", LABEL_KEYS)
+def test_the_label_rule_refuses_what_the_node_pool_crd_refuses(key):
+    """The CRD's CEL rules decide; karpenter.k8s.aws/ec2nodeclass, which only the controller
+    refuses, is a table case above."""
+    node_pool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "gpu-pool-gpu"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {key: "a"}},
+                "spec": {
+                    "nodeClassRef": {
+                        "group": "karpenter.k8s.aws",
+                        "kind": "EC2NodeClass",
+                        "name": "gpu-pool-gpu",
+                    },
+                    "requirements": [],
+                },
+            }
+        },
+    }
+    assert karpenter_refuses(key) == (validate(node_pool) != [])

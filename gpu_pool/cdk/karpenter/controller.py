@@ -29,22 +29,36 @@ from gpu_pool.cdk.registry import (
     literal_cluster_name,
 )
 from gpu_pool.cdk.report import report
-from gpu_pool.checks.controllers import check_karpenter_version, check_node_selector
+from gpu_pool.checks.controllers import (
+    check_chart_registry_login,
+    check_karpenter_version,
+    check_node_selector,
+)
 from gpu_pool.checks.syntax import exact_versions
 from gpu_pool.model.versions import KARPENTER, KARPENTER_CRD
 from gpu_pool.settings import ConfigError, KarpenterSettings
 
 SERVICE_ACCOUNT = "karpenter"
+# Requests equal to limits: Guaranteed QoS, so the kubelet evicts the controller last under memory
+# pressure on a small system node (while it is gone no GPU node launches). The chart sets none
+# (charts/karpenter/values.yaml `controller.resources: {}`); these are the getting-started
+# values (website/content/en/docs/getting-started/getting-started-with-karpenter/scripts/
+# step08-apply-helm-chart.sh, aws/karpenter-provider-aws v1.14.1).
+CONTROLLER_RESOURCES = {
+    "requests": {"cpu": "1", "memory": "1Gi"},
+    "limits": {"cpu": "1", "memory": "1Gi"},
+}
 
 
 def karpenter_values(
     cluster_name: str, queue_name: str, node_selector: Mapping[str, str]
 ) -> dict[str, object]:
-    """The controller chart's values: which cluster and queue, and where it runs (the chart's
-    own affinity already keeps it off nodes Karpenter launched)."""
+    """The controller chart's values: which cluster and queue, its resources, and where it runs
+    (the chart's own affinity already keeps it off nodes Karpenter launched)."""
     return {
         "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT},
+        "controller": {"resources": CONTROLLER_RESOURCES},
         "nodeSelector": dict(node_selector),
     }
 
@@ -55,6 +69,9 @@ class Karpenter(Construct):
     :param cluster: the EKS cluster; needs a kubectl provider (for the charts), access entries
         (authentication mode API or API_AND_CONFIG_MAP) and a literal name (the controller's IAM
         conditions contain it): an imported cluster's, or a created cluster's `cluster_name`.
+        An imported cluster's kubectl handler role must be allowed to log in to public.ecr.aws
+        (AmazonElasticContainerRegistryPublicReadOnly), where the charts are: a synth warning
+        says so.
     :param settings: chart version override and node selector; default KarpenterSettings().
     :param kubernetes_version: the cluster's minor, to check Karpenter supports it. Default: the
         version of an `eks.Cluster`; unchecked for an imported cluster without it.
@@ -96,12 +113,16 @@ class Karpenter(Construct):
         self.security_group_id: str = cluster_security_group_id or cluster.cluster_security_group_id
         node_selector = settings.node_selector if node_selector is None else node_selector
         minor = kubernetes_version or created_cluster_version(cluster)
-        report(
-            self,
+        findings = (
             list(exact_versions("karpenter", {"chart_version": settings.chart_version}))
             + check_karpenter_version(settings.chart_version, minor)
-            + check_node_selector(node_selector, ClusterPools.of(cluster).plans, "karpenter"),
+            + check_node_selector(node_selector, ClusterPools.of(cluster).plans, "karpenter")
         )
+        if not isinstance(cluster, eks.Cluster):
+            provider = cluster.kubectl_provider
+            role = provider.role if provider is not None else None
+            findings += check_chart_registry_login(role.role_arn if role is not None else None)
+        report(self, findings)
 
         self.node_role = node_role(
             self, "NodeRole", f"Nodes Karpenter launches in EKS cluster {cluster_name}"

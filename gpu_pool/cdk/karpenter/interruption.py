@@ -3,8 +3,14 @@
 Karpenter's getting-started CloudFormation (v1.14): an SQS queue keeping messages 300 s (an
 interruption notice is useless later), encrypted with SQS-managed keys, and five EventBridge
 rules sending it Spot interruption warnings, rebalance recommendations, instance state changes,
-scheduled AWS Health events and Capacity Reservation interruption warnings. Karpenter then
-cordons and drains the node while there is still time, and launches its replacement.
+scheduled AWS Health events and Capacity Reservation interruption warnings.
+
+What Karpenter v1.14.1 does with each (aws/karpenter-provider-aws
+pkg/controllers/interruption/utils.go actionForMessage): it taints, drains and deletes the node,
+launching a replacement, on a Spot interruption warning, an EC2 scheduled change, an instance
+stopping/stopped/shutting-down/terminated, and a Capacity Reservation interruption warning. A
+rebalance recommendation only records a Kubernetes event on the node: nothing is drained early
+(website/content/en/docs/concepts/disruption.md, "Interruption").
 """
 
 from __future__ import annotations
