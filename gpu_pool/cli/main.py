@@ -164,14 +164,14 @@ def _doctor(
     pools: Sequence[PoolPlan],
     aws: Callable[[str], Any] | None,
 ) -> int:
-    from gpu_pool.cli.doctor import doctor_checks, format_checks
+    from gpu_pool.cli.doctor import doctor_verdicts, format_verdicts
 
     core, apps, custom = _kubernetes(args)
-    checks = doctor_checks(
+    verdicts = doctor_verdicts(
         core, apps, pools, settings.cluster.name, aws or _aws(settings), custom=custom
     )
-    print(format_checks(checks))
-    return 1 if any(c.status == "fail" for c in checks) else 0
+    print(format_verdicts(verdicts))
+    return 1 if any(v.status == "fail" for v in verdicts) else 0
 
 
 def _verify(

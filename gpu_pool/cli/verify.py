@@ -218,11 +218,11 @@ class Verifier:
                 )
         elif run.node is not None and "node ready" in reached:
             if now - reached["node ready"] > self.timeouts.gpu:
-                check = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
+                verdict = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
                 raise Failure(
                     "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
-                    [check.detail],
-                    check.fix or "the plugin runs there: check its pod logs on the node",
+                    [verdict.detail],
+                    verdict.fix or "the plugin runs there: check its pod logs on the node",
                 )
         elif run.node is not None:
             if now - reached["node joined"] > self.timeouts.node_ready:
@@ -238,16 +238,16 @@ class Verifier:
         elif now - run.started > self.timeouts.scale_up:
             if self.pool.provisioner == "karpenter":
                 raise self._no_node_claim_failure()
-            check = autoscaler_state(self.apps, self.cluster_name)
+            verdict = autoscaler_state(self.apps, self.cluster_name)
             cause = (
                 "no scale-up event: Cluster Autoscaler is not running or not discovering the ASG"
-                if check.status == "fail"
+                if verdict.status == "fail"
                 else "no scale-up event although Cluster Autoscaler runs"
             )
             raise Failure(
                 cause,
-                [check.detail, *self._pod_event_lines()],
-                check.fix
+                [verdict.detail, *self._pod_event_lines()],
+                verdict.fix
                 or f"read its log: kubectl -n kube-system logs deploy/cluster-autoscaler | "
                 f"grep {self.pod_name}",
             )

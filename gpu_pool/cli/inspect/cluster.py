@@ -28,7 +28,7 @@ SYSTEM_NAMESPACE = "kube-system"
 
 
 @dataclass(frozen=True)
-class Check:
+class Verdict:
     """One verdict: `ok`, `warn` or `fail`, with what was seen and, if not ok, what to do."""
 
     status: str
@@ -66,7 +66,7 @@ def node_ready(node: dict[str, Any]) -> tuple[bool, str]:
     return ready, "; ".join(messages)
 
 
-MISSING_DEVICE_PLUGIN = Check(
+MISSING_DEVICE_PLUGIN = Verdict(
     "fail",
     "device plugin",
     f"no DaemonSet labelled {DEVICE_PLUGIN_SELECTOR} in {SYSTEM_NAMESPACE}",
@@ -82,7 +82,7 @@ def device_plugin_daemon_sets(apps: Any) -> list[Any]:
     )
 
 
-def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check:
+def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Verdict:
     """Whether one of the device plugin DaemonSets would run on this node, and if not, why."""
     name = node["metadata"]["name"]
     if not daemon_sets:
@@ -101,8 +101,8 @@ def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check
             keys = ", ".join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in missing)
             reasons.append(f"{ds_name}: does not tolerate {keys}")
         else:
-            return Check("ok", "device plugin", f"{ds_name} selects and tolerates {name}")
-    return Check(
+            return Verdict("ok", "device plugin", f"{ds_name} selects and tolerates {name}")
+    return Verdict(
         "fail",
         "device plugin",
         f"no device plugin DaemonSet would run on {name}: " + "; ".join(reasons),
@@ -111,14 +111,14 @@ def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check
     )
 
 
-def autoscaler_state(apps: Any, cluster_name: str) -> Check:
+def autoscaler_state(apps: Any, cluster_name: str) -> Verdict:
     """Whether Cluster Autoscaler runs and discovers this cluster's ASGs."""
     try:
         deployment = apps.read_namespaced_deployment(AUTOSCALER_DEPLOYMENT, SYSTEM_NAMESPACE)
     except client.ApiException as err:
         if err.status != 404:
             raise
-        return Check(
+        return Verdict(
             "fail",
             "autoscaler",
             f"no Deployment {AUTOSCALER_DEPLOYMENT} in {SYSTEM_NAMESPACE}",
@@ -129,25 +129,25 @@ def autoscaler_state(apps: Any, cluster_name: str) -> Check:
     discovery = next((a for a in args if a.startswith("--node-group-auto-discovery=")), "")
     ready = deployment.status.ready_replicas or 0
     if ready < 1:
-        return Check(
+        return Verdict(
             "fail",
             "autoscaler",
             f"{AUTOSCALER_DEPLOYMENT} has no ready replica",
             f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{AUTOSCALER_DEPLOYMENT}",
         )
     if f"k8s.io/cluster-autoscaler/{cluster_name}" not in discovery:
-        return Check(
+        return Verdict(
             "fail",
             "autoscaler",
             f"runs, but does not discover this cluster's ASGs ({discovery or 'no discovery flag'})",
             f"its --node-group-auto-discovery must name k8s.io/cluster-autoscaler/{cluster_name}",
         )
-    return Check("ok", "autoscaler", f"{ready} ready, {discovery}")
+    return Verdict("ok", "autoscaler", f"{ready} ready, {discovery}")
 
 
-def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]:
+def asg_tag_verdicts(autoscaling: Any, eks: Any, cluster_name: str) -> list[Verdict]:
     """Each of the cluster's GPU ASGs: its GPU tag against the instance type, its taint tags."""
-    checks = []
+    verdicts = []
     pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
         Filters=[{"Name": "tag:eks:cluster-name", "Values": [cluster_name]}]
     )
@@ -169,8 +169,8 @@ def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]
         name = group["AutoScalingGroupName"]
         expected = str(counts.pop()) if len(counts) == 1 else "?"
         if gpu_tag != expected:
-            checks.append(
-                Check(
+            verdicts.append(
+                Verdict(
                     "fail",
                     f"ASG {name}",
                     f"tag {RESOURCE_TAG_PREFIX}{GPU_RESOURCE}={gpu_tag!r}, but "
@@ -187,8 +187,8 @@ def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]
             and not v.endswith((":NoSchedule", ":NoExecute", ":PreferNoSchedule"))
         ]
         if bad_taints:
-            checks.append(
-                Check(
+            verdicts.append(
+                Verdict(
                     "fail",
                     f"ASG {name}",
                     f"taint tags Cluster Autoscaler ignores: {', '.join(bad_taints)}",
@@ -196,5 +196,5 @@ def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]
                 )
             )
             continue
-        checks.append(Check("ok", f"ASG {name}", f"{nodegroup}: {GPU_RESOURCE}={gpu_tag}"))
-    return checks
+        verdicts.append(Verdict("ok", f"ASG {name}", f"{nodegroup}: {GPU_RESOURCE}={gpu_tag}"))
+    return verdicts
