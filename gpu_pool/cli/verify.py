@@ -141,10 +141,7 @@ class Verifier:
             time.sleep(self.timeouts.poll)
 
     def _watch_events(self, run: Run) -> None:
-        events = self.core.list_namespaced_event(
-            self.namespace, field_selector=f"involvedObject.name={self.pod_name}"
-        ).items
-        for event in events:
+        for event in self._pod_events():
             if event.reason == "TriggeredScaleUp":
                 run.scale_up_message = event.message
                 self._mark(run, "scale-up", event.message)
@@ -315,11 +312,16 @@ class Verifier:
             "`kubectl describe nodeclaim " + name + "`",
         )
 
+    def _pod_events(self) -> list[Any]:
+        return list(
+            self.core.list_namespaced_event(
+                self.namespace, field_selector=f"involvedObject.name={self.pod_name}"
+            ).items
+        )
+
     def _pod_event_lines(self) -> list[str]:
-        events = self.core.list_namespaced_event(
-            self.namespace, field_selector=f"involvedObject.name={self.pod_name}"
-        ).items
-        return [f"event {e.reason}: {e.message}" for e in events[-5:]]
+        """The pod's last five events, as evidence."""
+        return [f"event {e.reason}: {e.message}" for e in self._pod_events()[-5:]]
 
     # -- output --------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ judges what is really deployed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,30 +112,56 @@ def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Verdi
     )
 
 
-def autoscaler_state(apps: Any, cluster_name: str) -> Verdict:
-    """Whether Cluster Autoscaler runs and discovers this cluster's ASGs."""
+def read_system_deployment(apps: Any, name: str) -> Any | None:
+    """The Deployment `name` in kube-system, or None if there is none: a missing controller is
+    a verdict, not an error."""
     try:
-        deployment = apps.read_namespaced_deployment(AUTOSCALER_DEPLOYMENT, SYSTEM_NAMESPACE)
+        return apps.read_namespaced_deployment(name, SYSTEM_NAMESPACE)
     except client.ApiException as err:
         if err.status != 404:
             raise
-        return Verdict(
-            "fail",
-            "autoscaler",
-            f"no Deployment {AUTOSCALER_DEPLOYMENT} in {SYSTEM_NAMESPACE}",
-            "deploy the stack with autoscaler.enabled: true, or install Cluster Autoscaler",
-        )
-    container = deployment.spec.template.spec.containers[0]
-    args = [*(container.command or []), *(container.args or [])]
-    discovery = next((a for a in args if a.startswith("--node-group-auto-discovery=")), "")
+        return None
+
+
+def running_verdict(
+    deployment: Any | None,
+    name: str,
+    subject: str,
+    install: str,
+    when_running: Callable[[Any, int], Verdict],
+) -> Verdict:
+    """The verdict on a kube-system Deployment (from `read_system_deployment`): failing when it
+    is missing (`install` says how to get it) or has no ready replica, else `when_running`'s
+    on it and its ready replicas."""
+    if deployment is None:
+        return Verdict("fail", subject, f"no Deployment {name} in {SYSTEM_NAMESPACE}", install)
     ready = deployment.status.ready_replicas or 0
     if ready < 1:
         return Verdict(
             "fail",
-            "autoscaler",
-            f"{AUTOSCALER_DEPLOYMENT} has no ready replica",
-            f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{AUTOSCALER_DEPLOYMENT}",
+            subject,
+            f"{name} has no ready replica",
+            f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{name}",
         )
+    return when_running(deployment, ready)
+
+
+def autoscaler_state(apps: Any, cluster_name: str) -> Verdict:
+    """Whether Cluster Autoscaler runs and discovers this cluster's ASGs."""
+    return running_verdict(
+        read_system_deployment(apps, AUTOSCALER_DEPLOYMENT),
+        AUTOSCALER_DEPLOYMENT,
+        "autoscaler",
+        "deploy the stack with autoscaler.enabled: true, or install Cluster Autoscaler",
+        lambda deployment, ready: _discovery_state(deployment, ready, cluster_name),
+    )
+
+
+def _discovery_state(deployment: Any, ready: int, cluster_name: str) -> Verdict:
+    """Whether the running autoscaler's auto-discovery flag names this cluster's ASG tag."""
+    container = deployment.spec.template.spec.containers[0]
+    args = [*(container.command or []), *(container.args or [])]
+    discovery = next((a for a in args if a.startswith("--node-group-auto-discovery=")), "")
     if f"k8s.io/cluster-autoscaler/{cluster_name}" not in discovery:
         return Verdict(
             "fail",

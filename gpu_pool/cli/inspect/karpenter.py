@@ -11,7 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 from kubernetes import client
 
-from gpu_pool.cli.inspect.cluster import SYSTEM_NAMESPACE, Verdict
+from gpu_pool.cli.inspect.cluster import Verdict, read_system_deployment, running_verdict
 from gpu_pool.model.karpenter_api import INTERRUPTION_EVENTS, NODE_POOL_LABEL, resource_name
 
 CONTROLLER_DEPLOYMENT = "karpenter"
@@ -24,34 +24,20 @@ _KINDS = {
 
 def read_controller(apps: Any) -> Any | None:
     """The controller's Deployment, or None if there is none."""
-    try:
-        return apps.read_namespaced_deployment(CONTROLLER_DEPLOYMENT, SYSTEM_NAMESPACE)
-    except client.ApiException as err:
-        if err.status != 404:
-            raise
-        return None
+    return read_system_deployment(apps, CONTROLLER_DEPLOYMENT)
 
 
 def controller_state(deployment: Any | None) -> Verdict:
     """Whether the controller (its Deployment, from `read_controller`) runs, and which
     interruption queue it reads."""
-    if deployment is None:
-        return Verdict(
-            "fail",
-            "karpenter",
-            f"no Deployment {CONTROLLER_DEPLOYMENT} in {SYSTEM_NAMESPACE}",
-            "deploy the stack: a pool with provisioner: karpenter installs it",
-        )
-    ready = deployment.status.ready_replicas or 0
-    if ready < 1:
-        return Verdict(
-            "fail",
-            "karpenter",
-            f"{CONTROLLER_DEPLOYMENT} has no ready replica",
-            f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{CONTROLLER_DEPLOYMENT}",
-        )
-    return Verdict(
-        "ok", "karpenter", f"{ready} ready, interruption queue {queue_name(deployment)!r}"
+    return running_verdict(
+        deployment,
+        CONTROLLER_DEPLOYMENT,
+        "karpenter",
+        "deploy the stack: a pool with provisioner: karpenter installs it",
+        lambda running, ready: Verdict(
+            "ok", "karpenter", f"{ready} ready, interruption queue {queue_name(running)!r}"
+        ),
     )
 
 
