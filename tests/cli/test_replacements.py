@@ -83,7 +83,9 @@ def test_replacements_command_asks_nothing_when_nothing_is_lost(default_template
     old = tmp_path / "old.json"
     old.write_text(json.dumps(default_template.to_json()))
     assert main(["replacements", "--deployed", str(old), "--new", str(old)]) == 0
-    assert capsys.readouterr().out == "gpu-pool replacements: no node group is replaced or deleted\n"
+    assert (
+        capsys.readouterr().out == "gpu-pool replacements: no node group is replaced or deleted\n"
+    )
 
 
 def test_plan_still_runs_it_and_says_once_to_use_the_new_name(default_template, tmp_path, capsys):
@@ -96,7 +98,9 @@ def test_plan_still_runs_it_and_says_once_to_use_the_new_name(default_template, 
     )
 
 
-def test_replacements_command_stops_unless_confirmed(default_template, tmp_path, capsys, monkeypatch):
+def test_replacements_command_stops_unless_confirmed(
+    default_template, tmp_path, capsys, monkeypatch
+):
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(default_template.to_json()))
     new.write_text(json.dumps(synth({"pool": {"capacity_type": "SPOT"}}).to_json()))
@@ -108,7 +112,8 @@ def test_replacements_command_stops_unless_confirmed(default_template, tmp_path,
         in out.splitlines()
     )
     assert err == (
-        "gpu-pool: replacements: not confirmed (no terminal to ask on); re-run with --yes to proceed\n"
+        "gpu-pool: replacements: not confirmed (no terminal to ask on); re-run with --yes to "
+        "proceed\n"
     )
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
@@ -118,7 +123,9 @@ def test_replacements_command_stops_unless_confirmed(default_template, tmp_path,
     assert main(["replacements", "--deployed", str(old), "--new", str(new), "--yes"]) == 0
 
 
-def test_replacements_command_reads_the_deployed_stack_from_cloudformation(default_template, tmp_path):
+def test_replacements_command_reads_the_deployed_stack_from_cloudformation(
+    default_template, tmp_path
+):
     import boto3
     from botocore.stub import Stubber
 
@@ -147,7 +154,10 @@ def test_replacements_command_reads_the_deployed_stack_from_cloudformation(defau
             {"TemplateBody": json.dumps(default_template.to_json())},
             {"StackName": "GpuPool", "TemplateStage": "Original"},
         )
-        assert main(["replacements", "--cdk-out", str(out), "--yes"], aws=lambda _: cloudformation) == 0
+        assert (
+            main(["replacements", "--cdk-out", str(out), "--yes"], aws=lambda _: cloudformation)
+            == 0
+        )
         stub.add_client_error(
             "get_template", "ValidationError", "Stack with id GpuPool does not exist"
         )
