@@ -1,7 +1,7 @@
-"""The `gpu-pool` command: verify, doctor, smoke-test-manifest, plan (also `python -m gpu_pool`).
+"""The `gpu-pool` command: verify, doctor, smoke-test-manifest, replacements.
 
-Settings come from the same place as the stack's: the `gpu-pool` key of cdk.json, with
---config FILE merged over it. `plan` reads templates, not settings.
+Also `python -m gpu_pool`. Settings come from the same place as the stack's: the `gpu-pool`
+key of cdk.json, with --config FILE merged over it. `replacements` reads templates, not settings.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from gpu_pool.cli.smoke_test import smoke_test_pod
 from gpu_pool.plan.pool import PoolPlan, plan_pools
 from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
 
+REPLACEMENTS = "replacements"
+DEPRECATED_PLAN = "plan"
+
 
 class CliError(Exception):
     """A problem the user can fix; printed without a traceback."""
@@ -27,18 +30,25 @@ class CliError(Exception):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-pool", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    plan = sub.add_parser(
-        "plan",
-        help="before a deploy: name the node groups it would replace or delete, and ask",
+    # `plan` was this command's first name; kept so that existing scripts keep working.
+    replacements = sub.add_parser(
+        REPLACEMENTS,
+        aliases=[DEPRECATED_PLAN],
+        help="before a deploy: name the node groups it would replace or delete, and ask "
+        f"({DEPRECATED_PLAN}: its deprecated name)",
     )
-    plan.add_argument("--new", metavar="TEMPLATE", help="the new template (with --deployed)")
-    plan.add_argument("--deployed", metavar="TEMPLATE", help="the deployed template (offline)")
-    plan.add_argument(
+    replacements.add_argument(
+        "--new", metavar="TEMPLATE", help="the new template (with --deployed)"
+    )
+    replacements.add_argument(
+        "--deployed", metavar="TEMPLATE", help="the deployed template (offline)"
+    )
+    replacements.add_argument(
         "--cdk-out",
         metavar="DIR",
         help="every stack in this cloud assembly against its deployed template in CloudFormation",
     )
-    plan.add_argument("--yes", action="store_true", help="confirm without asking")
+    replacements.add_argument("--yes", action="store_true", help="confirm without asking")
     for name, help_text in (
         ("verify", "launch the smoke-test pod and follow it to Succeeded"),
         ("doctor", "check the running pool without launching anything"),
@@ -139,8 +149,13 @@ def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
 def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "plan":
-            return _plan(args, aws)
+        if args.command == DEPRECATED_PLAN:
+            print(
+                f"gpu-pool: '{DEPRECATED_PLAN}' is deprecated; use 'gpu-pool {REPLACEMENTS}'",
+                file=sys.stderr,
+            )
+        if args.command in (REPLACEMENTS, DEPRECATED_PLAN):
+            return _replacements(args, aws)
         settings = _settings(args)
         pools = plan_pools(settings)
         if args.command == "smoke-test-manifest":
@@ -164,14 +179,14 @@ def _doctor(
     pools: Sequence[PoolPlan],
     aws: Callable[[str], Any] | None,
 ) -> int:
-    from gpu_pool.cli.doctor import doctor_checks, format_checks
+    from gpu_pool.cli.doctor import doctor_verdicts, format_verdicts
 
     core, apps, custom = _kubernetes(args)
-    checks = doctor_checks(
+    verdicts = doctor_verdicts(
         core, apps, pools, settings.cluster.name, aws or _aws(settings), custom=custom
     )
-    print(format_checks(checks))
-    return 1 if any(c.status == "fail" for c in checks) else 0
+    print(format_verdicts(verdicts))
+    return 1 if any(v.status == "fail" for v in verdicts) else 0
 
 
 def _verify(
@@ -205,7 +220,7 @@ def _verify(
     return verifier.run()
 
 
-def _plan(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
+def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
     from gpu_pool.cli.replacements import nodegroup_losses, nodegroup_rolls
 
     pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
@@ -215,7 +230,9 @@ def _plan(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
     elif args.new and args.deployed and not args.cdk_out:
         pairs.append((args.new, _template_file(args.deployed), _template_file(args.new)))
     else:
-        raise CliError("plan: give --deployed and --new (two template files), or --cdk-out DIR")
+        raise CliError(
+            "replacements: give --deployed and --new (two template files), or --cdk-out DIR"
+        )
     rolls = [(stack, roll) for stack, old, new in pairs for roll in nodegroup_rolls(old, new)]
     for stack, roll in rolls:
         print(f"  {stack}: {roll}")
@@ -223,9 +240,9 @@ def _plan(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
         print("Rolled node groups replace their nodes one at a time, respecting PDBs.")
     losses = [(stack, loss) for stack, old, new in pairs for loss in nodegroup_losses(old, new)]
     if not losses:
-        print("gpu-pool plan: no node group is replaced or deleted")
+        print("gpu-pool replacements: no node group is replaced or deleted")
         return 0
-    print("gpu-pool plan: this deploy replaces or deletes node groups:")
+    print("gpu-pool replacements: this deploy replaces or deletes node groups:")
     for stack, loss in losses:
         print(f"  {stack}: {loss}")
     print(
@@ -235,7 +252,9 @@ def _plan(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
     if args.yes:
         return 0
     if not sys.stdin.isatty():
-        raise CliError("plan: not confirmed (no terminal to ask on); re-run with --yes to proceed")
+        raise CliError(
+            "replacements: not confirmed (no terminal to ask on); re-run with --yes to proceed"
+        )
     answer = input("Deploy anyway? [y/N] ").strip().lower()
     return 0 if answer in ("y", "yes") else 1
 
@@ -245,11 +264,13 @@ def _template_file(path_text: str) -> dict[str, Any]:
     try:
         template = json.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
-        raise CliError(f"plan: cannot read '{path_text}': {err.strerror}") from None
+        raise CliError(f"replacements: cannot read '{path_text}': {err.strerror}") from None
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise CliError(f"plan: '{path_text}' is not a JSON CloudFormation template") from None
+        raise CliError(
+            f"replacements: '{path_text}' is not a JSON CloudFormation template"
+        ) from None
     if not isinstance(template, dict):
-        raise CliError(f"plan: '{path_text}' is not a JSON CloudFormation template")
+        raise CliError(f"replacements: '{path_text}' is not a JSON CloudFormation template")
     return template
 
 
@@ -288,9 +309,11 @@ def _deployed_template(
     except ClientError as err:
         if "does not exist" in str(err):
             return {}
-        raise CliError(f"plan: CloudFormation refused GetTemplate for {stack}: {err}") from None
+        raise CliError(
+            f"replacements: CloudFormation refused GetTemplate for {stack}: {err}"
+        ) from None
     except BotoCoreError as err:
-        raise CliError(f"plan: cannot read the deployed {stack}: {err}") from None
+        raise CliError(f"replacements: cannot read the deployed {stack}: {err}") from None
     template = body["TemplateBody"]
     if isinstance(template, dict):
         return template
@@ -298,5 +321,5 @@ def _deployed_template(
         return dict(json.loads(template))
     except (TypeError, ValueError):
         raise CliError(
-            f"plan: the deployed {stack} template is not JSON (CDK deploys JSON)"
+            f"replacements: the deployed {stack} template is not JSON (CDK deploys JSON)"
         ) from None

@@ -141,10 +141,7 @@ class Verifier:
             time.sleep(self.timeouts.poll)
 
     def _watch_events(self, run: Run) -> None:
-        events = self.core.list_namespaced_event(
-            self.namespace, field_selector=f"involvedObject.name={self.pod_name}"
-        ).items
-        for event in events:
+        for event in self._pod_events():
             if event.reason == "TriggeredScaleUp":
                 run.scale_up_message = event.message
                 self._mark(run, "scale-up", event.message)
@@ -218,11 +215,11 @@ class Verifier:
                 )
         elif run.node is not None and "node ready" in reached:
             if now - reached["node ready"] > self.timeouts.gpu:
-                check = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
+                verdict = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
                 raise Failure(
                     "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
-                    [check.detail],
-                    check.fix or "the plugin runs there: check its pod logs on the node",
+                    [verdict.detail],
+                    verdict.fix or "the plugin runs there: check its pod logs on the node",
                 )
         elif run.node is not None:
             if now - reached["node joined"] > self.timeouts.node_ready:
@@ -238,16 +235,16 @@ class Verifier:
         elif now - run.started > self.timeouts.scale_up:
             if self.pool.provisioner == "karpenter":
                 raise self._no_node_claim_failure()
-            check = autoscaler_state(self.apps, self.cluster_name)
+            verdict = autoscaler_state(self.apps, self.cluster_name)
             cause = (
                 "no scale-up event: Cluster Autoscaler is not running or not discovering the ASG"
-                if check.status == "fail"
+                if verdict.status == "fail"
                 else "no scale-up event although Cluster Autoscaler runs"
             )
             raise Failure(
                 cause,
-                [check.detail, *self._pod_event_lines()],
-                check.fix
+                [verdict.detail, *self._pod_event_lines()],
+                verdict.fix
                 or f"read its log: kubectl -n kube-system logs deploy/cluster-autoscaler | "
                 f"grep {self.pod_name}",
             )
@@ -315,11 +312,16 @@ class Verifier:
             "`kubectl describe nodeclaim " + name + "`",
         )
 
+    def _pod_events(self) -> list[Any]:
+        return list(
+            self.core.list_namespaced_event(
+                self.namespace, field_selector=f"involvedObject.name={self.pod_name}"
+            ).items
+        )
+
     def _pod_event_lines(self) -> list[str]:
-        events = self.core.list_namespaced_event(
-            self.namespace, field_selector=f"involvedObject.name={self.pod_name}"
-        ).items
-        return [f"event {e.reason}: {e.message}" for e in events[-5:]]
+        """The pod's last five events, as evidence."""
+        return [f"event {e.reason}: {e.message}" for e in self._pod_events()[-5:]]
 
     # -- output --------------------------------------------------------------------------------
 

@@ -6,8 +6,8 @@ import pytest
 from kubernetes import client
 
 from gpu_pool.cli.inspect.cluster import (
-    Check,
-    asg_tag_checks,
+    Verdict,
+    asg_tag_verdicts,
     autoscaler_state,
     device_plugin_reaches,
     gpu_allocatable,
@@ -34,7 +34,7 @@ NODE = node(name="node-1")
 
 
 def test_a_plugin_that_selects_and_tolerates_the_node_is_ok():
-    assert device_plugin_reaches(NODE, [_plugin()]) == Check(
+    assert device_plugin_reaches(NODE, [_plugin()]) == Verdict(
         "ok", "device plugin", "nvidia-device-plugin-gpu selects and tolerates node-1"
     )
 
@@ -52,7 +52,7 @@ def test_every_plugin_that_misses_the_node_says_why():
     with_affinity = daemon_set(pool="training")
     with_affinity["spec"]["template"]["spec"]["nodeSelector"] = {}
     with_affinity["spec"]["template"]["spec"]["affinity"] = affinity
-    check = device_plugin_reaches(
+    verdict = device_plugin_reaches(
         NODE,
         [
             _plugin(node_selector={"role": "cpu"}),
@@ -60,7 +60,7 @@ def test_every_plugin_that_misses_the_node_says_why():
             _plugin(pool="spot", node_selector={}, tolerations=[]),
         ],
     )
-    assert check == Check(
+    assert verdict == Verdict(
         "fail",
         "device plugin",
         "no device plugin DaemonSet would run on node-1: "
@@ -75,8 +75,8 @@ def test_every_plugin_that_misses_the_node_says_why():
 def test_every_untolerated_taint_is_named_with_its_value_or_none():
     tainted = node(name="node-1")
     tainted["spec"]["taints"].append({"key": "dedicated", "effect": "NoExecute"})
-    check = device_plugin_reaches(tainted, [_plugin(tolerations=[])])
-    assert check.detail.endswith(
+    verdict = device_plugin_reaches(tainted, [_plugin(tolerations=[])])
+    assert verdict.detail.endswith(
         "nvidia-device-plugin-gpu: does not tolerate nvidia.com/gpu=true:NoSchedule, "
         "dedicated=:NoExecute"
     )
@@ -132,7 +132,7 @@ def test_autoscaler_flags_from_args_count_as_well_as_from_command():
     deployment = autoscaler()
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     container["args"] = container.pop("command")[1:]
-    assert autoscaler_state(_Apps(deployment), "gpu-pool") == Check(
+    assert autoscaler_state(_Apps(deployment), "gpu-pool") == Verdict(
         "ok",
         "autoscaler",
         "1 ready, --node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,"
@@ -145,8 +145,7 @@ def test_an_api_error_other_than_not_found_is_not_hidden():
         autoscaler_state(_Apps(error=client.ApiException(status=403)), "gpu-pool")
 
 
-
-def test_asg_checks_go_on_past_groups_they_do_not_judge_or_find_wrong():
+def test_asg_verdicts_go_on_past_groups_they_do_not_judge_or_find_wrong():
     two_bad = {TAINT_TAG: "true:NO_SCHEDULE", f"{TAINT_TAG}-2": "x:NO_EXECUTE"}
     prefer = {TAINT_TAG: "t:PreferNoSchedule"}
     groups = [
@@ -189,23 +188,23 @@ def test_asg_checks_go_on_past_groups_they_do_not_judge_or_find_wrong():
             )
         ],
     )
-    assert asg_tag_checks(autoscaling, eks, "c") == [
-        Check(
+    assert asg_tag_verdicts(autoscaling, eks, "c") == [
+        Verdict(
             "fail",
             "ASG mixed",
             f"tag {GPU_TAG}='1', but g5.xlarge/g5.12xlarge has ? GPU(s)",
             "at zero nodes Cluster Autoscaler believes this tag: redeploy the stack so the tag "
             "writer rewrites it",
         ),
-        Check(
+        Verdict(
             "fail",
             "ASG bad",
             f"taint tags Cluster Autoscaler ignores: {TAINT_TAG}=true:NO_SCHEDULE, "
             f"{TAINT_TAG}-2=x:NO_EXECUTE",
             "the value must be <value>:<Effect> in Kubernetes spelling (NoSchedule)",
         ),
-        Check("ok", "ASG prefer", "prefer-ng: nvidia.com/gpu=1"),
-        Check("ok", "ASG good", "good-ng: nvidia.com/gpu=8"),
+        Verdict("ok", "ASG prefer", "prefer-ng: nvidia.com/gpu=1"),
+        Verdict("ok", "ASG good", "good-ng: nvidia.com/gpu=8"),
     ]
 
 
@@ -218,7 +217,7 @@ def test_an_autoscaler_without_a_discovery_flag_does_not_discover():
     deployment = autoscaler()
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     container["command"] = ["./cluster-autoscaler", "--cloud-provider=aws"]
-    assert autoscaler_state(_Apps(deployment), "gpu-pool") == Check(
+    assert autoscaler_state(_Apps(deployment), "gpu-pool") == Verdict(
         "fail",
         "autoscaler",
         "runs, but does not discover this cluster's ASGs (no discovery flag)",

@@ -28,6 +28,7 @@ from tests.support.karpenter_scenarios import (
     QUEUE_ARN,
     QUEUE_URL,
     READY_OBJECTS,
+    UNREGISTERED_CLAIM,
     karpenter_run,
     scenario,
 )
@@ -339,13 +340,7 @@ DOCTOR_CASES = {
             node_claims=[
                 (
                     0,
-                    node_claim(
-                        "gpu-pool-gpu-x7k2p",
-                        "gpu",
-                        LAUNCHED,
-                        condition("Registered", "Unknown", "AwaitingRegistration"),
-                        condition("Ready", "False", "NotRegistered", "not registered"),
-                    ),
+                    UNREGISTERED_CLAIM,
                 )
             ]
         ),

@@ -79,36 +79,53 @@ def test_in_place_changes_are_not_named(default_template, pool):
     assert nodegroup_losses(default_template.to_json(), synth({"pool": pool}).to_json()) == []
 
 
-def test_plan_command_asks_nothing_when_nothing_is_lost(default_template, tmp_path, capsys):
+def test_replacements_command_asks_nothing_when_nothing_is_lost(default_template, tmp_path, capsys):
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(default_template.to_json()))
+    assert main(["replacements", "--deployed", str(old), "--new", str(old)]) == 0
+    assert (
+        capsys.readouterr().out == "gpu-pool replacements: no node group is replaced or deleted\n"
+    )
+
+
+def test_plan_still_runs_it_and_says_once_to_use_the_new_name(default_template, tmp_path, capsys):
     old = tmp_path / "old.json"
     old.write_text(json.dumps(default_template.to_json()))
     assert main(["plan", "--deployed", str(old), "--new", str(old)]) == 0
-    assert capsys.readouterr().out == "gpu-pool plan: no node group is replaced or deleted\n"
+    assert capsys.readouterr() == (
+        "gpu-pool replacements: no node group is replaced or deleted\n",
+        "gpu-pool: 'plan' is deprecated; use 'gpu-pool replacements'\n",
+    )
 
 
-def test_plan_command_stops_unless_confirmed(default_template, tmp_path, capsys, monkeypatch):
+def test_replacements_command_stops_unless_confirmed(
+    default_template, tmp_path, capsys, monkeypatch
+):
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(default_template.to_json()))
     new.write_text(json.dumps(synth({"pool": {"capacity_type": "SPOT"}}).to_json()))
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
-    assert main(["plan", "--deployed", str(old), "--new", str(new)]) == 2
+    assert main(["replacements", "--deployed", str(old), "--new", str(new)]) == 2
     out, err = capsys.readouterr()
     assert (
         f'  {new}: {GROUP} (pool gpu): replaced; CapacityType: "ON_DEMAND" -> "SPOT"'
         in out.splitlines()
     )
     assert err == (
-        "gpu-pool: plan: not confirmed (no terminal to ask on); re-run with --yes to proceed\n"
+        "gpu-pool: replacements: not confirmed (no terminal to ask on); re-run with --yes to "
+        "proceed\n"
     )
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
-    assert main(["plan", "--deployed", str(old), "--new", str(new)]) == 1
+    assert main(["replacements", "--deployed", str(old), "--new", str(new)]) == 1
     monkeypatch.setattr("builtins.input", lambda prompt: "y")
-    assert main(["plan", "--deployed", str(old), "--new", str(new)]) == 0
-    assert main(["plan", "--deployed", str(old), "--new", str(new), "--yes"]) == 0
+    assert main(["replacements", "--deployed", str(old), "--new", str(new)]) == 0
+    assert main(["replacements", "--deployed", str(old), "--new", str(new), "--yes"]) == 0
 
 
-def test_plan_command_reads_the_deployed_stack_from_cloudformation(default_template, tmp_path):
+def test_replacements_command_reads_the_deployed_stack_from_cloudformation(
+    default_template, tmp_path
+):
     import boto3
     from botocore.stub import Stubber
 
@@ -137,8 +154,11 @@ def test_plan_command_reads_the_deployed_stack_from_cloudformation(default_templ
             {"TemplateBody": json.dumps(default_template.to_json())},
             {"StackName": "GpuPool", "TemplateStage": "Original"},
         )
-        assert main(["plan", "--cdk-out", str(out), "--yes"], aws=lambda _: cloudformation) == 0
+        assert (
+            main(["replacements", "--cdk-out", str(out), "--yes"], aws=lambda _: cloudformation)
+            == 0
+        )
         stub.add_client_error(
             "get_template", "ValidationError", "Stack with id GpuPool does not exist"
         )
-        assert main(["plan", "--cdk-out", str(out)], aws=lambda _: cloudformation) == 0
+        assert main(["replacements", "--cdk-out", str(out)], aws=lambda _: cloudformation) == 0

@@ -19,9 +19,11 @@ from tests.support.fake_kube import (
     node_claim,
 )
 from tests.support.karpenter_scenarios import (
+    LAUNCHED,
     NOT_JOINED_FIX,
     NOT_LAUNCHED,
     NOT_LAUNCHED_FIX,
+    UNREGISTERED_CLAIM,
     karpenter_run,
     scenario,
 )
@@ -116,6 +118,17 @@ AUTOSCALER_READY = (
     "k8s.io/cluster-autoscaler/gpu-pool"
 )
 
+# A failed or a cancelled launch activity reads the same.
+NO_CAPACITY_REPORT = [
+    "verify: FAILED while waiting for 'node joined': the ASG could not launch an "
+    "instance (capacity)",
+    f"  evidence: {SCALE_UP_LINE}",
+    "  evidence: ASG eks-GpuPoolG5Xlarge-4ac9: We currently do not have sufficient "
+    "g5.xlarge capacity (InsufficientInstanceCapacity)",
+    "  fix: add zones to pool.zones or instance types to the entry, use capacity "
+    "blocks/reservations, or retry later",
+]
+
 # (scenario, the ASG activity status AWS reports or None for no AWS, the report; POD = the pod)
 CASES = {
     "pod-failed": (
@@ -188,28 +201,12 @@ CASES = {
     "launch-failed": (
         Scenario(events=[(1, SCALE_UP)]),
         "Failed",
-        [
-            "verify: FAILED while waiting for 'node joined': the ASG could not launch an "
-            "instance (capacity)",
-            f"  evidence: {SCALE_UP_LINE}",
-            "  evidence: ASG eks-GpuPoolG5Xlarge-4ac9: We currently do not have sufficient "
-            "g5.xlarge capacity (InsufficientInstanceCapacity)",
-            "  fix: add zones to pool.zones or instance types to the entry, use capacity "
-            "blocks/reservations, or retry later",
-        ],
+        NO_CAPACITY_REPORT,
     ),
     "launch-cancelled": (
         Scenario(events=[(1, SCALE_UP)]),
         "Cancelled",
-        [
-            "verify: FAILED while waiting for 'node joined': the ASG could not launch an "
-            "instance (capacity)",
-            f"  evidence: {SCALE_UP_LINE}",
-            "  evidence: ASG eks-GpuPoolG5Xlarge-4ac9: We currently do not have sufficient "
-            "g5.xlarge capacity (InsufficientInstanceCapacity)",
-            "  fix: add zones to pool.zones or instance types to the entry, use capacity "
-            "blocks/reservations, or retry later",
-        ],
+        NO_CAPACITY_REPORT,
     ),
     "node-template": (
         Scenario(
@@ -282,7 +279,21 @@ def test_a_claim_whose_type_is_not_chosen_yet_is_still_the_scale_up(tmp_path, ca
     )
 
 
-LAUNCHED = condition("Launched")
+INSUFFICIENT_CAPACITY = (
+    "InsufficientCapacityError: all requested instance types were unavailable during launch"
+)
+
+
+def _not_launched(launched: str) -> list[str]:
+    """The report on the pod's NodeClaim whose Launched condition says `launched`."""
+    return [
+        "verify: FAILED while waiting for 'node joined': the NodeClaim was not launched "
+        "(capacity or IAM)",
+        f"  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched={launched}",
+        f"  fix: {NOT_LAUNCHED_FIX}",
+    ]
+
+
 KARPENTER_CASES = {
     "another-pools-claim-is-not-the-scale-up": (
         scenario(node_claims=[(1, node_claim("gpu-pool-other-abcde", "other"))]),
@@ -302,12 +313,7 @@ KARPENTER_CASES = {
                 (1, node_claim("gpu-pool-gpu-x7k2p", "gpu", condition("Launched", "False", "", "")))
             ]
         ),
-        [
-            "verify: FAILED while waiting for 'node joined': the NodeClaim was not launched "
-            "(capacity or IAM)",
-            "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=no reason given",
-            f"  fix: {NOT_LAUNCHED_FIX}",
-        ],
+        _not_launched("no reason given"),
     ),
     "launch-failed-message-only": (
         scenario(
@@ -322,13 +328,7 @@ KARPENTER_CASES = {
                 )
             ]
         ),
-        [
-            "verify: FAILED while waiting for 'node joined': the NodeClaim was not launched "
-            "(capacity or IAM)",
-            "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=UnauthorizedOperation: not "
-            "authorized",
-            f"  fix: {NOT_LAUNCHED_FIX}",
-        ],
+        _not_launched("UnauthorizedOperation: not authorized"),
     ),
     "claim-deleted-after-failing": (
         # Karpenter deletes a claim it could not launch; the report keeps what it said.
@@ -338,13 +338,7 @@ KARPENTER_CASES = {
                 (2, {**node_claim("gpu-pool-gpu-x7k2p", "gpu"), "gone": True}),
             ]
         ),
-        [
-            "verify: FAILED while waiting for 'node joined': the NodeClaim was not launched "
-            "(capacity or IAM)",
-            "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=InsufficientCapacityError: all "
-            "requested instance types were unavailable during launch",
-            f"  fix: {NOT_LAUNCHED_FIX}",
-        ],
+        _not_launched(INSUFFICIENT_CAPACITY),
     ),
     "judged-by-its-own-claim-not-an-older-one": (
         scenario(
@@ -354,13 +348,7 @@ KARPENTER_CASES = {
                 (2, node_claim("gpu-pool-gpu-x7k2p", "gpu", NOT_LAUNCHED)),
             ]
         ),
-        [
-            "verify: FAILED while waiting for 'node joined': the NodeClaim was not launched "
-            "(capacity or IAM)",
-            "  evidence: NodeClaim gpu-pool-gpu-x7k2p: Launched=InsufficientCapacityError: all "
-            "requested instance types were unavailable during launch",
-            f"  fix: {NOT_LAUNCHED_FIX}",
-        ],
+        _not_launched(INSUFFICIENT_CAPACITY),
     ),
     "launched-no-other-condition-yet": (
         scenario(node_claims=[(1, node_claim("gpu-pool-gpu-x7k2p", "gpu", LAUNCHED))]),
@@ -376,13 +364,7 @@ KARPENTER_CASES = {
             node_claims=[
                 (
                     1,
-                    node_claim(
-                        "gpu-pool-gpu-x7k2p",
-                        "gpu",
-                        LAUNCHED,
-                        condition("Registered", "Unknown", "AwaitingRegistration"),
-                        condition("Ready", "False", "NotRegistered", "not registered"),
-                    ),
+                    UNREGISTERED_CLAIM,
                 )
             ]
         ),

@@ -8,6 +8,7 @@ from tests.support.fake_kube import (
     condition,
     karpenter_controller,
     karpenter_object,
+    node_claim,
 )
 
 QUEUE = "gpu-pool-interruption"
@@ -23,6 +24,15 @@ NOT_LAUNCHED = condition(
     "False",
     "InsufficientCapacityError",
     "all requested instance types were unavailable during launch",
+)
+
+# Launched, but its node has not registered: neither Registered nor Ready is True.
+UNREGISTERED_CLAIM = node_claim(
+    "gpu-pool-gpu-x7k2p",
+    "gpu",
+    LAUNCHED,
+    condition("Registered", "Unknown", "AwaitingRegistration"),
+    condition("Ready", "False", "NotRegistered", "not registered"),
 )
 
 

@@ -7,6 +7,7 @@ judges what is really deployed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ SYSTEM_NAMESPACE = "kube-system"
 
 
 @dataclass(frozen=True)
-class Check:
+class Verdict:
     """One verdict: `ok`, `warn` or `fail`, with what was seen and, if not ok, what to do."""
 
     status: str
@@ -66,7 +67,7 @@ def node_ready(node: dict[str, Any]) -> tuple[bool, str]:
     return ready, "; ".join(messages)
 
 
-MISSING_DEVICE_PLUGIN = Check(
+MISSING_DEVICE_PLUGIN = Verdict(
     "fail",
     "device plugin",
     f"no DaemonSet labelled {DEVICE_PLUGIN_SELECTOR} in {SYSTEM_NAMESPACE}",
@@ -82,7 +83,7 @@ def device_plugin_daemon_sets(apps: Any) -> list[Any]:
     )
 
 
-def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check:
+def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Verdict:
     """Whether one of the device plugin DaemonSets would run on this node, and if not, why."""
     name = node["metadata"]["name"]
     if not daemon_sets:
@@ -101,8 +102,8 @@ def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check
             keys = ", ".join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in missing)
             reasons.append(f"{ds_name}: does not tolerate {keys}")
         else:
-            return Check("ok", "device plugin", f"{ds_name} selects and tolerates {name}")
-    return Check(
+            return Verdict("ok", "device plugin", f"{ds_name} selects and tolerates {name}")
+    return Verdict(
         "fail",
         "device plugin",
         f"no device plugin DaemonSet would run on {name}: " + "; ".join(reasons),
@@ -111,43 +112,69 @@ def device_plugin_reaches(node: dict[str, Any], daemon_sets: list[Any]) -> Check
     )
 
 
-def autoscaler_state(apps: Any, cluster_name: str) -> Check:
-    """Whether Cluster Autoscaler runs and discovers this cluster's ASGs."""
+def read_system_deployment(apps: Any, name: str) -> Any | None:
+    """The Deployment `name` in kube-system, or None if there is none: a missing controller is
+    a verdict, not an error."""
     try:
-        deployment = apps.read_namespaced_deployment(AUTOSCALER_DEPLOYMENT, SYSTEM_NAMESPACE)
+        return apps.read_namespaced_deployment(name, SYSTEM_NAMESPACE)
     except client.ApiException as err:
         if err.status != 404:
             raise
-        return Check(
+        return None
+
+
+def running_verdict(
+    deployment: Any | None,
+    name: str,
+    subject: str,
+    install: str,
+    when_running: Callable[[Any, int], Verdict],
+) -> Verdict:
+    """The verdict on a kube-system Deployment (from `read_system_deployment`): failing when it
+    is missing (`install` says how to get it) or has no ready replica, else `when_running`'s
+    on it and its ready replicas."""
+    if deployment is None:
+        return Verdict("fail", subject, f"no Deployment {name} in {SYSTEM_NAMESPACE}", install)
+    ready = deployment.status.ready_replicas or 0
+    if ready < 1:
+        return Verdict(
             "fail",
-            "autoscaler",
-            f"no Deployment {AUTOSCALER_DEPLOYMENT} in {SYSTEM_NAMESPACE}",
-            "deploy the stack with autoscaler.enabled: true, or install Cluster Autoscaler",
+            subject,
+            f"{name} has no ready replica",
+            f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{name}",
         )
+    return when_running(deployment, ready)
+
+
+def autoscaler_state(apps: Any, cluster_name: str) -> Verdict:
+    """Whether Cluster Autoscaler runs and discovers this cluster's ASGs."""
+    return running_verdict(
+        read_system_deployment(apps, AUTOSCALER_DEPLOYMENT),
+        AUTOSCALER_DEPLOYMENT,
+        "autoscaler",
+        "deploy the stack with autoscaler.enabled: true, or install Cluster Autoscaler",
+        lambda deployment, ready: _discovery_state(deployment, ready, cluster_name),
+    )
+
+
+def _discovery_state(deployment: Any, ready: int, cluster_name: str) -> Verdict:
+    """Whether the running autoscaler's auto-discovery flag names this cluster's ASG tag."""
     container = deployment.spec.template.spec.containers[0]
     args = [*(container.command or []), *(container.args or [])]
     discovery = next((a for a in args if a.startswith("--node-group-auto-discovery=")), "")
-    ready = deployment.status.ready_replicas or 0
-    if ready < 1:
-        return Check(
-            "fail",
-            "autoscaler",
-            f"{AUTOSCALER_DEPLOYMENT} has no ready replica",
-            f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{AUTOSCALER_DEPLOYMENT}",
-        )
     if f"k8s.io/cluster-autoscaler/{cluster_name}" not in discovery:
-        return Check(
+        return Verdict(
             "fail",
             "autoscaler",
             f"runs, but does not discover this cluster's ASGs ({discovery or 'no discovery flag'})",
             f"its --node-group-auto-discovery must name k8s.io/cluster-autoscaler/{cluster_name}",
         )
-    return Check("ok", "autoscaler", f"{ready} ready, {discovery}")
+    return Verdict("ok", "autoscaler", f"{ready} ready, {discovery}")
 
 
-def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]:
+def asg_tag_verdicts(autoscaling: Any, eks: Any, cluster_name: str) -> list[Verdict]:
     """Each of the cluster's GPU ASGs: its GPU tag against the instance type, its taint tags."""
-    checks = []
+    verdicts = []
     pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
         Filters=[{"Name": "tag:eks:cluster-name", "Values": [cluster_name]}]
     )
@@ -169,8 +196,8 @@ def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]
         name = group["AutoScalingGroupName"]
         expected = str(counts.pop()) if len(counts) == 1 else "?"
         if gpu_tag != expected:
-            checks.append(
-                Check(
+            verdicts.append(
+                Verdict(
                     "fail",
                     f"ASG {name}",
                     f"tag {RESOURCE_TAG_PREFIX}{GPU_RESOURCE}={gpu_tag!r}, but "
@@ -187,8 +214,8 @@ def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]
             and not v.endswith((":NoSchedule", ":NoExecute", ":PreferNoSchedule"))
         ]
         if bad_taints:
-            checks.append(
-                Check(
+            verdicts.append(
+                Verdict(
                     "fail",
                     f"ASG {name}",
                     f"taint tags Cluster Autoscaler ignores: {', '.join(bad_taints)}",
@@ -196,5 +223,5 @@ def asg_tag_checks(autoscaling: Any, eks: Any, cluster_name: str) -> list[Check]
                 )
             )
             continue
-        checks.append(Check("ok", f"ASG {name}", f"{nodegroup}: {GPU_RESOURCE}={gpu_tag}"))
-    return checks
+        verdicts.append(Verdict("ok", f"ASG {name}", f"{nodegroup}: {GPU_RESOURCE}={gpu_tag}"))
+    return verdicts

@@ -11,7 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 from kubernetes import client
 
-from gpu_pool.cli.inspect.cluster import SYSTEM_NAMESPACE, Check
+from gpu_pool.cli.inspect.cluster import Verdict, read_system_deployment, running_verdict
 from gpu_pool.model.karpenter_api import INTERRUPTION_EVENTS, NODE_POOL_LABEL, resource_name
 
 CONTROLLER_DEPLOYMENT = "karpenter"
@@ -24,33 +24,21 @@ _KINDS = {
 
 def read_controller(apps: Any) -> Any | None:
     """The controller's Deployment, or None if there is none."""
-    try:
-        return apps.read_namespaced_deployment(CONTROLLER_DEPLOYMENT, SYSTEM_NAMESPACE)
-    except client.ApiException as err:
-        if err.status != 404:
-            raise
-        return None
+    return read_system_deployment(apps, CONTROLLER_DEPLOYMENT)
 
 
-def controller_state(deployment: Any | None) -> Check:
+def controller_state(deployment: Any | None) -> Verdict:
     """Whether the controller (its Deployment, from `read_controller`) runs, and which
     interruption queue it reads."""
-    if deployment is None:
-        return Check(
-            "fail",
-            "karpenter",
-            f"no Deployment {CONTROLLER_DEPLOYMENT} in {SYSTEM_NAMESPACE}",
-            "deploy the stack: a pool with provisioner: karpenter installs it",
-        )
-    ready = deployment.status.ready_replicas or 0
-    if ready < 1:
-        return Check(
-            "fail",
-            "karpenter",
-            f"{CONTROLLER_DEPLOYMENT} has no ready replica",
-            f"kubectl -n {SYSTEM_NAMESPACE} logs deploy/{CONTROLLER_DEPLOYMENT}",
-        )
-    return Check("ok", "karpenter", f"{ready} ready, interruption queue {queue_name(deployment)!r}")
+    return running_verdict(
+        deployment,
+        CONTROLLER_DEPLOYMENT,
+        "karpenter",
+        "deploy the stack: a pool with provisioner: karpenter installs it",
+        lambda running, ready: Verdict(
+            "ok", "karpenter", f"{ready} ready, interruption queue {queue_name(running)!r}"
+        ),
+    )
 
 
 def queue_name(deployment: Any) -> str:
@@ -86,18 +74,18 @@ def _reason_and_message(condition: dict[str, Any]) -> list[str]:
     return [condition[key] for key in ("reason", "message") if condition.get(key)]
 
 
-def resource_state(custom: Any, kind: str, pool: str) -> Check:
+def resource_state(custom: Any, kind: str, pool: str) -> Verdict:
     """A pool's NodePool or EC2NodeClass: present and Ready, or what its conditions say."""
     name = resource_name(pool)
     subject = f"{kind} {name}"
     obj = read(custom, kind, name)
     if obj is None:
-        return Check("fail", subject, "not found", "deploy the stack (it applies the manifest)")
+        return Verdict("fail", subject, "not found", "deploy the stack (it applies the manifest)")
     conditions = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
     if conditions.get("Ready", {}).get("status") == "True":
-        return Check("ok", subject, "Ready")
+        return Verdict("ok", subject, "Ready")
     problems = not_true(obj) or ["no status yet: is the controller running?"]
-    return Check(
+    return Verdict(
         "fail",
         subject,
         "; ".join(problems),
@@ -105,7 +93,7 @@ def resource_state(custom: Any, kind: str, pool: str) -> Check:
     )
 
 
-def resource_states(custom: Any, pool: str) -> list[Check]:
+def resource_states(custom: Any, pool: str) -> list[Verdict]:
     """The pool's NodePool and EC2NodeClass, each judged by `resource_state`."""
     return [resource_state(custom, kind, pool) for kind in _KINDS]
 
@@ -129,12 +117,12 @@ def launch_problem(claim: dict[str, Any]) -> str | None:
     return None
 
 
-def queue_checks(name: str, aws: Any) -> list[Check]:
+def queue_verdicts(name: str, aws: Any) -> list[Verdict]:
     """The controller reads an interruption queue (`name`, from `queue_name`); with AWS
     (`aws`: a boto3 client factory), the queue exists and each of the five rules sends to it."""
     if not name:
         return [
-            Check(
+            Verdict(
                 "fail",
                 "interruption queue (none)",
                 "the controller reads no queue (settings.interruptionQueue is empty)",
@@ -142,7 +130,7 @@ def queue_checks(name: str, aws: Any) -> list[Check]:
             )
         ]
     if aws is None:
-        return [Check("warn", "interruption queue", "not checked: no AWS credentials or region")]
+        return [Verdict("warn", "interruption queue", "not checked: no AWS credentials or region")]
     subject = f"interruption queue {name}"
     sqs = aws("sqs")
     try:
@@ -152,14 +140,16 @@ def queue_checks(name: str, aws: Any) -> list[Check]:
         # (which botocore prefers) the older AWS.SimpleQueueService.NonExistentQueue.
         if err.response["Error"]["Code"] not in _NO_QUEUE:
             raise
-        return [Check("fail", subject, "does not exist", "deploy the stack (it creates the queue)")]
+        return [
+            Verdict("fail", subject, "does not exist", "deploy the stack (it creates the queue)")
+        ]
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
     rules = aws("events").list_rule_names_by_target(TargetArn=arn)["RuleNames"]
     if len(rules) < len(INTERRUPTION_EVENTS):
         return [
-            Check(
+            Verdict(
                 "fail",
                 subject,
                 f"{len(rules)} EventBridge rule(s) send to it, {len(INTERRUPTION_EVENTS)} expected",
@@ -167,4 +157,4 @@ def queue_checks(name: str, aws: Any) -> list[Check]:
                 "interruptions reach no one",
             )
         ]
-    return [Check("ok", subject, f"{len(rules)} EventBridge rules send to it")]
+    return [Verdict("ok", subject, f"{len(rules)} EventBridge rules send to it")]
