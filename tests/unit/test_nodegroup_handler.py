@@ -1,7 +1,10 @@
-"""The per-node-group Lambda handler, run as deployed against a local AWS API (moto's server).
+"""The per-node-group Lambda handler, run as deployed against a local AWS API (moto's server)
+made strict where moto is more lenient than AWS (tests/support/strict_aws.py).
 
 Each test drives the handler through the CloudFormation events the Provider framework passes
-on, and reads the ASG's tags or the node group's scaling back after each step.
+on, with the resource types the constructs emit, and reads the ASG's tags or the node group's
+scaling back after each step. Every AWS call a test makes, the handler's included, is checked
+against botocore's service model when the test ends.
 """
 
 from __future__ import annotations
@@ -10,8 +13,12 @@ import itertools
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError, ParamValidationError
 
+from gpu_pool.cdk.nodegroups import asg_tags as asg_tags_construct
+from gpu_pool.cdk.nodegroups import scaling as scaling_construct
 from gpu_pool.cdk.nodegroups.handler import index
+from tests.support.strict_aws import TAGS_PER_ASG, StrictAws
 
 CLUSTER = "gpu"
 PREFIX = "k8s.io/cluster-autoscaler/node-template/"
@@ -27,6 +34,9 @@ def _nodegroup_with_asg(eks, autoscaling) -> tuple[str, str]:
         nodegroupName=name,
         nodeRole="arn:aws:iam::123456789012:role/node",
         subnets=["subnet-1"],
+        # As the template creates every group (scaling.py, TEMPLATE_SCALING). Left out, moto
+        # gives every such group one shared dict, which an update to one group changes for all.
+        scalingConfig={"minSize": 0, "maxSize": 8, "desiredSize": 0},
     )
     asg = described["nodegroup"]["resources"]["autoScalingGroups"][0]["name"]
     autoscaling.create_launch_configuration(
@@ -53,7 +63,16 @@ def _nodegroup_with_asg(eks, autoscaling) -> tuple[str, str]:
 
 
 @pytest.fixture
-def cloud(aws_api):
+def strict(aws_api, monkeypatch):
+    """AWS's documented rules on every client boto3.client() makes; when the test ends, every
+    call made (the handler's included) must match botocore's service model."""
+    strict = StrictAws.install(monkeypatch)
+    yield strict
+    assert not strict.invalid_calls()
+
+
+@pytest.fixture
+def cloud(strict):
     eks = boto3.client("eks")
     autoscaling = boto3.client("autoscaling")
     if CLUSTER not in eks.list_clusters()["clusters"]:
@@ -91,8 +110,8 @@ def pool_tags(**labels: str) -> dict[str, str]:
     }
 
 
-TAGS = "Custom::GpuPoolAsgTags"
-SCALING = "Custom::GpuPoolNodegroupScaling"
+TAGS = asg_tags_construct.RESOURCE_TYPE
+SCALING = scaling_construct.RESOURCE_TYPE
 
 
 def create(nodegroup, tags):
@@ -141,7 +160,16 @@ def test_create_writes_every_tag_and_returns_the_asg_name(cloud):
     }
 
 
-def test_update_adds_a_label_removes_a_dropped_one_and_changes_the_gpu_count(cloud):
+def node_template(autoscaling, asg) -> dict[str, str]:
+    """The ASG's Cluster Autoscaler node-template tags: what its zero-node template holds."""
+    return {k: v for k, v in asg_tags(autoscaling, asg).items() if k.startswith(PREFIX)}
+
+
+def owned(tags: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in tags.items() if k.startswith(PREFIX)}
+
+
+def test_a_label_added_removed_and_the_gpu_count_changed(cloud):
     eks, autoscaling = cloud
     nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
     v1 = pool_tags(workload="inference", tier="a")
@@ -149,21 +177,32 @@ def test_update_adds_a_label_removes_a_dropped_one_and_changes_the_gpu_count(clo
 
     v2 = pool_tags(workload="inference", tier="a", team="vision")  # label added
     assert update(asg, props(nodegroup, v1), props(nodegroup, v2))["PhysicalResourceId"] == asg
-    assert asg_tags(autoscaling, asg)[f"{PREFIX}label/team"] == "vision"
+    assert node_template(autoscaling, asg) == owned(v2)
 
     v3 = pool_tags(workload="inference", team="vision")  # label removed
     update(asg, props(nodegroup, v2), props(nodegroup, v3))
-    assert f"{PREFIX}label/tier" not in asg_tags(autoscaling, asg)
+    assert node_template(autoscaling, asg) == owned(v3)
 
     v4 = {**v3, GPUS: "4"}  # GPU count changed
     update(asg, props(nodegroup, v3), props(nodegroup, v4))
-    after = asg_tags(autoscaling, asg)
-    assert after == {
+    assert asg_tags(autoscaling, asg) == {
         **v4,
         "eks:cluster-name": CLUSTER,
         "eks:nodegroup-name": nodegroup,
         "team": "ml-platform",
     }
+
+
+def test_a_taint_changed_to_another_key(cloud):
+    """The old taint's key must go: a stale taint blocks every scale-up from zero of the group."""
+    eks, autoscaling = cloud
+    nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
+    v1 = pool_tags()
+    create(nodegroup, v1)
+    v2 = {k: v for k, v in v1.items() if "/taint/" not in k}
+    v2[f"{PREFIX}taint/example.com/dedicated"] = "gpu:NoExecute"
+    update(asg, props(nodegroup, v1), props(nodegroup, v2))
+    assert node_template(autoscaling, asg) == owned(v2)
 
 
 def test_update_never_deletes_keys_outside_the_node_template(cloud):
@@ -172,7 +211,7 @@ def test_update_never_deletes_keys_outside_the_node_template(cloud):
     nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
     v1 = pool_tags()
     create(nodegroup, v1)
-    v2 = {k: v for k, v in v1.items() if k.startswith(PREFIX)}
+    v2 = owned(v1)
     update(asg, props(nodegroup, v1), props(nodegroup, v2))
     assert asg_tags(autoscaling, asg)["k8s.io/cluster-autoscaler/enabled"] == "true"
     assert asg_tags(autoscaling, asg)[f"k8s.io/cluster-autoscaler/{CLUSTER}"] == "owned"
@@ -189,12 +228,12 @@ def test_replaced_node_group_tags_the_new_asg_and_the_old_one_is_cleaned_up(clou
     result = update(old_asg, props(old_group, v1), props(new_group, v2))
     # A new physical id: CloudFormation deletes the old one after the update.
     assert result == {"PhysicalResourceId": new_asg, "Data": {"AsgName": new_asg}}
-    assert asg_tags(autoscaling, new_asg)[f"{PREFIX}label/workload"] == "training"
-    assert asg_tags(autoscaling, old_asg)[f"{PREFIX}label/workload"] == "inference"
+    assert node_template(autoscaling, new_asg) == owned(v2)
+    assert node_template(autoscaling, old_asg) == owned(v1)
 
     delete(old_asg, props(old_group, v1))
-    assert not [k for k in asg_tags(autoscaling, old_asg) if k.startswith(PREFIX)]
-    assert asg_tags(autoscaling, new_asg)[f"{PREFIX}label/workload"] == "training"
+    assert node_template(autoscaling, old_asg) == {}
+    assert node_template(autoscaling, new_asg) == owned(v2)
 
 
 def test_delete_removes_only_node_template_keys(cloud):
@@ -221,17 +260,116 @@ def test_delete_when_the_asg_is_already_gone_succeeds(cloud):
     assert delete(asg, props(nodegroup, tags)) == {"PhysicalResourceId": asg}
 
 
+def thirty_labels(name: str) -> dict[str, str]:
+    """Pool tags with 30 labels: 32 node-template keys, more than one tag call takes."""
+    return pool_tags(**{f"team.example.com/{name}-{i}": "x" for i in range(30)})
+
+
 def test_more_tags_than_one_call_takes_are_all_written_and_removed(cloud):
     eks, autoscaling = cloud
     nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
-    many = pool_tags(**{f"team.example.com/label-{i}": "x" for i in range(30)})
+    many = thirty_labels("label")
     create(nodegroup, many)
-    assert len([k for k in asg_tags(autoscaling, asg) if k.startswith(PREFIX)]) == 32
+    assert node_template(autoscaling, asg) == owned(many)
     few = pool_tags()
     update(asg, props(nodegroup, many), props(nodegroup, few))
-    assert {k for k in asg_tags(autoscaling, asg) if k.startswith(PREFIX)} == {
-        k for k in few if k.startswith(PREFIX)
+    assert node_template(autoscaling, asg) == owned(few)
+    delete(asg, props(nodegroup, few))
+    assert node_template(autoscaling, asg) == {}
+
+
+def test_every_label_renamed_at_once_stays_within_the_asgs_50_tags(cloud):
+    """30 labels out and 30 in: the stale ones are deleted before the new ones are written."""
+    eks, autoscaling = cloud
+    nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
+    before, after = thirty_labels("old"), thirty_labels("new")
+    create(nodegroup, before)
+    update(asg, props(nodegroup, before), props(nodegroup, after))
+    assert node_template(autoscaling, asg) == owned(after)
+
+
+# -- the strict fixture's Auto Scaling rules, each against the bug it guards against -----------
+
+
+def key_on(asg: str, key: str, **value: str) -> dict[str, str]:
+    return {"ResourceId": asg, "ResourceType": "auto-scaling-group", "Key": key, **value}
+
+
+@pytest.mark.parametrize(
+    ("value", "deleted"),
+    [
+        # The handler's call before #20: AWS keeps the tag; moto alone deleted it.
+        ({"Value": ""}, False),
+        ({"Value": "inference"}, True),
+        ({}, True),  # key only: the handler's call now
+    ],
+    ids=["empty-value", "live-value", "key-only"],
+)
+def test_delete_tags_keeps_a_tag_whose_value_does_not_match(cloud, value, deleted):
+    eks, autoscaling = cloud
+    nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
+    create(nodegroup, pool_tags(workload="inference"))
+    label = f"{PREFIX}label/workload"
+    autoscaling.delete_tags(Tags=[key_on(asg, label, **value)])
+    assert (label not in asg_tags(autoscaling, asg)) is deleted
+
+
+def test_a_tag_call_over_25_tags_is_refused(cloud, monkeypatch):
+    """The bug: one call for every tag. The handler batches them (TAGS_PER_CALL)."""
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    monkeypatch.setattr(index, "TAGS_PER_CALL", 1000)
+    with pytest.raises(ClientError, match="at most 25 per call"):
+        create(nodegroup, thirty_labels("label"))
+
+
+def test_tags_beyond_50_on_an_asg_are_refused(cloud):
+    """The bug: the handler before #20 wrote the new tags before deleting the stale ones, so
+    renaming many labels at once took the ASG over 50 tags for a moment, and AWS refused."""
+    eks, autoscaling = cloud
+    nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
+    # 37 tags: 5 EKS's and the user's (the discovery tags among them), 32 node-template keys.
+    create(nodegroup, thirty_labels("old"))
+    renamed = owned(thirty_labels("new")).items() - owned(thirty_labels("old")).items()
+    first_call = [key_on(asg, k, Value=v, PropagateAtLaunch=False) for k, v in sorted(renamed)]
+    with pytest.raises(ClientError, match=f"62 tags; at most {TAGS_PER_ASG}"):
+        autoscaling.create_or_update_tags(Tags=first_call[:25])
+
+
+# -- every call against botocore's service model -------------------------------------------------
+
+
+def test_every_call_the_handler_makes_matches_botocores_model(cloud, strict):
+    eks, autoscaling = cloud
+    nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
+    v1, v2 = thirty_labels("label"), pool_tags()
+    first = len(strict.calls)
+    create(nodegroup, v1)
+    update(asg, props(nodegroup, v1), props(nodegroup, v2))
+    delete(asg, props(nodegroup, v2))
+    index.on_event(scaling_event("Create", nodegroup, 0, 4, desired_on_create=1))
+    index.on_event(scaling_event("Update", nodegroup, 2, 8))
+    index.on_event(scaling_event("Delete", nodegroup, 2, 8))
+    assert {call.name for call in strict.calls[first:]} == {
+        "autoscaling.CreateOrUpdateTags",
+        "autoscaling.DeleteTags",
+        "autoscaling.DescribeAutoScalingGroups",
+        "eks.DescribeNodegroup",
+        "eks.UpdateNodegroupConfig",
     }
+    assert strict.invalid_calls() == []
+
+
+def test_a_call_off_botocores_model_is_reported(cloud, strict):
+    """The check itself, shown once: a misspelt member and a wrong type."""
+    eks, autoscaling = cloud
+    _, asg = _nodegroup_with_asg(eks, autoscaling)
+    with pytest.raises(ParamValidationError):
+        autoscaling.delete_tags(Tags=[{"ResourceId": asg, "Key": 1, "Propagate": False}])
+    (report,) = strict.invalid_calls()
+    assert 'Unknown parameter in Tags[0]: "Propagate"' in report
+    assert "Invalid type for parameter Tags[0].Key" in report
+    strict.calls.clear()  # shown; the fixture's end-of-test check would refuse it
 
 
 def scaling_event(request, nodegroup, min_size, max_size, desired_on_create=0):
@@ -299,3 +437,39 @@ def test_delete_leaves_the_node_group_as_it_is(cloud):
     scaled_by_the_autoscaler(eks, nodegroup, 2)
     index.on_event(scaling_event("Delete", nodegroup, 0, 4))
     assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 4, "desiredSize": 2}
+
+
+@pytest.mark.parametrize(
+    ("sent", "refused"),
+    [
+        # The bug: new bounds sent without clamping the live desired size (3) into them.
+        ({"minSize": 4, "maxSize": 6}, "Minimum capacity 4 can't be greater than desired size 3"),
+        ({"maxSize": 2}, "desiredSize 3 can't be greater than maxSize 2"),
+        (
+            {"minSize": 5, "maxSize": 4, "desiredSize": 4},
+            "minSize 5 can't be greater than maxSize 4",
+        ),
+    ],
+    ids=["min-above-desired", "max-below-desired", "min-above-max"],
+)
+def test_update_nodegroup_config_refuses_a_desired_size_outside_the_bounds(cloud, sent, refused):
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    index.on_event(scaling_event("Create", nodegroup, 0, 8))
+    scaled_by_the_autoscaler(eks, nodegroup, 3)
+    with pytest.raises(ClientError, match=refused):
+        eks.update_nodegroup_config(
+            clusterName=CLUSTER, nodegroupName=nodegroup, scalingConfig=sent
+        )
+    assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 8, "desiredSize": 3}
+
+
+def test_update_nodegroup_config_refuses_a_max_below_one(cloud, strict):
+    """Refused by EKS and, client-side, by botocore's model (Capacity min 1)."""
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    with pytest.raises(ClientError, match="maxSize 0 is less than 1"):
+        index.on_event(scaling_event("Create", nodegroup, 0, 0))
+    (report,) = strict.invalid_calls()
+    assert "Invalid value for parameter scalingConfig.maxSize, value: 0" in report
+    strict.calls.clear()  # shown; the fixture's end-of-test check would refuse it

@@ -6,9 +6,10 @@ node group exists.
 Custom::GpuPoolAsgTags keeps the Cluster Autoscaler tags on the group's ASG equal to the
 settings. Properties: Tags ([{Key, Value}]). The physical id is the ASG's name, so a replaced
 node group (new ASG) makes CloudFormation send Delete for the old one after the update.
-- Create/Update: write every tag; on Update, delete the node-template keys the previous
-  properties wrote and the new ones lack (a removed label or taint would otherwise stay in the
-  zero-node template). Only keys under NODE_TEMPLATE_PREFIX that this resource wrote are ever
+- Create/Update: on Update, first delete the node-template keys the previous properties wrote
+  and the new ones lack (a removed label or taint would otherwise stay in the zero-node
+  template), then write every tag. Deleting first keeps the ASG under its 50 tags when many
+  keys change at once. Only keys under NODE_TEMPLATE_PREFIX that this resource wrote are ever
   deleted: the discovery tags are EKS's own too.
 - Delete: delete this resource's node-template keys if the ASG still exists; an ASG that is
   already gone is not an error.
@@ -22,12 +23,14 @@ pushes a desired size onto a group Cluster Autoscaler has scaled.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import boto3
 
 NODE_TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
-# CreateOrUpdateTags and DeleteTags take at most 25 tags per call (EC2 Auto Scaling quotas).
+# "The maximum number of tags that you can add or remove using a single call is 25." (EC2 Auto
+# Scaling user guide, "Tag Auto Scaling groups and instances", ec2-auto-scaling-tagging.html)
 TAGS_PER_CALL = 25
 
 
@@ -70,10 +73,9 @@ def _asg_tags(event: dict[str, Any]) -> dict[str, Any]:
         return {"PhysicalResourceId": asg}
     asg = _asg_name(props["ClusterName"], props["NodegroupName"])
     tags = _tags(props)
-    _write(autoscaling, asg, tags)
     if request == "Update" and event["PhysicalResourceId"] == asg:
-        stale = _owned(_tags(event["OldResourceProperties"])) - tags.keys()
-        _delete(autoscaling, asg, stale)
+        _delete(autoscaling, asg, _owned(_tags(event["OldResourceProperties"])) - tags.keys())
+    _write(autoscaling, asg, tags)
     return {"PhysicalResourceId": asg, "Data": {"AsgName": asg}}
 
 
@@ -96,22 +98,27 @@ def _exists(autoscaling: Any, asg: str) -> bool:
 
 
 def _write(autoscaling: Any, asg: str, tags: dict[str, str]) -> None:
-    items = [_tag(asg, key, value) for key, value in sorted(tags.items())]
-    for start in range(0, len(items), TAGS_PER_CALL):
-        autoscaling.create_or_update_tags(Tags=items[start : start + TAGS_PER_CALL])
+    items = [
+        {**_tag(asg, key), "Value": value, "PropagateAtLaunch": False}
+        for key, value in sorted(tags.items())
+    ]
+    _in_batches(autoscaling.create_or_update_tags, items)
 
 
 def _delete(autoscaling: Any, asg: str, keys: set[str]) -> None:
-    items = [_tag(asg, key) for key in sorted(keys)]
+    """Delete by key alone. EC2 Auto Scaling user guide, "Delete tags" (delete-tag.html): "You
+    must specify the tag key, but you don't have to specify the value. If you specify a value
+    and the value is incorrect, the tag is not deleted." Any Value (an empty one included) that
+    is not the live one would leave the tag, and a key this resource wrote may since have been
+    changed by someone else: naming the key alone deletes it whatever its value."""
+    _in_batches(autoscaling.delete_tags, [_tag(asg, key) for key in sorted(keys)])
+
+
+def _in_batches(call: Callable[..., Any], items: list[dict[str, Any]]) -> None:
     for start in range(0, len(items), TAGS_PER_CALL):
-        autoscaling.delete_tags(Tags=items[start : start + TAGS_PER_CALL])
+        call(Tags=items[start : start + TAGS_PER_CALL])
 
 
-def _tag(asg: str, key: str, value: str = "") -> dict[str, Any]:
-    return {
-        "ResourceId": asg,
-        "ResourceType": "auto-scaling-group",
-        "Key": key,
-        "Value": value,
-        "PropagateAtLaunch": False,
-    }
+def _tag(asg: str, key: str) -> dict[str, Any]:
+    """The tag `key` on the ASG, as both tag calls name it."""
+    return {"ResourceId": asg, "ResourceType": "auto-scaling-group", "Key": key}
