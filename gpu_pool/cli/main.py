@@ -11,13 +11,16 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from gpu_pool.cli.smoke_test import smoke_test_pod
 from gpu_pool.plan.pool import PoolPlan, plan_pools
 from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
+
+if TYPE_CHECKING:
+    from gpu_pool.cli.verify import Clock
 
 REPLACEMENTS = "replacements"
 DEPRECATED_PLAN = "plan"
@@ -146,7 +149,13 @@ def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
     return client
 
 
-def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    aws: Callable[[str], Any] | None = None,
+    clock: Clock | None = None,
+) -> int:
+    """`aws` (a boto3 client factory) and `clock` (verify's time) default to the real ones;
+    tests pass stubs."""
     args = _parser().parse_args(argv)
     try:
         if args.command == DEPRECATED_PLAN:
@@ -164,7 +173,7 @@ def main(argv: Sequence[str] | None = None, aws: Callable[[str], Any] | None = N
             return 0
         if args.command == "doctor":
             return _doctor(args, settings, pools, aws)
-        return _verify(args, settings, _pool(pools, args.pool), aws)
+        return _verify(args, settings, _pool(pools, args.pool), aws, clock)
     except (ConfigError, CliError) as err:
         print(f"gpu-pool: {err}", file=sys.stderr)
         return 2
@@ -194,6 +203,7 @@ def _verify(
     settings: AppSettings,
     pool: PoolPlan,
     aws: Callable[[str], Any] | None,
+    clock: Clock | None,
 ) -> int:
     from gpu_pool.cli.verify import Timeouts, Verifier
 
@@ -216,6 +226,7 @@ def _verify(
         timeouts,
         autoscaling=aws("autoscaling") if aws else None,
         custom=custom,
+        clock=clock,
     )
     return verifier.run()
 

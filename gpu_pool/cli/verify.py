@@ -12,9 +12,8 @@ from __future__ import annotations
 import secrets
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from gpu_pool.cli.inspect import karpenter as karpenter
 from gpu_pool.cli.inspect.cluster import (
@@ -42,6 +41,25 @@ class Timeouts:
     gpu: float = 300
     run: float = 900
     poll: float = 5
+
+
+class Clock(Protocol):
+    """Verify's time: it reads it for each stage and sleeps between polls. Tests pass one whose
+    sleep advances its time at once, so stalls are reached without waiting."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """Real time: monotonic, so a clock change does not fake or hide a stall."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
 
 @dataclass
@@ -78,7 +96,7 @@ class Verifier:
         timeouts: Timeouts,
         out: TextIO | None = None,
         autoscaling: Any = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
         custom: Any = None,
     ) -> None:
         """`autoscaling` (a boto3 client) reads ASG activities when a launch stalls; `custom`
@@ -89,7 +107,8 @@ class Verifier:
         self.timeouts = timeouts
         # Looked up now, not at import: the caller (or a test) may have replaced it.
         self.out = out or sys.stdout
-        self.autoscaling, self.clock = autoscaling, clock
+        self.autoscaling = autoscaling
+        self.clock = clock or SystemClock()
         self.pod_name = f"gpu-pool-smoke-test-{secrets.token_hex(3)}"
 
     def run(self) -> int:
@@ -97,7 +116,7 @@ class Verifier:
         known_nodes = {n.metadata.name for n in self._pool_nodes()}
         known_claims = {c["metadata"]["name"] for c in self._node_claims()}
         self.core.create_namespaced_pod(self.namespace, smoke_test_pod(self.pool, self.pod_name))
-        run = Run(started=self.clock(), known_nodes=known_nodes, known_claims=known_claims)
+        run = Run(started=self.clock.now(), known_nodes=known_nodes, known_claims=known_claims)
         self._say(run, f"submitted pod {self.namespace}/{self.pod_name} (nvidia.com/gpu: 1)")
         try:
             self._follow(run)
@@ -138,7 +157,7 @@ class Verifier:
             else:
                 self._watch_nodes(run)
             self._check_stall(run)
-            time.sleep(self.timeouts.poll)
+            self.clock.sleep(self.timeouts.poll)
 
     def _watch_events(self, run: Run) -> None:
         for event in self._pod_events():
@@ -197,7 +216,7 @@ class Verifier:
     # -- stalls --------------------------------------------------------------------------------
 
     def _check_stall(self, run: Run) -> None:
-        now = self.clock()
+        now = self.clock.now()
         reached = run.reached
         if "scheduled" in reached:
             if now - reached["scheduled"] > self.timeouts.run:
@@ -327,11 +346,11 @@ class Verifier:
 
     def _mark(self, run: Run, stage: str, detail: str = "") -> None:
         if stage not in run.reached:
-            run.reached[stage] = self.clock()
+            run.reached[stage] = self.clock.now()
             self._say(run, f"{stage}" + (f": {detail}" if detail else ""))
 
     def _say(self, run: Run, text: str) -> None:
-        self.out.write(f"[{self.clock() - run.started:7.1f}s] {text}\n")
+        self.out.write(f"[{self.clock.now() - run.started:7.1f}s] {text}\n")
         self.out.flush()
 
     def _report(self, run: Run, failure: Failure) -> None:

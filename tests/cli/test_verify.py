@@ -7,8 +7,9 @@ import pytest
 
 from gpu_pool.cli.main import main
 from tests.support.aws_stubs import stubbed
+from tests.support.clock import FakeClock
 from tests.support.command import run
-from tests.support.fake_kube import SCALE_UP, FakeKubernetes, Scenario, autoscaler, daemon_set, node
+from tests.support.fake_kube import SCALE_UP, Scenario, autoscaler, daemon_set, node
 from tests.support.paths import ROOT
 
 
@@ -164,12 +165,15 @@ def test_capacity_errors_from_the_asg(tmp_path, capsys):
     assert fake.deleted
 
 
-def test_interrupt_still_deletes_the_pod(tmp_path, capsys, monkeypatch):
-    def interrupt(seconds):
+class _InterruptedClock(FakeClock):
+    """Ctrl-C during the first wait between polls."""
+
+    def sleep(self, seconds):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(time, "sleep", interrupt)
-    code, fake = run(tmp_path, Scenario())
+
+def test_interrupt_still_deletes_the_pod(tmp_path, capsys):
+    code, fake = run(tmp_path, Scenario(), clock=_InterruptedClock())
     assert code == 130
     assert fake.deleted == [fake.created[0]["metadata"]["name"]]
 
@@ -380,41 +384,31 @@ STAGE_STALLS = {
 }
 
 
+class _BoundedClock(FakeClock):
+    """A fake clock that fails the test once a run outlasts every short timeout: the stall
+    was not judged by the stage's own."""
+
+    def __init__(self, stage):
+        super().__init__()
+        self.stage = stage
+
+    def sleep(self, seconds):
+        super().sleep(seconds)
+        if self.time > 60:
+            raise AssertionError(f"the {self.stage} stall was not judged by --{self.stage}-timeout")
+
+
 @pytest.mark.parametrize(
     ("stage", "scenario", "cause"),
     [(k, *v) for k, v in STAGE_STALLS.items()],
     ids=STAGE_STALLS.keys(),
 )
 def test_each_stage_stalls_on_its_own_timeout(tmp_path, capsys, stage, scenario, cause):
-    """Only the stage under test has a short timeout; a stall judged by any other stage's
-    (an hour) would hang, which the alarm turns into a failure."""
-    import signal
-
+    """Only the stage under test has a short timeout; every other stage's is an hour."""
     timeouts = []
     for name in ("scale-up", "node-join", "node-ready", "gpu", "run"):
-        timeouts += [f"--{name}-timeout", "0.3" if name == stage else "3600"]
-
-    def hung(*_):
-        raise AssertionError(f"the {stage} stall was not judged by --{stage}-timeout")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(30)
-    try:
-        with FakeKubernetes(scenario) as fake:
-            code = main(
-                [
-                    "verify",
-                    "--cdk-json",
-                    str(ROOT / "cdk.json"),
-                    "--kubeconfig",
-                    str(fake.kubeconfig(tmp_path)),
-                    "--poll-interval",
-                    "0.01",
-                    *timeouts,
-                ]
-            )
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        timeouts += [f"--{name}-timeout", "5" if name == stage else "3600"]
+    clock = _BoundedClock(stage)
+    code, _ = run(tmp_path, scenario, *timeouts, clock=clock)
     assert code == 1
     assert f": {cause}\n" in capsys.readouterr().out

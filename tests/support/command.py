@@ -1,26 +1,30 @@
-"""Running the `gpu-pool` command against the fake API server, with short timeouts."""
+"""Running the `gpu-pool` command against the fake API server, on a fake clock."""
 
 from gpu_pool.cli.main import main
+from tests.support.clock import FakeClock
 from tests.support.fake_kube import FakeKubernetes
 from tests.support.paths import ROOT
 
-FAST = [
+# On the fake clock one poll is one second and one scenario tick (the fake server advances a
+# tick each time the pod is read), so a stage stalls five polls after it was reached: later
+# than any scripted step of a scenario, which come one or two ticks apart.
+FAKE_TIME = [
     "--poll-interval",
-    "0.01",
+    "1",
     "--scale-up-timeout",
-    "0.4",
+    "5",
     "--node-join-timeout",
-    "0.4",
+    "5",
     "--node-ready-timeout",
-    "0.4",
+    "5",
     "--gpu-timeout",
-    "0.4",
+    "5",
     "--run-timeout",
-    "0.4",
+    "5",
 ]
 
 
-def run(tmp_path, scenario, *extra, aws=None, command="verify"):
+def run(tmp_path, scenario, *extra, aws=None, command="verify", clock=None):
     with FakeKubernetes(scenario) as fake:
         argv = [
             command,
@@ -28,8 +32,8 @@ def run(tmp_path, scenario, *extra, aws=None, command="verify"):
             str(ROOT / "cdk.json"),
             "--kubeconfig",
             str(fake.kubeconfig(tmp_path)),
-            *(FAST if command == "verify" else []),
+            *(FAKE_TIME if command == "verify" else []),
             *extra,
         ]
-        code = main(argv, aws=aws)
+        code = main(argv, aws=aws, clock=clock or FakeClock())
     return code, fake
