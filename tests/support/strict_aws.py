@@ -46,6 +46,8 @@ class Call:
 
 
 class StrictAws:
+    """A boto3 session with the rules above and a record of its calls (see the module)."""
+
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.session = boto3.Session()
@@ -98,9 +100,10 @@ class StrictAws:
     def _create_or_update_tags(self, params: dict[str, Any], **_: Any) -> None:
         tags = params.get("Tags", [])
         _at_most_per_call(tags, "CreateOrUpdateTags")
-        # The documented error for a limit: "LimitExceeded: You have already reached a limit for
-        # your Amazon EC2 Auto Scaling resources" (API reference, CreateOrUpdateTags, Errors).
-        # The check is on the group's tags after the call: keys it overwrites do not count twice.
+        # The error is the limit error CreateOrUpdateTags documents, "LimitExceeded: You have
+        # already reached a limit for your Amazon EC2 Auto Scaling resources" (API reference,
+        # https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_CreateOrUpdateTags.html).
+        # The count is the group's tags after the call: keys it overwrites do not count twice.
         live = self._live_tags({t["ResourceId"] for t in tags})
         after = Counter(
             asg for asg, _key in live.keys() | {(t["ResourceId"], t["Key"]) for t in tags}

@@ -439,6 +439,13 @@ def test_delete_leaves_the_node_group_as_it_is(cloud):
     assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 4, "desiredSize": 2}
 
 
+def test_an_unknown_resource_type_is_refused(cloud):
+    """Not taken for another type: tests/synth/test_handler_routing.py ties the handler's
+    types to the template's."""
+    with pytest.raises(ValueError, match="no resource type 'Custom::GpuPoolOther'"):
+        index.on_event({"RequestType": "Create", "ResourceType": "Custom::GpuPoolOther"})
+
+
 @pytest.mark.parametrize(
     ("sent", "refused"),
     [

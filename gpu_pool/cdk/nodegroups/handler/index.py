@@ -35,9 +35,14 @@ TAGS_PER_CALL = 25
 
 
 def on_event(event: dict[str, Any], _context: Any = None) -> dict[str, Any]:
-    if event["ResourceType"] == "Custom::GpuPoolNodegroupScaling":
-        return _scaling(event)
-    return _asg_tags(event)
+    """Route by ResourceType: the types the constructs emit (asg_tags.py, scaling.py; the
+    synth tests check the two agree). An unknown type fails loudly rather than being taken for
+    another: if a type is ever renamed, keep the old one here until no stack still holds a
+    resource of it, or CloudFormation's Delete of the old resources fails."""
+    resource_type = event["ResourceType"]
+    if resource_type not in HANDLERS:
+        raise ValueError(f"gpu-pool's node group handler has no resource type {resource_type!r}")
+    return HANDLERS[resource_type](event)
 
 
 def _scaling(event: dict[str, Any]) -> dict[str, Any]:
@@ -122,3 +127,9 @@ def _in_batches(call: Callable[..., Any], items: list[dict[str, Any]]) -> None:
 def _tag(asg: str, key: str) -> dict[str, Any]:
     """The tag `key` on the ASG, as both tag calls name it."""
     return {"ResourceId": asg, "ResourceType": "auto-scaling-group", "Key": key}
+
+
+HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Custom::GpuPoolAsgTags": _asg_tags,
+    "Custom::GpuPoolNodegroupScaling": _scaling,
+}
