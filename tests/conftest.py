@@ -8,6 +8,7 @@ from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     EXISTING,
     GPU_TAINT,
     KARPENTER,
+    KARPENTER_OPERATOR,
     KMS_KEY,
     MIXED,
     MULTI,
@@ -49,6 +50,13 @@ def mixed_template():
     from tests.support.cfn import synth
 
     return synth(MIXED)
+
+
+@pytest.fixture(scope="session")
+def karpenter_operator_template():
+    from tests.support.cfn import synth
+
+    return synth(KARPENTER_OPERATOR)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
-"""Guardrails for Karpenter pools: what would leave a NodePool unable to launch a GPU node, or
-refused by Karpenter (aws/karpenter-provider-aws v1.14.1: its docs and CRDs). Each rule yields
-one Finding."""
+"""Guardrails for Karpenter pools: what would leave a NodePool unable to launch a GPU node, its
+nodes unable to join, or the NodePool refused (aws/karpenter-provider-aws v1.14.1). Each rule
+yields one Finding."""
 
 from __future__ import annotations
 

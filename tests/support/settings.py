@@ -107,6 +107,28 @@ MIXED = {
     }
 }
 
+# The GPU Operator serving a Karpenter pool, beside a Karpenter pool and a node-group pool that
+# run their own device plugin: the operator is cluster-wide, so the other two must opt out.
+KARPENTER_OPERATOR = {
+    "pools": {
+        "train": {
+            "provisioner": "karpenter",
+            "gpu_software": "gpu-operator",
+            "instance_types": ["g6e.xlarge", "g6e.12xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "train"},
+        },
+        "serve": {
+            "provisioner": "karpenter",
+            "instance_types": ["g5.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "serve"},
+        },
+        "batch": {
+            "instance_types": ["g6.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "batch"},
+        },
+    }
+}
+
 BOTTLEROCKET = {"pool": {"ami_family": "BOTTLEROCKET"}, "autoscaler": {"enabled": False}}
 
 OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
@@ -119,6 +141,7 @@ NAMED_SETTINGS: dict[str, dict] = {
     "three-pools": THREE_POOLS,
     "karpenter": KARPENTER,
     "mixed": MIXED,
+    "karpenter-operator": KARPENTER_OPERATOR,
     "bottlerocket": BOTTLEROCKET,
     "operator": OPERATOR,
 }

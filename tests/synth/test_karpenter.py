@@ -793,6 +793,135 @@ def test_in_a_mixed_app_every_gpu_node_of_either_provisioner_runs_exactly_one_pl
         assert running == ([f"nvidia-device-plugin-{name}"] if name else []), name
 
 
+# -- a Karpenter pool served by the GPU Operator --------------------------------------------------
+
+
+def test_plan_of_a_karpenter_pool_using_the_gpu_operator():
+    """Its nodes do not opt out of the operator's operands; the other pools' nodes do."""
+    from gpu_pool.plan.pool import plan_pools
+    from gpu_pool.settings import load_settings
+    from tests.support.settings import KARPENTER_OPERATOR
+
+    plans = {p.name: p for p in plan_pools(load_settings(KARPENTER_OPERATOR, None))}
+    train = plans["train"]
+    assert (train.gpu_software, train.node_groups) == ("gpu-operator", ())
+    assert train.chart is not None and train.chart.release == "gpu-operator"
+    assert train.karpenter is not None
+    assert train.karpenter.labels == {
+        "accelerator": "nvidia",
+        "workload": "train",
+        "gpu-pool.io/pool": "train",
+        "nvidia.com/gpu.present": "true",
+        "k8s.amazonaws.com/accelerator": "nvidia-l40s",
+    }
+    serve = plans["serve"]
+    assert serve.karpenter is not None and serve.chart is not None
+    assert serve.karpenter.labels["nvidia.com/gpu.deploy.operands"] == "false"
+    assert serve.chart.release == "nvidia-device-plugin-serve"
+    (group,) = plans["batch"].node_groups
+    assert group.labels["nvidia.com/gpu.deploy.operands"] == "false"
+
+
+def test_a_karpenter_pool_using_the_gpu_operator_synthesizes_its_node_pool_and_the_operator(
+    karpenter_operator_template,
+):
+    releases = charts(karpenter_operator_template)
+    assert sorted(releases) == [
+        "cluster-autoscaler",
+        "gpu-operator",
+        "karpenter",
+        "karpenter-crd",
+        "nvidia-device-plugin-batch",
+        "nvidia-device-plugin-serve",
+    ]
+    toleration = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert helm_values(releases["gpu-operator"][1]) == {
+        "driver": {"enabled": False},
+        "toolkit": {"enabled": False},
+        "devicePlugin": {"enabled": True},
+        "daemonsets": {"tolerations": toleration},
+        "node-feature-discovery": {"worker": {"tolerations": toleration}},
+    }
+    node_pool = manifests(karpenter_operator_template)[("NodePool", "gpu-pool-train")]
+    assert node_pool["spec"]["template"]["metadata"]["labels"] == {
+        "accelerator": "nvidia",
+        "workload": "train",
+        "gpu-pool.io/pool": "train",
+        "nvidia.com/gpu.present": "true",
+        "k8s.amazonaws.com/accelerator": "nvidia-l40s",
+    }
+    assert node_pool["spec"]["template"]["spec"]["taints"] == [GPU_TAINT]
+    assert node_pool["spec"]["limits"] == {"nvidia.com/gpu": "32", "nodes": "8"}
+    assert validate(node_pool) == []
+
+
+def _operator_device_plugin_pod(values: dict[str, Any]) -> dict[str, Any]:
+    """Where the GPU Operator runs its device plugin, modelled from NVIDIA's docs rather than
+    from our plan: on every node node-feature-discovery finds a GPU on (our nodes say
+    nvidia.com/gpu.present=true) unless it is labelled nvidia.com/gpu.deploy.operands=false,
+    with the chart's daemonsets.tolerations."""
+    assert values["devicePlugin"]["enabled"]
+    expressions = [
+        {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
+        {"key": "nvidia.com/gpu.deploy.operands", "operator": "NotIn", "values": ["false"]},
+    ]
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": expressions}]
+                }
+            }
+        },
+        "tolerations": values["daemonsets"]["tolerations"],
+    }
+
+
+def test_with_the_gpu_operator_every_gpu_node_still_runs_exactly_one_device_plugin(
+    karpenter_operator_template,
+):
+    """Nodes as each provisioner launches them, against every device plugin pod the template
+    would create: the two charts' DaemonSets and the operator's."""
+    from tests.support.cfn import node_of
+    from tests.support.settings import KARPENTER_OPERATOR
+
+    plugins = {
+        release: (
+            _operator_device_plugin_pod(helm_values(chart))
+            if release == "gpu-operator"
+            else deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, helm_values(chart))
+        )
+        for release, (_, chart) in charts(karpenter_operator_template).items()
+        if release == "gpu-operator" or release.startswith("nvidia-device-plugin")
+    }
+    nodes = [
+        (props["Labels"].get("gpu-pool.io/pool"), *node_of(props))
+        for props in (
+            r["Properties"]
+            for r in resources(karpenter_operator_template, "AWS::EKS::Nodegroup").values()
+        )
+    ]
+    for pool in synth_stack(KARPENTER_OPERATOR).pools:
+        plan = pool.plan.karpenter
+        if plan is not None:
+            template = plan.node_pool()["spec"]["template"]
+            taints = [{"value": "", **t} for t in template["spec"]["taints"]]
+            nodes += [
+                (plan.name, plan.launched_node_labels(t, "us-east-1a"), taints)
+                for t in plan.instance_types
+            ]
+    assert sorted(name or "-" for name, _, _ in nodes) == ["-", "batch", "serve", "train", "train"]
+    expected = {
+        "train": ["gpu-operator"],
+        "serve": ["nvidia-device-plugin-serve"],
+        "batch": ["nvidia-device-plugin-batch"],
+        None: [],  # the system nodes
+    }
+    for name, labels, taints in nodes:
+        running = [r for r, pod in plugins.items() if pod_fits_node(pod, labels, taints)]
+        assert running == expected[name], (name, labels)
+
+
 def test_karpenter_only_app_has_no_gpu_node_group_no_tags_and_no_autoscaler(karpenter_template):
     nodegroups = resources(karpenter_template, "AWS::EKS::Nodegroup")
     assert [n["Properties"]["Labels"] for n in nodegroups.values()] == [
