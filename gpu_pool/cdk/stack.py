@@ -14,9 +14,7 @@ from gpu_pool.cdk.autoscaler import ClusterAutoscaler
 from gpu_pool.cdk.cluster import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
-from gpu_pool.cdk.nag.acknowledge import (
-    acknowledge_managed_policies,
-)
+from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report

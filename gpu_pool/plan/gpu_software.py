@@ -125,7 +125,7 @@ def gpu_software_chart(pool: PoolSettings, software: str) -> GpuSoftwareChart | 
             construct_id="GpuOperator",
             pin=NVIDIA_GPU_OPERATOR,
             version=pool.versions.gpu_operator or NVIDIA_GPU_OPERATOR.version,
-            # Cluster-wide and installed once (checks.py), so the release needs no pool name.
+            # Cluster-wide and installed once (checks/between_pools.py): no pool name needed.
             release="gpu-operator",
             values=values,
             device_plugin_pod=_operator_device_plugin_pod(values),

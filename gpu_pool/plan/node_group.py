@@ -27,7 +27,7 @@ class NodeGroupPlan:
 
     @property
     def gpu_count(self) -> int:
-        """GPUs per node (the catalog; checks.py rejects entries whose types differ)."""
+        """GPUs per node (the catalog; checks/pool.py rejects entries whose types differ)."""
         return self.instance_types[0].gpu_count
 
     @property

@@ -2,8 +2,8 @@
 
 Per pool: its node groups (instance types through the GPU catalog, zone, AMI type, node labels,
 GPU count, the Cluster Autoscaler tags) or, with `provisioner: karpenter`, its NodePool and
-EC2NodeClass (gpu_pool/karpenter/plan.py); its taints; and the chart that makes its GPUs
-allocatable with the device plugin pods' scheduling terms. checks.py inspects plans, the
+EC2NodeClass (plan/karpenter.py); its taints; and the chart that makes its GPUs allocatable
+with the device plugin pods' scheduling terms. The rules (gpu_pool/checks) read plans, the
 constructs render them, and nothing here touches the CDK, so the `gpu-pool` command reads the
 same plan without starting it.
 """
