@@ -37,9 +37,6 @@ class SettingsFindings:
         """Every finding in the order the rules ran."""
         return [f for findings in self.pools for f in findings] + self.app
 
-    def errors(self) -> list[Finding]:
-        return [f for f in self.all() if f.error]
-
 
 def check_settings(
     settings: AppSettings,

@@ -1,7 +1,6 @@
 """docs/settings.md's settings reference is what the models say (generated, never hand-edited)."""
 
-from gpu_pool.settings.models import AppSettings
-from gpu_pool.settings.reference import END, START, settings_reference
+from gpu_pool.settings.reference import END, START, settings_models, settings_reference
 from tests.support.paths import ROOT
 
 
@@ -14,11 +13,9 @@ def test_the_docs_hold_the_reference_generated_from_the_models():
 
 
 def test_every_setting_has_a_description():
-    from tests.support.settings_models import all_models
-
     undocumented = [
         f"{model.__name__}.{name}"
-        for model in all_models(AppSettings)
+        for model in settings_models()
         for name, info in model.model_fields.items()
         if not (info.description or "").strip()
     ]
