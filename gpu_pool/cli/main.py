@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 
 REPLACEMENTS = "replacements"
 DEPRECATED_PLAN = "plan"
+# The top-level modules of the `cli` extra (pyproject.toml; the wheel test checks they match).
+# The entry point is installed without them, so a command that needs one says what to install.
+CLI_EXTRA_MODULES = frozenset({"kubernetes", "boto3", "botocore", "urllib3"})
 
 
 class CliError(Exception):
@@ -90,11 +95,36 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace) -> AppSettings:
-    path = Path(args.cdk_json)
-    if not path.is_file():
+    path = args.cdk_json
+    if not Path(path).is_file():
         raise CliError(f"--cdk-json: '{path}' does not exist (run from the project directory)")
-    context = json.loads(path.read_text(encoding="utf-8")).get("context", {}).get(CONTEXT_KEY)
-    return load_settings(context, args.config)
+    context = _json_object(path, "--cdk-json", "a cdk.json (a JSON object)").get("context", {})
+    if not isinstance(context, dict):
+        raise CliError(f"--cdk-json: '{path}': its \"context\" is not a JSON object")
+    app_context = context.get(CONTEXT_KEY)
+    # load_settings says this too, but without the file's name.
+    if app_context is not None and not isinstance(app_context, dict):
+        raise CliError(f"--cdk-json: '{path}': its context \"{CONTEXT_KEY}\" is not a JSON object")
+    return load_settings(app_context, args.config)
+
+
+def _json_object(path: str, prefix: str, what: str) -> dict[str, Any]:
+    """The JSON object in the file; a file that cannot be read or is not one is a one-line
+    CliError naming it and the problem, not a traceback."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise CliError(f"{prefix}: cannot read '{path}': {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{prefix}: '{path}' is not UTF-8 text; save it as UTF-8 JSON") from None
+    except json.JSONDecodeError as err:
+        raise CliError(
+            f"{prefix}: '{path}' is not valid JSON: {err.msg} (line {err.lineno}, column "
+            f"{err.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise CliError(f"{prefix}: '{path}' is not {what}")
+    return data
 
 
 def _pool(pools: Sequence[PoolPlan], name: str | None) -> PoolPlan:
@@ -110,16 +140,13 @@ def _pool(pools: Sequence[PoolPlan], name: str | None) -> PoolPlan:
     raise CliError(f"--pool: no pool named '{name}' in the settings (pools: {names})")
 
 
-def _kubernetes(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+def _kubernetes(args: argparse.Namespace, settings: AppSettings) -> tuple[Any, Any, Any]:
     """CoreV1, AppsV1 and CustomObjects (Karpenter's objects) clients, after proving the API
     server answers within the timeout."""
     import urllib3
-    from kubernetes import client, config
+    from kubernetes import client
 
-    try:
-        config.load_kube_config(config_file=args.kubeconfig, context=args.context)
-    except (config.ConfigException, OSError) as err:
-        raise CliError(f"kubeconfig: {err}") from None
+    _load_kubeconfig(args, settings)
     configuration = client.Configuration.get_default_copy()
     configuration.retries = 0
     api = client.ApiClient(configuration)
@@ -136,6 +163,55 @@ def _kubernetes(args: argparse.Namespace) -> tuple[Any, Any, Any]:
             "the cluster's endpoint access and your network"
         ) from None
     return client.CoreV1Api(api), client.AppsV1Api(api), client.CustomObjectsApi(api)
+
+
+class _Errors(logging.Handler):
+    """Collects the errors logged while it is attached."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _load_kubeconfig(args: argparse.Namespace, settings: AppSettings) -> None:
+    """Load the kubeconfig as kubectl would, or say what to do: a missing file is named with
+    the command that writes it. The client only logs a failing credential command (an
+    `ERROR:root:` line) and goes on without a token, so that error is caught and raised."""
+    from kubernetes import config
+
+    location = args.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    # As the client reads it: a list of files, of which those that exist are merged.
+    files = [os.path.expanduser(part) for part in location.split(os.pathsep) if part]
+    if not any(os.path.isfile(file) for file in files):
+        command = f"aws eks update-kubeconfig --name {settings.cluster.name}"
+        if settings.region:
+            command += f" --region {settings.region}"
+        if args.kubeconfig:
+            command += f" --kubeconfig {args.kubeconfig}"
+        missing = ", ".join(map(repr, files))
+        raise CliError(f"kubeconfig: no file at {missing}; create it with: {command}")
+    errors = _Errors()
+    # Attached to the root logger, it also keeps logging from printing them itself.
+    logging.root.addHandler(errors)
+    try:
+        config.load_kube_config(config_file=location, context=args.context)
+    except (config.ConfigException, OSError) as err:
+        raise CliError(f"kubeconfig: {err}") from None
+    finally:
+        logging.root.removeHandler(errors)
+    if errors.messages:
+        # "exec: process returned 255. <its stderr>", or the OSError of a missing command.
+        lines = [line.strip() for line in errors.messages[0].splitlines() if line.strip()]
+        detail = lines[0].removeprefix("exec: ")
+        if len(lines) > 1:
+            detail += f" ... {lines[-1]}"
+        raise CliError(
+            "kubeconfig: the credential command (the user's exec, such as aws eks get-token) "
+            f"failed: {detail}"
+        )
 
 
 def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
@@ -177,6 +253,14 @@ def main(
     except (ConfigError, CliError) as err:
         print(f"gpu-pool: {err}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as err:
+        if (err.name or "").partition(".")[0] not in CLI_EXTRA_MODULES:
+            raise
+        print(
+            f"gpu-pool: {args.command} needs the [cli] extra: pip install 'gpu-pool[cli]'",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt:
         print("gpu-pool: interrupted", file=sys.stderr)
         return 130
@@ -190,7 +274,7 @@ def _doctor(
 ) -> int:
     from gpu_pool.cli.doctor import doctor_verdicts, format_verdicts
 
-    core, apps, custom = _kubernetes(args)
+    core, apps, custom = _kubernetes(args, settings)
     verdicts = doctor_verdicts(
         core, apps, pools, settings.cluster.name, aws or _aws(settings), custom=custom
     )
@@ -207,7 +291,7 @@ def _verify(
 ) -> int:
     from gpu_pool.cli.verify import Timeouts, Verifier
 
-    core, apps, custom = _kubernetes(args)
+    core, apps, custom = _kubernetes(args, settings)
     aws = aws or _aws(settings)
     timeouts = Timeouts(
         scale_up=args.scale_up_timeout,
@@ -271,18 +355,7 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
 
 
 def _template_file(path_text: str) -> dict[str, Any]:
-    path = Path(path_text)
-    try:
-        template = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise CliError(f"replacements: cannot read '{path_text}': {err.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise CliError(
-            f"replacements: '{path_text}' is not a JSON CloudFormation template"
-        ) from None
-    if not isinstance(template, dict):
-        raise CliError(f"replacements: '{path_text}' is not a JSON CloudFormation template")
-    return template
+    return _json_object(path_text, REPLACEMENTS, "a JSON CloudFormation template")
 
 
 def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any]]]:

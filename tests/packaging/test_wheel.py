@@ -20,6 +20,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from gpu_pool import _EXPORTS
+from gpu_pool.cli.main import CLI_EXTRA_MODULES
 from gpu_pool.model.versions import KUBERNETES_RELEASES
 from tests.support.paths import ROOT
 
@@ -160,27 +161,48 @@ def test_the_wheel_ships_type_information_and_the_lambda_code(wheel):
     assert LAMBDA_PACKAGES[0] in _modules(wheel)
 
 
+def test_the_command_names_exactly_the_modules_of_the_cli_extra(wheel):
+    """The command tells a missing [cli] module from a bug by this list."""
+    assert set(CLI_EXTRA_MODULES) == _requirements(wheel)["cli"]
+
+
 def test_a_venv_with_only_the_declared_dependencies_runs_the_api_and_the_command(wheel, tmp_path):
+    """Without [cli] the command says what to install; with it, it runs."""
     venv = tmp_path / "venv"
     subprocess.run(
         [str(BIN / "uv"), "venv", "--quiet", "--python", sys.executable, str(venv)], check=True
     )
     python = venv / "bin" / "python"
-    # The app's exact pins as constraints: the same versions CI tests, from uv's cache.
-    subprocess.run(
-        [
-            str(BIN / "uv"),
-            "pip",
-            "install",
-            "--quiet",
-            "--python",
-            str(python),
-            "--constraint",
-            str(ROOT / "requirements.txt"),
-            f"gpu-pool[cli] @ {wheel.as_uri()}",
-        ],
-        check=True,
+    command = str(venv / "bin" / "gpu-pool")
+
+    def install(requirement: str) -> None:
+        # The app's exact pins as constraints: the same versions CI tests, from uv's cache.
+        subprocess.run(
+            [
+                str(BIN / "uv"),
+                "pip",
+                "install",
+                "--quiet",
+                "--python",
+                str(python),
+                "--constraint",
+                str(ROOT / "requirements.txt"),
+                requirement,
+            ],
+            check=True,
+        )
+
+    install(f"gpu-pool @ {wheel.as_uri()}")
+    without_extra = subprocess.run(
+        [command, "doctor", "--cdk-json", str(ROOT / "cdk.json")], capture_output=True, text=True
     )
+    assert (without_extra.returncode, without_extra.stdout, without_extra.stderr) == (
+        2,
+        "",
+        "gpu-pool: doctor needs the [cli] extra: pip install 'gpu-pool[cli]'\n",
+    )
+
+    install(f"gpu-pool[cli] @ {wheel.as_uri()}")
     imported = subprocess.run(
         [
             str(python),
@@ -193,7 +215,5 @@ def test_a_venv_with_only_the_declared_dependencies_runs_the_api_and_the_command
         cwd=tmp_path,
     )
     assert imported.stdout.strip() == str(len(_EXPORTS))
-    help_text = subprocess.run(
-        [str(venv / "bin" / "gpu-pool"), "--help"], capture_output=True, text=True, check=True
-    )
+    help_text = subprocess.run([command, "--help"], capture_output=True, text=True, check=True)
     assert help_text.stdout.startswith("usage: gpu-pool")

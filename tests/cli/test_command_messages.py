@@ -1,0 +1,149 @@
+"""What `gpu-pool` says, in one line and with exit code 2, when it cannot start: a cdk.json it
+cannot use, the [cli] extra not installed, no kubeconfig, a failing credential command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpu_pool.cli.main import main
+from tests.support.paths import ROOT
+
+CDK_JSON = str(ROOT / "cdk.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        pytest.param(
+            b'{"context": {',
+            "is not valid JSON: Expecting property name enclosed in double quotes "
+            "(line 1, column 14)",
+            id="malformed",
+        ),
+        pytest.param(
+            b'\xff\xfe{"context": {}}', "is not UTF-8 text; save it as UTF-8 JSON", id="utf-16"
+        ),
+        pytest.param(b"[]", "is not a cdk.json (a JSON object)", id="not-an-object"),
+        pytest.param(b'{"context": []}', 'its "context" is not a JSON object', id="context"),
+        pytest.param(
+            b'{"context": {"gpu-pool": "gpu"}}',
+            'its context "gpu-pool" is not a JSON object',
+            id="settings",
+        ),
+    ],
+)
+def test_a_cdk_json_it_cannot_use_is_named_with_the_problem(tmp_path, capsys, content, problem):
+    path = tmp_path / "cdk.json"
+    path.write_bytes(content)
+    assert main(["smoke-test-manifest", "--cdk-json", str(path)]) == 2
+    separator = " " if problem.startswith("is ") else ": "
+    assert capsys.readouterr() == ("", f"gpu-pool: --cdk-json: '{path}'{separator}{problem}\n")
+
+
+def test_a_command_without_the_cli_extra_says_what_to_install(capsys, monkeypatch):
+    """The entry point is installed without [cli]; a module of it missing is one line."""
+    monkeypatch.setitem(sys.modules, "kubernetes", None)  # import fails: ModuleNotFoundError
+    assert main(["doctor", "--cdk-json", CDK_JSON]) == 2
+    assert capsys.readouterr().err == (
+        "gpu-pool: doctor needs the [cli] extra: pip install 'gpu-pool[cli]'\n"
+    )
+
+
+def test_a_missing_kubeconfig_is_named_with_the_command_that_writes_it(tmp_path, capsys):
+    missing = tmp_path / "kubeconfig"
+    assert main(["doctor", "--cdk-json", CDK_JSON, "--kubeconfig", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: kubeconfig: no file at '{missing}'; create it with: aws eks "
+        f"update-kubeconfig --name gpu-pool --kubeconfig {missing}\n"
+    )
+
+
+def test_without_kubeconfig_options_the_default_file_is_named(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = tmp_path / "eu.yaml"
+    config.write_text("region: eu-west-1\n")
+    assert main(["verify", "--cdk-json", CDK_JSON, "--config", str(config)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: kubeconfig: no file at '{tmp_path}/.kube/config'; create it with: aws eks "
+        "update-kubeconfig --name gpu-pool --region eu-west-1\n"
+    )
+
+
+def _kubeconfig(tmp_path, command, *args):
+    """A kubeconfig whose user gets its token from `command` (as `aws eks get-token` does)."""
+    path = tmp_path / "kubeconfig"
+    exec_config = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": command,
+        "args": list(args),
+    }
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "x",
+                "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:9"}}],
+                "users": [{"name": "u", "user": {"exec": exec_config}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+            }
+        )
+    )
+    return path
+
+
+EXPIRED = (
+    "An error occurred (ExpiredTokenException) when calling the GetCallerIdentity operation: "
+    "The security token included in the request is expired"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "detail"),
+    [
+        pytest.param(
+            ["sh", "-c", f"echo '{EXPIRED}' >&2; exit 255"],
+            f"process returned 255. {EXPIRED}",
+            id="fails",
+        ),
+        pytest.param(
+            ["sh", "-c", "echo 'first line' >&2; echo 'last line' >&2; exit 1"],
+            "process returned 1. first line ... last line",
+            id="several-lines",
+        ),
+        pytest.param(
+            ["gpu-pool-no-such-command"],
+            "[Errno 2] No such file or directory: 'gpu-pool-no-such-command'",
+            id="not-installed",
+        ),
+    ],
+)
+def test_a_failing_credential_command_is_named_not_the_network(tmp_path, command, detail):
+    """In a process of its own: there the client's log line would reach stderr."""
+    kubeconfig = _kubeconfig(tmp_path, *command)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpu_pool",
+            "doctor",
+            "--cdk-json",
+            CDK_JSON,
+            "--kubeconfig",
+            str(kubeconfig),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "gpu-pool: kubeconfig: the credential command (the user's exec, such as aws eks "
+        f"get-token) failed: {detail}\n"
+    )
