@@ -86,6 +86,9 @@ class MlPlatformStack(cdk.Stack):
                 instance_types=["g6.xlarge", "g6.2xlarge", "g5.xlarge"],
                 capacity_type="SPOT",
                 labels={"workload": "batch"},
+                # A taint of its own: a pod for the node-group pools must not also be pending
+                # here, or Karpenter and Cluster Autoscaler would each launch a node for it.
+                taints=[GPU_TAINT, Taint(key="dedicated", value="batch")],
             ),
         )
         cdk.CfnOutput(

@@ -1,5 +1,6 @@
 """The rules between the pools of one cluster: unique names, one GPU Operator, exactly one
-device plugin per GPU node, and pools a workload cannot tell apart."""
+device plugin per GPU node, pools a workload cannot tell apart, and pods that two provisioners
+would both launch a node for."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def check_pool_among(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding
                 )
             )
         findings += _same_labels(plan, other)
+        findings += _pending_to_two_provisioners(plan, other)
     findings += check_one_device_plugin_per_node([*others, plan], plan)
     return findings
 
@@ -105,3 +107,33 @@ def _same_labels(plan: PoolPlan, other: PoolPlan) -> Iterator[Finding]:
 
 def _architectures(plan: PoolPlan) -> list[str]:
     return sorted({shape.architecture.value for shape in plan.node_shapes})
+
+
+def _pending_to_two_provisioners(plan: PoolPlan, other: PoolPlan) -> Iterator[Finding]:
+    """A GPU pod that tolerates one pool's taints and selects no pool, if it also fits a pool of
+    another provisioner, is pending to both: Cluster Autoscaler scales up any node group whose
+    template fits a pending pod (kubernetes/autoscaler cluster-autoscaler FAQ, "How does
+    scale-up work?") and Karpenter provisions for every pending pod its NodePools can take
+    (karpenter.sh docs, concepts/scheduling), neither knowing of the other: each launches a
+    node, and one stays empty until scaled down.
+
+    A warning, not an error: pods that select their pool (`gpu-pool.io/pool`) are not affected,
+    and distinct taints per provisioner are the user's choice (docs/provisioners.md)."""
+    if plan.provisioner == other.provisioner:
+        return
+    for tolerating, fitting in ((plan, other), (other, plan)):
+        pod = {"tolerations": tolerating.workload_tolerations}
+        shape = next(
+            (s for s in fitting.node_shapes if pod_fits_node(pod, s.labels, fitting.node_taints())),
+            None,
+        )
+        if shape is not None:
+            yield warning(
+                f"{plan.setting}.taints",
+                f"a GPU pod that tolerates pool '{tolerating.name}' ({tolerating.provisioner}) "
+                f"and selects no pool also fits pool '{fitting.name}' ({fitting.provisioner}): "
+                "both would launch a node for it and one would idle until scaled down; select "
+                f"{POOL_LABEL} in such pods, or give the pools of each provisioner a taint of "
+                "their own",
+            )
+            return

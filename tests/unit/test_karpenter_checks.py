@@ -241,7 +241,10 @@ CASES = {
     "mixed-app-still-checks-the-autoscaler": (
         {
             "pools": {
-                "a": {"provisioner": "karpenter"},
+                "a": {
+                    "provisioner": "karpenter",
+                    "taints": [{"key": "nvidia.com/gpu", "value": "karpenter"}],
+                },
                 "b": {"labels": {"accelerator": "nvidia", "workload": "b"}},
             },
             "autoscaler": {"image_tag": "v1.35.2"},
@@ -252,6 +255,54 @@ CASES = {
                 "autoscaler.image_tag: 'v1.35.2' does not match the cluster's minor 1.36; Cluster Autoscaler supports only its own minor: use a v1.36.x tag",
             )
         ],
+    ),
+    "pod-pending-to-two-provisioners": (
+        {
+            "pools": {
+                "a": {"provisioner": "karpenter"},
+                "b": {"labels": {"accelerator": "nvidia", "workload": "b"}},
+            }
+        },
+        [
+            (
+                "W",
+                "pools.b.taints: a GPU pod that tolerates pool 'b' (cluster-autoscaler) and selects no pool also fits pool 'a' (karpenter): both would launch a node for it and one would idle until scaled down; select gpu-pool.io/pool in such pods, or give the pools of each provisioner a taint of their own",
+            )
+        ],
+    ),
+    # The node-group pool's extra taint keeps its pods off the Karpenter pool, but a pod that
+    # tolerates it still fits the Karpenter pool, whose taints it also tolerates.
+    "pod-pending-to-two-provisioners-through-a-superset-of-tolerations": (
+        {
+            "pools": {
+                "a": {"provisioner": "karpenter"},
+                "b": {
+                    "labels": {"accelerator": "nvidia", "workload": "b"},
+                    "taints": [
+                        {"key": "nvidia.com/gpu", "value": "true"},
+                        {"key": "dedicated", "value": "b"},
+                    ],
+                },
+            }
+        },
+        [
+            (
+                "W",
+                "pools.b.taints: a GPU pod that tolerates pool 'b' (cluster-autoscaler) and selects no pool also fits pool 'a' (karpenter): both would launch a node for it and one would idle until scaled down; select gpu-pool.io/pool in such pods, or give the pools of each provisioner a taint of their own",
+            )
+        ],
+    ),
+    "provisioners-with-taints-of-their-own": (
+        {
+            "pools": {
+                "a": {
+                    "provisioner": "karpenter",
+                    "taints": [{"key": "nvidia.com/gpu", "value": "karpenter"}],
+                },
+                "b": {"labels": {"accelerator": "nvidia", "workload": "b"}},
+            }
+        },
+        [],
     ),
     "autoscaler-settings-unused-without-node-group-pools": (
         {**karpenter(), "autoscaler": {"image_tag": "v1.35.2"}},
