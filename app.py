@@ -10,16 +10,18 @@ from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
 from gpu_pool.cdk.report import report
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.checks.app import check_cli_pin
-from gpu_pool.settings import CONTEXT_KEY, ConfigError, load_settings
+from gpu_pool.settings import CONTEXT_KEY, ConfigError, load_settings_with_warnings
 
 
 def main() -> int:
     app = cdk.App()
     try:
-        settings = load_settings(
+        settings, file_warnings = load_settings_with_warnings(
             app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context("config")
         )
-        report(app, check_cli_pin(Path(__file__).resolve().parent / "package.json"))
+        report(
+            app, file_warnings + check_cli_pin(Path(__file__).resolve().parent / "package.json")
+        )
         GpuPoolStack(app, settings.stack_name, settings=settings)
         apply_aws_solutions(app)
     except ConfigError as err:

@@ -18,7 +18,7 @@ from gpu_pool.settings import AppSettings, ClusterSettings
 def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]:
     """The rules about the app's settings beyond each pool (GpuNodePool checks the pools)."""
     today = today or date.today()
-    findings: list[Finding] = []
+    findings: list[Finding] = list(_check_empty_pool_keys(settings))
     cluster = settings.cluster
     release = KUBERNETES_RELEASES.get(cluster.kubernetes_version)
     if release is None:
@@ -73,6 +73,18 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
             )
         )
     return findings
+
+
+def _check_empty_pool_keys(settings: AppSettings) -> Iterator[Finding]:
+    """`pool:` or `pools:` given with nothing under it (YAML reads null; typically every line
+    under it is commented out): the app would deploy the default pool without a word."""
+    for key in ("pool", "pools"):
+        if key in settings.model_fields_set and getattr(settings, key) is None:
+            yield warning(
+                key,
+                "is empty (nothing under it, or every line commented out), so the default pool "
+                "applies: one pool 'gpu' of g5.xlarge nodes; give it settings or remove the key",
+            )
 
 
 def uses_autoscaler(settings: AppSettings) -> bool:

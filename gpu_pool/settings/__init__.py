@@ -2,7 +2,12 @@
 error type every settings mistake raises (errors.py). `gpu_pool.settings` exports them all."""
 
 from gpu_pool.settings.errors import ConfigError, describe_validation_error
-from gpu_pool.settings.loading import CONTEXT_KEY, deep_merge, load_settings
+from gpu_pool.settings.loading import (
+    CONTEXT_KEY,
+    deep_merge,
+    load_settings,
+    load_settings_with_warnings,
+)
 from gpu_pool.settings.models import (
     AmiFamily,
     AppSettings,
@@ -38,4 +43,5 @@ __all__ = [
     "deep_merge",
     "describe_validation_error",
     "load_settings",
+    "load_settings_with_warnings",
 ]

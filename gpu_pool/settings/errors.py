@@ -27,11 +27,15 @@ def matching(regex: str, valid: str, **field: Any) -> Any:
 
 
 def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> str:
-    """One line per problem: the setting's dotted path, what is wrong, what would be valid."""
-    lines = []
+    """One line per problem: the setting's dotted path, what is wrong, what would be valid.
+
+    A value that fits no member of a union (an instance-types entry: a type or a list of them)
+    is one problem, not one per member: its line names every kind that would do."""
+    lines: list[str] = []
+    # A union's failed members, by path: (the kinds they expect, the value given).
+    unions: dict[str, tuple[list[str], Any]] = {}
     for problem in err.errors():
-        # A mapping key's own problem is located at `<key>.[key]`: name the key.
-        path = ".".join(str(p) for p in problem["loc"]).removesuffix(".[key]")
+        path, union_member = _setting_path(problem["loc"])
         if problem["type"] == "extra_forbidden":
             lines.append(f"{path}: unknown setting{_did_you_mean(problem['loc'], model)}")
         elif problem["type"] == "missing":
@@ -47,10 +51,78 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
             # Our own validators' messages, complete as they are.
             message = str(problem["ctx"]["error"])
             lines.append(f"{path}: {message}" if path else message)
+        elif union_member and problem["type"] in _KINDS:
+            if path not in unions:
+                unions[path] = ([], problem.get("input"))
+                lines.append(path)  # completed below, once every member's kind is known
+            unions[path][0].append(_KINDS[problem["type"]])
         else:
-            given = problem.get("input")
-            lines.append(f"{path}: {problem['msg']} (got {given!r})")
-    return "\n".join(lines)
+            lines.append(f"{path}: {_plain(problem)} (got {problem.get('input')!r})")
+    described = []
+    for line in lines:
+        if line not in unions:
+            described.append(line)
+        elif not any(other.startswith((f"{line}[", f"{line}.")) for other in lines):
+            # (A member that matched the value's kind but not its contents has its own, deeper
+            # line: the value's kind was right, so the others' complaints are noise.)
+            kinds, given = unions[line]
+            described.append(f"{line}: must be {' or '.join(kinds)} (got {given!r})")
+    return "\n".join(described)
+
+
+# What each type error expects, in the words of the settings reference (docs/settings.md).
+_KINDS = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "dict_type": "a mapping (key: value)",
+    "model_type": "a mapping of settings",
+    "model_attributes_type": "a mapping of settings",
+}
+
+
+def _plain(problem: Any) -> str:
+    """What pydantic's error means, in the reference's words (no pydantic wording)."""
+    kind, ctx = problem["type"], problem.get("ctx", {})
+    if kind in _KINDS:
+        return f"must be {_KINDS[kind]}"
+    if kind == "literal_error":
+        return f"must be one of {ctx['expected']}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        bound = "at least" if kind == "greater_than_equal" else "at most"
+        return f"must be {bound} {ctx['ge' if kind == 'greater_than_equal' else 'le']}"
+    if kind in ("too_short", "string_too_short") and ctx["min_length"] == 1:
+        return "must not be empty"
+    if kind == "too_short":
+        return f"needs at least {ctx['min_length']} entries"
+    if kind in ("string_too_short", "string_too_long"):
+        bound = "at least" if kind == "string_too_short" else "at most"
+        limit = ctx["min_length" if kind == "string_too_short" else "max_length"]
+        return f"must be {bound} {limit} characters long"
+    return str(problem["msg"])
+
+
+def _setting_path(loc: tuple[Any, ...]) -> tuple[str, bool]:
+    """The dotted path users write (`pool.instance_types[0]`), and whether the last part of
+    `loc` was a union member's tag (pydantic's `str`, `list[str]`) rather than a setting."""
+    path = ""
+    union_member = False
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part == "[key]":
+            continue  # a mapping key's own problem: name the key
+        elif _is_type_tag(part):
+            union_member = True
+        else:
+            path += f".{part}" if path else str(part)
+    return path, union_member
+
+
+def _is_type_tag(part: str) -> bool:
+    """pydantic locates a union member's error under the member's type: `str`, `list[str]`."""
+    return part in ("str", "int", "bool") or "[" in part
 
 
 def _did_you_mean(loc: tuple[Any, ...], model: type[BaseModel]) -> str:

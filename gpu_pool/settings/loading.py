@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from gpu_pool.model.findings import Finding, warning
 from gpu_pool.settings.errors import ConfigError, describe_validation_error
 from gpu_pool.settings.models import AppSettings
 
@@ -22,13 +23,31 @@ CONTEXT_KEY = "gpu-pool"
 
 def load_settings(context: object, config_file: str | None) -> AppSettings:
     """Build AppSettings from the context value, with a config file's keys merged over it."""
+    return load_settings_with_warnings(context, config_file)[0]
+
+
+def load_settings_with_warnings(
+    context: object, config_file: str | None
+) -> tuple[AppSettings, list[Finding]]:
+    """`load_settings`, plus what the files say without saying it: a config file that holds no
+    settings (empty, or every line commented out) is almost always the wrong file or a mistake,
+    and would silently deploy the defaults."""
     if context is None:
         context = {}
     if not isinstance(context, dict):
         raise ConfigError(f"context '{CONTEXT_KEY}' must be a mapping of settings")
     merged = dict(context)
+    warnings: list[Finding] = []
     if config_file:
         override = _read_config_file(config_file)
+        if not override:
+            warnings.append(
+                warning(
+                    "config",
+                    f"'{config_file}' holds no settings (empty, or every line commented out): "
+                    "the cdk.json context and the defaults apply; is it the right file?",
+                )
+            )
         # A file that describes its pools in one form replaces the context's pools in the
         # other (cdk.json carries the one-pool `pool`; a cluster's file may list `pools`).
         for form, other_form in (("pool", "pools"), ("pools", "pool")):
@@ -36,7 +55,7 @@ def load_settings(context: object, config_file: str | None) -> AppSettings:
                 merged.pop(other_form, None)
         merged = deep_merge(merged, override)
     try:
-        return AppSettings.model_validate(merged)
+        return AppSettings.model_validate(merged), warnings
     except ValidationError as err:
         raise ConfigError(describe_validation_error(err, AppSettings)) from None
 

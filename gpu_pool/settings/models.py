@@ -177,7 +177,7 @@ class KarpenterPoolSettings(_Settings):
     PodDisruptionBudgets included, before deleting them. 24h: a job running when its node expires
     gets a day to finish, and the node's idle GPUs are billed for at most that long. None: wait
     as long as they run (upstream advises against it unless expire_after is Never)."""
-    gpu_limit: int | None = None
+    gpu_limit: int | None = Field(default=None, ge=1)
     """The NodePool's nvidia.com/gpu limit; None: max_size nodes of the pool's largest type."""
 
 
@@ -426,12 +426,22 @@ class AppSettings(_Settings):
     pool: PoolSettings | None = None
     """One pool (the original form), or `pools`: pool name -> its settings. Neither: one default
     pool named `gpu`."""
-    pools: dict[PoolName, PoolSettings] | None = Field(default=None, min_length=1)
+    pools: dict[PoolName, PoolSettings] | None = None
     """Several pools: pool name -> its settings (the key is the name). Not with `pool`."""
     autoscaler: AutoscalerSettings = AutoscalerSettings()
     """Cluster Autoscaler, installed when a pool uses it."""
     karpenter: KarpenterSettings = KarpenterSettings()
     """The Karpenter installation, made when a pool uses it."""
+
+    @field_validator("pools", mode="before")
+    @classmethod
+    def _some_pools(cls, value: object) -> object:
+        if value == {}:
+            raise ValueError(
+                "is empty: name at least one pool (name: its settings), or remove `pools` for "
+                "the one default pool"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one_form_of_pools(self) -> AppSettings:

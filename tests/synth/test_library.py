@@ -169,7 +169,7 @@ def test_autoscaler_checks_its_own_pins(kwargs, message):
 def test_settings_with_a_wrong_type_raise_config_error_naming_the_setting():
     with pytest.raises(ConfigError) as raised:
         PoolSettings(max_size="8")  # type: ignore[arg-type]
-    assert str(raised.value) == "max_size: Input should be a valid integer (got '8')"
+    assert str(raised.value) == "max_size: must be a whole number (got '8')"
 
 
 def test_public_api_has_no_any():

@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from gpu_pool.settings import AppSettings, ConfigError, load_settings
+from gpu_pool.settings import AppSettings, ConfigError, load_settings, load_settings_with_warnings
+from tests.support import rules
 from tests.support.paths import ROOT
 
 CONFIG = "pool:\n  instance_types: [g6.xlarge]\n  max_size: 4\nautoscaler:\n  expander: priority\n"
@@ -58,6 +59,67 @@ def test_a_key_given_twice_is_refused_in_yaml_and_json(tmp_path):
     )
 
 
+# pydantic's own phrases: a message that carries one was not translated into the settings' words.
+PYDANTIC_WORDING = re.compile(
+    r"Input should|should have|after validation|valid dictionary|instance of"
+)
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"pool": {"instance_types": [5]}}, "pool.instance_types[0]: must be text or a list (got 5)"),
+        ({"pool": {"instance_types": [[5]]}}, "pool.instance_types[0][0]: must be text (got 5)"),
+        ({"pool": {"taints": [{"key": ""}]}}, "pool.taints[0].key: must not be empty (got '')"),
+        (
+            {"cluster": {"public_access_cidrs": []}},
+            "cluster.public_access_cidrs: must not be empty (got [])",
+        ),
+        ({"cluster": 5}, "cluster: must be a mapping of settings (got 5)"),
+        ({"pool": {"labels": ["a"]}}, "pool.labels: must be a mapping (key: value) (got ['a'])"),
+        ({"autoscaler": {"enabled": "yes"}}, "autoscaler.enabled: must be true or false (got 'yes')"),
+        ({"pool": {"imds_hop_limit": 65}}, "pool.imds_hop_limit: must be at most 64 (got 65)"),
+        (
+            {"pool": {"karpenter": {"gpu_limit": 0}}},
+            "pool.karpenter.gpu_limit: must be at least 1 (got 0)",
+        ),
+        (
+            {"pool": {"taints": [{"key": "k", "value": "v" * 64}]}},
+            f"pool.taints[0].value: must be at most 63 characters long (got '{'v' * 64}')",
+        ),
+    ],
+    ids=lambda value: None if isinstance(value, dict) else "",
+)
+def test_type_and_range_mistakes_read_in_the_settings_words(context, message):
+    with pytest.raises(ConfigError) as raised:
+        load_settings(context, None)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize("text", [b"", b"# pool:\n#   max_size: 4\n", b"---\n", b"{}\n"])
+def test_a_config_file_with_no_settings_is_a_warning(tmp_path, text):
+    path = tmp_path / "cluster.yaml"
+    path.write_bytes(text)
+    settings, warnings = load_settings_with_warnings({"pool": {"max_size": 2}}, str(path))
+    assert settings.pool is not None and settings.pool.max_size == 2
+    assert [str(w) for w in warnings] == [
+        f"config: '{path}' holds no settings (empty, or every line commented out): the cdk.json "
+        "context and the defaults apply; is it the right file?"
+    ]
+
+
+@pytest.mark.parametrize("key", ["pool", "pools"])
+def test_a_pool_key_with_nothing_under_it_is_a_warning(key):
+    # `pool:` with every line under it commented out: YAML reads null.
+    assert rules.findings({key: None}) == [
+        (
+            "W",
+            f"{key}: is empty (nothing under it, or every line commented out), so the default "
+            "pool applies: one pool 'gpu' of g5.xlarge nodes; give it settings or remove the key",
+        )
+    ]
+
+
 def _mutations(seed: int) -> bytes:
     """Random bytes, or a valid file with random bytes flipped, inserted or cut."""
     rng = random.Random(seed)
@@ -87,6 +149,7 @@ def test_any_bytes_end_in_a_config_error_or_settings_that_synthesize(tmp_path):
                 settings = _load(tmp_path, _mutations(seed), name)
             except ConfigError as err:
                 assert str(err).strip(), "a message, one line per problem"
+                assert not PYDANTIC_WORDING.search(str(err)), str(err)
                 continue
             assert isinstance(settings, AppSettings)
             valid.append(settings)

@@ -33,14 +33,14 @@ def test_config_file_merges_over_context(tmp_path, suffix):
     [
         ({"pool": {"max_sise": 3}}, "pool.max_sise: unknown setting; did you mean 'max_size'?"),
         ({"clustr": {}}, "clustr: unknown setting; did you mean 'cluster'?"),
-        ({"pool": {"max_size": "3"}}, "pool.max_size: Input should be a valid integer (got '3')"),
+        ({"pool": {"max_size": "3"}}, "pool.max_size: must be a whole number (got '3')"),
         (
             {"pool": {"instance_types": "g5.xlarge"}},
-            "pool.instance_types: Input should be a valid list (got 'g5.xlarge')",
+            "pool.instance_types: must be a list (got 'g5.xlarge')",
         ),
         (
             {"pool": {"taints": [{"key": "k", "effect": "NO_SCHEDULE"}]}},
-            "pool.taints.0.effect: Input should be 'NoSchedule', 'NoExecute' or 'PreferNoSchedule' "
+            "pool.taints[0].effect: must be one of 'NoSchedule', 'NoExecute' or 'PreferNoSchedule' "
             "(got 'NO_SCHEDULE')",
         ),
         (
@@ -76,7 +76,7 @@ def test_config_file_merges_over_context(tmp_path, suffix):
                     }
                 }
             },
-            "cluster.existing.subnets_by_zone.eu-west-1a.0: 'subnet-1' is not a subnet id (subnet- "
+            "cluster.existing.subnets_by_zone.eu-west-1a[0]: 'subnet-1' is not a subnet id (subnet- "
             "and 8 or 17 hex digits)",
         ),
         ([], "context 'gpu-pool' must be a mapping of settings"),
@@ -142,7 +142,7 @@ def test_a_files_pools_replace_the_contexts_one_pool_form(tmp_path):
         ),
         (
             {"pools": {}},
-            "pools: Dictionary should have at least 1 item after validation, not 0 (got {})",
+            "pools: is empty: name at least one pool (name: its settings), or remove `pools` for the one default pool",
         ),
         (
             {"pools": {"Big": {}}},
