@@ -19,9 +19,7 @@ def main() -> int:
         settings, file_warnings = load_settings_with_warnings(
             app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context("config")
         )
-        report(
-            app, file_warnings + check_cli_pin(Path(__file__).resolve().parent / "package.json")
-        )
+        report(app, file_warnings + check_cli_pin(Path(__file__).resolve().parent / "package.json"))
         GpuPoolStack(app, settings.stack_name, settings=settings)
         apply_aws_solutions(app)
     except ConfigError as err:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import Tags
+from aws_cdk import Stack, Tags, Token
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
@@ -26,10 +26,19 @@ class PoolConstruct(Construct):
         *,
         cluster: eks.ICluster,
         plan: PoolPlan,
+        kubernetes_minor: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.plan = plan
-        report(self, ClusterPools.of(cluster).add(plan))
+        region = Stack.of(self).region
+        report(
+            self,
+            ClusterPools.of(cluster).add(
+                plan,
+                kubernetes_minor=kubernetes_minor,
+                region=None if Token.is_unresolved(region) else region,
+            ),
+        )
 
     def _finish(self, cluster: eks.ICluster, tags: Mapping[str, str] | None) -> None:
         """Install the GPU software and tag everything, once the subclass has built its nodes

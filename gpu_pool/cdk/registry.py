@@ -17,6 +17,7 @@ from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from gpu_pool.checks import check_pool_on_cluster
+from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan
@@ -66,14 +67,24 @@ class ClusterPools:
     pod_identity_agent: eks.Addon | None = None
     _findings: list[list[Finding]] = field(default_factory=list)
 
-    def add(self, plan: PoolPlan, findings: list[Finding] | None = None) -> list[Finding]:
+    def add(
+        self,
+        plan: PoolPlan,
+        findings: list[Finding] | None = None,
+        *,
+        kubernetes_minor: str | None = None,
+        region: str | None = None,
+    ) -> list[Finding]:
         """Register `plan` and return its findings (`findings`, if the caller has run the rules
-        already); a plan added again returns them as before."""
+        already; else the pool's rules on the cluster and against `kubernetes_minor` and
+        `region`, where known); a plan added again returns them as before."""
         for index, registered in enumerate(self.plans):
             if registered is plan:
                 return self._findings[index]
         if findings is None:
-            findings = check_pool_on_cluster(plan, self.plans)
+            findings = check_pool_on_cluster(plan, self.plans) + check_pool_target(
+                plan, kubernetes_minor, region
+            )
         self.plans.append(plan)
         self._findings.append(findings)
         return findings

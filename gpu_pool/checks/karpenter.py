@@ -48,6 +48,15 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
                 f"{getattr(settings, size)} is ignored with provisioner: karpenter, which "
                 "launches nodes only for pending pods and keeps no minimum: leave it 0",
             )
+    for name in ("ami_release_version", "ami_type"):
+        value = getattr(settings, name)
+        if value is not None:
+            yield warning(
+                f"{prefix}.{name}",
+                f"'{value}' is ignored with provisioner: karpenter, whose nodes take their AMI "
+                "from karpenter.ami_alias (the family from ami_family, the variant from each "
+                "instance type): remove it, and pin the AMI with karpenter.ami_alias",
+            )
     yield from _check_labels(plan)
     yield from _check_alias(plan)
     yield from _check_expiry(plan)

@@ -54,6 +54,14 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
         findings += check_karpenter_pool(plan.karpenter)
     else:
         findings += _check_scaling(pool, prefix)
+        if "karpenter" in pool.model_fields_set:
+            findings.append(
+                warning(
+                    f"{prefix}.karpenter",
+                    "is used with provisioner: karpenter only; this pool's node groups ignore "
+                    "it: remove it, or set provisioner: karpenter",
+                )
+            )
     findings += _check_disk(pool, prefix)
     findings += _check_zones(pool.zones, prefix)
     return findings

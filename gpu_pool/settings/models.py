@@ -63,12 +63,16 @@ InstanceTypeName = Annotated[
         "large, xlarge, 2xlarge ... , metal)",
     ),
 ]
-# A pool's name: in its device plugin's release name, its node label and its construct ids.
+# A pool's name: in its device plugin's Helm release name (helm pkg/chartutil/validate_name.go:
+# [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 53 characters, and "nvidia-device-plugin-" takes 21),
+# its node label's value (a Kubernetes label value ends in a letter or digit), its Karpenter
+# NodePool's name and its construct ids.
 PoolName = Annotated[
     str,
     matching(
-        r"^[a-z][a-z0-9-]{0,20}$",
-        "a pool name: a lowercase letter, then up to 20 lowercase letters, digits or '-'",
+        r"^[a-z]([a-z0-9-]{0,19}[a-z0-9])?$",
+        "a pool name: a lowercase letter, then up to 20 lowercase letters, digits or '-', "
+        "ending in a letter or digit (it names a Helm release and is a label value)",
     ),
 ]
 

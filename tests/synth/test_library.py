@@ -210,3 +210,35 @@ def test_zones_with_subnets_whose_zones_are_tokens_raise_config_error():
         "subnets with literal zones (ec2.Subnet.from_subnet_attributes with availability_zone) or "
         "drop zones"
     )
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            PoolSettings(ami_release_version="1.36.1-20261120"),
+            "pool.ami_release_version: '1.36.1-20261120' is a Kubernetes 1.36 AMI, but the node "
+            "groups run 1.35; EKS refuses a release of another minor: use a 1.35.x release, or "
+            "none for the newest",
+        ),
+        (
+            PoolSettings(
+                volume_kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd"
+            ),
+            "pool.volume_kms_key_arn: the key is in eu-west-1, the pool's volumes in us-east-1; "
+            "EBS encrypts a volume only with a key of its own Region, so every node launch would "
+            "fail: use a key (or a multi-Region replica) in us-east-1",
+        ),
+    ],
+    ids=["release-of-another-minor", "kms-key-in-another-region"],
+)
+def test_a_pool_is_checked_against_its_clusters_minor_and_its_stacks_region(settings, message):
+    """The construct knows what the app's settings say: the cluster's version (1.35 here) and
+    the stack's Region."""
+    stack = cdk.Stack(
+        cdk.App(), "Env", env=cdk.Environment(account="123456789012", region="us-east-1")
+    )
+    cluster = user_cluster(stack)
+    with pytest.raises(ConfigError) as raised:
+        GpuNodePool(stack, "Pool", cluster=cluster, subnets=cluster.vpc.private_subnets, settings=settings)
+    assert message in str(raised.value).splitlines()

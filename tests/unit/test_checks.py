@@ -516,6 +516,86 @@ CASES = {
             ),
         ],
     ),
+    # EKS takes a release of the node group's own Kubernetes minor only (EKS API reference,
+    # CreateNodegroup releaseVersion); the default cluster runs 1.36.
+    "release-of-another-minor": (
+        {"pool": {"ami_release_version": "1.35.2-20261120"}},
+        [
+            (
+                "E",
+                "pool.ami_release_version: '1.35.2-20261120' is a Kubernetes 1.35 AMI, but the node groups run 1.36; EKS refuses a release of another minor: use a 1.36.x release, or none for the newest",
+            ),
+        ],
+    ),
+    "release-of-the-cluster-minor": (
+        {"pool": {"ami_release_version": "1.36.1-20261120"}},
+        [],
+    ),
+    # Bottlerocket releases are the OS's version and commit (1.47.0-6154605b).
+    "amazon-linux-release-on-bottlerocket": (
+        {
+            "pool": {
+                "ami_family": "BOTTLEROCKET",
+                "ami_release_version": "1.36.1-20261120",
+            },
+            "autoscaler": {"enabled": False},
+        },
+        [
+            (
+                "E",
+                "pool.ami_release_version: '1.36.1-20261120' is an Amazon Linux release (Kubernetes version-date); a Bottlerocket node group takes a Bottlerocket release such as 1.47.0-6154605b, or none for the newest",
+            ),
+        ],
+    ),
+    "bottlerocket-release-on-bottlerocket": (
+        {
+            "pool": {"ami_family": "BOTTLEROCKET", "ami_release_version": "1.47.0-6154605b"},
+            "autoscaler": {"enabled": False},
+        },
+        [],
+    ),
+    "bottlerocket-release-on-al2023": (
+        {"pool": {"ami_release_version": "1.47.0-6154605b"}},
+        [
+            (
+                "E",
+                "pool.ami_release_version: '1.47.0-6154605b' is not an AL2023 release (Kubernetes version-date, e.g. 1.35.2-20261120); EKS refuses it for an AL2023 node group",
+            ),
+        ],
+    ),
+    # EBS encrypts a volume only with a KMS key of its own Region (EBS user guide).
+    "kms-key-in-another-region": (
+        {
+            "region": "us-east-1",
+            "account": "123456789012",
+            "pool": {
+                "volume_kms_key_arn": "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+            },
+        },
+        [
+            (
+                "E",
+                "pool.volume_kms_key_arn: the key is in eu-west-1, the pool's volumes in us-east-1; EBS encrypts a volume only with a key of its own Region, so every node launch would fail: use a key (or a multi-Region replica) in us-east-1",
+            ),
+        ],
+    ),
+    "kms-key-region-unknown-without-a-stack-region": (
+        {
+            "pool": {
+                "volume_kms_key_arn": "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+            }
+        },
+        [],
+    ),
+    "karpenter-settings-on-a-node-group-pool": (
+        {"pool": {"karpenter": {"expire_after": "Never"}}},
+        [
+            (
+                "W",
+                "pool.karpenter: is used with provisioner: karpenter only; this pool's node groups ignore it: remove it, or set provisioner: karpenter",
+            ),
+        ],
+    ),
     "system-nodes": (
         {"cluster": {"system_nodes": {"min_size": 3, "desired_size": 1}}},
         [

@@ -68,7 +68,10 @@ PYDANTIC_WORDING = re.compile(
 @pytest.mark.parametrize(
     ("context", "message"),
     [
-        ({"pool": {"instance_types": [5]}}, "pool.instance_types[0]: must be text or a list (got 5)"),
+        (
+            {"pool": {"instance_types": [5]}},
+            "pool.instance_types[0]: must be text or a list (got 5)",
+        ),
         ({"pool": {"instance_types": [[5]]}}, "pool.instance_types[0][0]: must be text (got 5)"),
         ({"pool": {"taints": [{"key": ""}]}}, "pool.taints[0].key: must not be empty (got '')"),
         (
@@ -77,7 +80,10 @@ PYDANTIC_WORDING = re.compile(
         ),
         ({"cluster": 5}, "cluster: must be a mapping of settings (got 5)"),
         ({"pool": {"labels": ["a"]}}, "pool.labels: must be a mapping (key: value) (got ['a'])"),
-        ({"autoscaler": {"enabled": "yes"}}, "autoscaler.enabled: must be true or false (got 'yes')"),
+        (
+            {"autoscaler": {"enabled": "yes"}},
+            "autoscaler.enabled: must be true or false (got 'yes')",
+        ),
         ({"pool": {"imds_hop_limit": 65}}, "pool.imds_hop_limit: must be at most 64 (got 65)"),
         (
             {"pool": {"karpenter": {"gpu_limit": 0}}},

@@ -256,6 +256,20 @@ CASES = {
             )
         ],
     ),
+    # Karpenter takes the AMI from the EC2NodeClass alias; a release version is a node group's.
+    "ami-release-version-ignored": (
+        karpenter(ami_release_version="1.36.1-20261120", ami_type="AL2023_x86_64_NVIDIA"),
+        [
+            (
+                "W",
+                "pool.ami_release_version: '1.36.1-20261120' is ignored with provisioner: karpenter, whose nodes take their AMI from karpenter.ami_alias (the family from ami_family, the variant from each instance type): remove it, and pin the AMI with karpenter.ami_alias",
+            ),
+            (
+                "W",
+                "pool.ami_type: 'AL2023_x86_64_NVIDIA' is ignored with provisioner: karpenter, whose nodes take their AMI from karpenter.ami_alias (the family from ami_family, the variant from each instance type): remove it, and pin the AMI with karpenter.ami_alias",
+            ),
+        ],
+    ),
     "pod-pending-to-two-provisioners": (
         {
             "pools": {

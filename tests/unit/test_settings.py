@@ -147,7 +147,16 @@ def test_a_files_pools_replace_the_contexts_one_pool_form(tmp_path):
         (
             {"pools": {"Big": {}}},
             "pools.Big: 'Big' is not a pool name: a lowercase letter, then up to 20 lowercase "
-            "letters, digits or '-'",
+            "letters, digits or '-', ending in a letter or digit (it names a Helm release and is "
+            "a label value)",
+        ),
+        # Helm refuses a release name ending in '-' (helm pkg/chartutil/validate_name.go), and
+        # Kubernetes a label value ending so.
+        (
+            {"pool": {"name": "gpu-"}},
+            "pool.name: 'gpu-' is not a pool name: a lowercase letter, then up to 20 lowercase "
+            "letters, digits or '-', ending in a letter or digit (it names a Helm release and is "
+            "a label value)",
         ),
         (
             {"autoscaler": {"expander": "price"}},
@@ -156,7 +165,14 @@ def test_a_files_pools_replace_the_contexts_one_pool_form(tmp_path):
             "families",
         ),
     ],
-    ids=["both-forms", "name-differs-from-key", "no-pools", "bad-pool-name", "price-expander"],
+    ids=[
+        "both-forms",
+        "name-differs-from-key",
+        "no-pools",
+        "bad-pool-name",
+        "trailing-dash",
+        "price-expander",
+    ],
 )
 def test_pool_forms_and_expander_errors(context, message):
     with pytest.raises(ConfigError) as err:

@@ -79,8 +79,14 @@ class GpuNodePool(PoolConstruct):
                 "Cluster Autoscaler: render this pool with KarpenterNodePool"
             )
         cluster = as_icluster(cluster)
-        super().__init__(scope, construct_id, cluster=cluster, plan=plan)
         self._kubernetes_version = kubernetes_version or created_cluster_version(cluster)
+        super().__init__(
+            scope,
+            construct_id,
+            cluster=cluster,
+            plan=plan,
+            kubernetes_minor=self._kubernetes_version,
+        )
         pools = ClusterPools.of(cluster)
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         self.node_role: iam.IRole = node_role or new_node_role(self, "NodeRole")
