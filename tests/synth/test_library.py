@@ -240,5 +240,7 @@ def test_a_pool_is_checked_against_its_clusters_minor_and_its_stacks_region(sett
     )
     cluster = user_cluster(stack)
     with pytest.raises(ConfigError) as raised:
-        GpuNodePool(stack, "Pool", cluster=cluster, subnets=cluster.vpc.private_subnets, settings=settings)
+        GpuNodePool(
+            stack, "Pool", cluster=cluster, subnets=cluster.vpc.private_subnets, settings=settings
+        )
     assert message in str(raised.value).splitlines()
