@@ -8,6 +8,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gpu_pool.cdk.auto_mode.node_pool import AutoModeNodePool as AutoModeNodePool
     from gpu_pool.cdk.autoscaler import ClusterAutoscaler as ClusterAutoscaler
     from gpu_pool.cdk.karpenter.controller import Karpenter as Karpenter
     from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool as KarpenterNodePool
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from gpu_pool.settings import load_settings as load_settings
 
 _EXPORTS = {
+    "AutoModeNodePool": "gpu_pool.cdk.auto_mode.node_pool",
     "ClusterAutoscaler": "gpu_pool.cdk.autoscaler",
     "GpuNodePool": "gpu_pool.cdk.nodegroups.pool",
     "Karpenter": "gpu_pool.cdk.karpenter.controller",

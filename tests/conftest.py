@@ -3,6 +3,7 @@
 import pytest
 
 from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
+    AUTO_MODE,
     BOTTLEROCKET,
     DEFAULT,
     EXISTING,
@@ -11,6 +12,7 @@ from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     KARPENTER_OPERATOR,
     KMS_KEY,
     MIXED,
+    MIXED_AUTO_MODE,
     MULTI,
     OPERATOR,
     THREE_POOLS,
@@ -57,6 +59,20 @@ def karpenter_operator_template():
     from tests.support.cfn import synth
 
     return synth(KARPENTER_OPERATOR)
+
+
+@pytest.fixture(scope="session")
+def auto_mode_template():
+    from tests.support.cfn import synth
+
+    return synth(AUTO_MODE)
+
+
+@pytest.fixture(scope="session")
+def mixed_auto_mode_template():
+    from tests.support.cfn import synth
+
+    return synth(MIXED_AUTO_MODE)
 
 
 @pytest.fixture(scope="session")

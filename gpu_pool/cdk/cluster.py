@@ -15,6 +15,7 @@ from constructs import Construct
 
 from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_provider_framework
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
+from gpu_pool.checks.app import uses_auto_mode
 from gpu_pool.model.versions import KUBERNETES_RELEASES
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
 
@@ -69,12 +70,10 @@ def new_cluster(stack: Stack, settings: AppSettings) -> tuple[eks.Cluster, list[
         version=eks.KubernetesVersion.of(cluster_settings.kubernetes_version),
         vpc=vpc,
         vpc_subnets=[ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)],
-        # No Auto Mode and no default nodes: the system group below is sized by settings.
-        default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
-        default_capacity=0,
         kubectl_provider_options=eks.KubectlProviderOptions(
             kubectl_layer=_kubectl_layer(stack, cluster_settings)
         ),
+        **_capacity(uses_auto_mode(settings)),
     )
     cluster.node.add_dependency(control_plane_logs)
     _add_system_nodes(cluster, cluster_settings)
@@ -115,6 +114,20 @@ def existing_cluster(
         for subnet_id in subnet_ids
     ]
     return cluster, subnets
+
+
+def _capacity(auto_mode: bool) -> dict[str, Any]:
+    """No default nodes: the system group below is sized by settings and runs the controllers
+    and add-ons, whatever the pools use. With an auto-mode pool the cluster also gets Auto Mode
+    compute, without the built-in node pools (each pool brings its NodePool and NodeClass), so
+    Auto Mode launches GPU nodes only (EKS user guide, automode/create-node-pool.adoc, "Cluster
+    without built-in node pools"). Turning it on later updates the cluster in place."""
+    if auto_mode:
+        return {
+            "default_capacity_type": eks.DefaultCapacityType.AUTOMODE,
+            "compute": eks.ComputeConfig(node_pools=[]),
+        }
+    return {"default_capacity_type": eks.DefaultCapacityType.NODEGROUP, "default_capacity": 0}
 
 
 def _endpoint_access(cluster_settings: ClusterSettings) -> eks.EndpointAccess:

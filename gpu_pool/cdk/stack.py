@@ -10,6 +10,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
+from gpu_pool.cdk.auto_mode.node_pool import AutoModeNodePool
 from gpu_pool.cdk.autoscaler import ClusterAutoscaler
 from gpu_pool.cdk.cluster import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
 from gpu_pool.cdk.karpenter.controller import Karpenter
@@ -56,7 +57,7 @@ class GpuPoolStack(Stack):
         ClusterPools.of(self.cluster, pools)
         # Node groups and their autoscaler first, then Karpenter and its pools: a stack that
         # adds a Karpenter pool keeps the autoscaler's resources (the Pod Identity agent too).
-        built: dict[str, GpuNodePool | KarpenterNodePool] = {
+        built: dict[str, GpuNodePool | KarpenterNodePool | AutoModeNodePool] = {
             plan.name: self._node_group_pool(plan, subnets)
             for plan in plans
             if plan.provisioner == "cluster-autoscaler"
@@ -68,6 +69,9 @@ class GpuPoolStack(Stack):
             for plan in plans:
                 if plan.provisioner == "karpenter":
                     built[plan.name] = self._karpenter_pool(plan, subnets, self.karpenter)
+        for plan in plans:
+            if plan.provisioner == "auto-mode":
+                built[plan.name] = self._auto_mode_pool(plan, subnets)
         self.pools = [built[plan.name] for plan in plans]
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
         acknowledge_managed_policies(self)
@@ -103,6 +107,26 @@ class GpuPoolStack(Stack):
             self,
             f"{construct_id}NodePool",
             description=f"pool {plan.name}: its Karpenter NodePool",
+            value=resource_name(plan.name),
+        )
+        return pool
+
+    def _auto_mode_pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> AutoModeNodePool:
+        construct_id = _pool_construct_id(plan)
+        existing = self.settings.cluster.existing
+        pool = AutoModeNodePool(
+            self,
+            construct_id,
+            cluster=self.cluster,
+            subnets=subnets,
+            settings=plan,
+            security_group_id=existing.cluster_security_group_id if existing else None,
+        )
+        self._outputs(construct_id, plan)
+        CfnOutput(
+            self,
+            f"{construct_id}NodePool",
+            description=f"pool {plan.name}: its Auto Mode NodePool",
             value=resource_name(plan.name),
         )
         return pool

@@ -62,6 +62,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
         findings += [f for f in check_autoscaler(settings.autoscaler, release.minor) if f.error]
     if uses_karpenter(settings):
         findings += check_karpenter_install(settings, release.minor)
+    findings += _check_auto_mode_cluster(settings)
     findings += _check_placement(settings)
     system = cluster.system_nodes
     if not 0 <= system.min_size <= system.desired_size <= system.max_size or system.max_size < 1:
@@ -97,6 +98,32 @@ def uses_autoscaler(settings: AppSettings) -> bool:
 def uses_karpenter(settings: AppSettings) -> bool:
     """Whether the app installs Karpenter: some pool uses it."""
     return any(pool.provisioner == "karpenter" for _, pool in settings.pool_settings())
+
+
+def uses_auto_mode(settings: AppSettings) -> bool:
+    """Whether the cluster needs EKS Auto Mode compute: some pool uses it."""
+    return any(pool.provisioner == "auto-mode" for _, pool in settings.pool_settings())
+
+
+def _check_auto_mode_cluster(settings: AppSettings) -> Iterator[Finding]:
+    """An existing cluster must run Auto Mode already (the app does not change a cluster it
+    does not own) and name its cluster security group, which the NodeClasses select."""
+    existing = settings.cluster.existing
+    if existing is None or not uses_auto_mode(settings):
+        return
+    if existing.cluster_security_group_id is None:
+        yield error(
+            "cluster.existing.cluster_security_group_id",
+            "required with an auto-mode pool: its NodeClass puts the nodes in the cluster "
+            "security group; copy it from `aws eks describe-cluster` "
+            "(resourcesVpcConfig.clusterSecurityGroupId)",
+        )
+    yield warning(
+        "cluster.existing",
+        f"auto-mode pools need EKS Auto Mode compute enabled on {settings.cluster.name} (aws "
+        "eks describe-cluster: computeConfig.enabled true); without it the NodePool is never "
+        "served and its pods stay Pending",
+    )
 
 
 def _check_endpoint(cluster: ClusterSettings) -> Iterator[Finding]:

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpu_pool.checks.node_pool import check_node_pool
 from gpu_pool.model.findings import Finding, error, warning
-from gpu_pool.model.karpenter_api import karpenter_refuses
-from gpu_pool.model.labels import kubelet_refuses
-from gpu_pool.model.versions import (
-    KARPENTER_AMI_ALIASES,
-)
+from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
 from gpu_pool.plan.karpenter import KarpenterPoolPlan
 
 
@@ -27,20 +24,6 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
                 "nvidia.com/gpu; use provisioner: cluster-autoscaler for "
                 f"{gpu_type.family.family}, or a whole-GPU family such as g6",
             )
-    if settings.max_size < 1:
-        yield error(
-            f"{prefix}.max_size",
-            f"{settings.max_size}: the NodePool's node limit; the pool could never run a GPU "
-            "node: set 1 or more",
-        )
-    largest = max(plan.instance_types, key=lambda t: t.gpu_count, default=None)
-    if largest is not None and plan.gpu_limit < largest.gpu_count:
-        yield error(
-            f"{prefix}.karpenter.gpu_limit",
-            f"{plan.gpu_limit} is below the {largest.gpu_count} GPUs of {largest.name}: "
-            f"Karpenter could never launch it: raise it to {largest.gpu_count} or more, or "
-            "drop the type",
-        )
     for size in ("min_size", "desired_size"):
         if getattr(settings, size) > 0:
             yield warning(
@@ -57,45 +40,8 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
                 "from karpenter.ami_alias (the family from ami_family, the variant from each "
                 "instance type): remove it, and pin the AMI with karpenter.ami_alias",
             )
-    yield from _check_labels(plan)
+    yield from check_node_pool(plan)
     yield from _check_alias(plan)
-    yield from _check_expiry(plan)
-
-
-def _check_expiry(plan: KarpenterPoolPlan) -> Iterator[Finding]:
-    """Expiry is forceful: neither do-not-disrupt nor budgets stop it, only the grace period
-    ends it (disruption.md, "Expiration" and "Pod-Level Controls" at v1.14.1)."""
-    karpenter = plan.settings.karpenter
-    if karpenter.termination_grace_period is None and karpenter.expire_after != "Never":
-        yield warning(
-            f"{plan.setting}.karpenter.termination_grace_period",
-            f"unset with expire_after {karpenter.expire_after}: an expired node is drained of "
-            "all but its karpenter.sh/do-not-disrupt pods and then held, its free GPUs idle "
-            "and billed, for as long as they run: set a duration such as 24h (the default), "
-            "or expire_after: Never",
-        )
-
-
-def _check_labels(plan: KarpenterPoolPlan) -> Iterator[Finding]:
-    """Labels the API server or Karpenter refuses in a NodePool, and kubernetes.io/k8s.io
-    labels the kubelet refuses: Karpenter passes the template's labels to --node-labels."""
-    setting = f"{plan.setting}.labels"
-    for key in plan.settings.labels:
-        name = key.rsplit("/", 1)[-1]
-        if karpenter_refuses(key):
-            yield error(
-                setting,
-                f"'{key}' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and "
-                "karpenter.k8s.aws keys other than their well-known labels): the API server "
-                f"refuses the NodePool; use your own domain, e.g. example.com/{name}",
-            )
-        elif kubelet_refuses(key):
-            yield error(
-                setting,
-                f"'{key}' is a kubernetes.io/k8s.io label the kubelet refuses in --node-labels, "
-                "where Karpenter puts the pool's labels: every node would launch and never join; "
-                f"use node.kubernetes.io/{name} or your own domain, e.g. example.com/{name}",
-            )
 
 
 def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from gpu_pool.checks.auto_mode import check_auto_mode_pool
 from gpu_pool.checks.karpenter import check_karpenter_pool
 from gpu_pool.checks.syntax import (
     LABEL_VALUE,
@@ -52,14 +53,16 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
     findings += _check_labels_and_taints(plan)
     if plan.karpenter is not None:
         findings += check_karpenter_pool(plan.karpenter)
+    elif plan.auto_mode is not None:
+        findings += check_auto_mode_pool(plan.auto_mode)
     else:
         findings += _check_scaling(pool, prefix)
         if "karpenter" in pool.model_fields_set:
             findings.append(
                 warning(
                     f"{prefix}.karpenter",
-                    "is used with provisioner: karpenter only; this pool's node groups ignore "
-                    "it: remove it, or set provisioner: karpenter",
+                    "is used with provisioner: karpenter or auto-mode only; this pool's node "
+                    "groups ignore it: remove it, or set one of those provisioners",
                 )
             )
     findings += _check_disk(pool, prefix)
@@ -69,7 +72,9 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
 
 def _check_entries(plan: PoolPlan) -> Iterator[Finding]:
     pool, prefix = plan.settings, plan.setting
-    if pool.ami_type and not pool.ami_type.startswith(pool.ami_family):
+    node_groups = plan.provisioner == "cluster-autoscaler"
+    # The other provisioners ignore ami_type (their own rules warn).
+    if node_groups and pool.ami_type and not pool.ami_type.startswith(pool.ami_family):
         family = pool.ami_type.split("_", 1)[0]
         yield error(
             f"{prefix}.ami_type",
@@ -88,7 +93,7 @@ def _check_entries(plan: PoolPlan) -> Iterator[Finding]:
                     "remove one",
                 )
             first_entry.setdefault(gpu_type.name, index)
-        if plan.provisioner == "cluster-autoscaler":
+        if node_groups:
             yield from _check_node_group_entry(pool, prefix, setting, group)
 
 
@@ -126,6 +131,8 @@ def _check_node_group_entry(
 
 def _check_gpu_software(plan: PoolPlan) -> Iterator[Finding]:
     pool, prefix, software = plan.settings, plan.setting, plan.gpu_software
+    if plan.auto_mode is not None:
+        return  # Auto Mode ships its own plugin: checks/auto_mode.py
     bottlerocket = is_bottlerocket(pool)
     setting = f"{prefix}.gpu_software"
     if software == "none" and not bottlerocket:

@@ -58,9 +58,12 @@ _CRITICAL_ADDONS_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"
 
 
 def resolved_gpu_software(pool: PoolSettings) -> str:
-    """`gpu_software`, or its default: the device plugin on AL2023, nothing on Bottlerocket."""
+    """`gpu_software`, or its default: the device plugin on AL2023, nothing on Bottlerocket
+    and on Auto Mode (both ship the plugin)."""
     if pool.gpu_software is not None:
         return pool.gpu_software
+    if pool.provisioner == "auto-mode":
+        return "none"
     return "none" if is_bottlerocket(pool) else "device-plugin"
 
 

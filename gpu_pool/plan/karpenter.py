@@ -20,27 +20,22 @@ from gpu_pool.model.karpenter_api import (
     GPU_MANUFACTURER_LABEL,
     NODE_CLASS_API,
     NODE_CLASS_GROUP,
-    NODE_POOL_API,
     NODE_POOL_LABEL,
     resource_name,
 )
-from gpu_pool.model.labels import (
-    ARCH_LABEL,
-    GPU_RESOURCE,
-    INSTANCE_TYPE_LABEL,
-    POOL_LABEL,
-    ZONE_LABEL,
-)
+from gpu_pool.model.labels import ARCH_LABEL, INSTANCE_TYPE_LABEL, POOL_LABEL, ZONE_LABEL
 from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
+from gpu_pool.plan.node_pool import (
+    CAPACITY_TYPES,
+    KUBERNETES_ARCH,
+    gpu_limit,
+    node_pool,
+    requirement,
+)
 from gpu_pool.settings import PoolSettings, Taint
 
-_CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}
-_KUBERNETES_ARCH = {Architecture.X86_64: "amd64", Architecture.ARM64: "arm64"}
 # Bottlerocket's OS volume as Karpenter sizes it by default; the data volume holds images.
 _BOTTLEROCKET_OS_VOLUME_GIB = 4
-# Emptiness and drift one node at a time. Budgets never pace expiry (disruption.md, "NodePool
-# Disruption Budgets"): termination_grace_period bounds that.
-_DISRUPTION_BUDGET = {"nodes": "1"}
 
 
 @dataclass(frozen=True)
@@ -60,48 +55,36 @@ class KarpenterPoolPlan:
     def architectures(self) -> list[Architecture]:
         return sorted({t.architecture for t in self.instance_types})
 
+    @property
+    def expire_after(self) -> str:
+        return self.settings.karpenter.expire_after
+
     def requirements(self) -> list[dict[str, Any]]:
         """What every node of the pool is: an NVIDIA GPU type of the pool, its CPU
         architecture(s), its capacity type and (if listed) zones."""
         requirements = [
-            _requirement(GPU_MANUFACTURER_LABEL, ["nvidia"]),
-            _requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
-            _requirement(ARCH_LABEL, [_KUBERNETES_ARCH[a] for a in self.architectures]),
-            _requirement(CAPACITY_TYPE_LABEL, [_CAPACITY_TYPES[self.settings.capacity_type]]),
+            requirement(GPU_MANUFACTURER_LABEL, ["nvidia"]),
+            requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
+            requirement(ARCH_LABEL, [KUBERNETES_ARCH[a] for a in self.architectures]),
+            requirement(CAPACITY_TYPE_LABEL, [CAPACITY_TYPES[self.settings.capacity_type]]),
         ]
         if self.settings.zones:
-            requirements.append(_requirement(ZONE_LABEL, list(self.settings.zones)))
+            requirements.append(requirement(ZONE_LABEL, list(self.settings.zones)))
         return requirements
 
     def node_pool(self) -> dict[str, Any]:
-        karpenter = self.settings.karpenter
-        node_spec: dict[str, Any] = {
-            "nodeClassRef": {
+        return node_pool(
+            self.settings,
+            node_class_ref={
                 "group": NODE_CLASS_GROUP,
                 "kind": "EC2NodeClass",
                 "name": resource_name(self.name),
             },
-            "requirements": self.requirements(),
-            "taints": [t.node_taint() for t in self.taints],
-            "expireAfter": karpenter.expire_after,
-        }
-        if karpenter.termination_grace_period is not None:
-            node_spec["terminationGracePeriod"] = karpenter.termination_grace_period
-        return {
-            "apiVersion": NODE_POOL_API,
-            "kind": "NodePool",
-            "metadata": {"name": resource_name(self.name)},
-            "spec": {
-                "template": {"metadata": {"labels": dict(self.labels)}, "spec": node_spec},
-                # Only empty nodes: a node running a GPU pod is never consolidated away.
-                "disruption": {
-                    "consolidationPolicy": "WhenEmpty",
-                    "consolidateAfter": karpenter.consolidate_after,
-                    "budgets": [dict(_DISRUPTION_BUDGET)],
-                },
-                "limits": {GPU_RESOURCE: str(self.gpu_limit), "nodes": str(self.settings.max_size)},
-            },
-        }
+            labels=self.labels,
+            requirements=self.requirements(),
+            expire_after=self.expire_after,
+            gpu_limit=self.gpu_limit,
+        )
 
     def ec2_node_class(
         self,
@@ -169,9 +152,9 @@ class KarpenterPoolPlan:
             **self.labels,
             NODE_POOL_LABEL: resource_name(self.name),
             "karpenter.k8s.aws/ec2nodeclass": resource_name(self.name),
-            CAPACITY_TYPE_LABEL: _CAPACITY_TYPES[self.settings.capacity_type],
+            CAPACITY_TYPE_LABEL: CAPACITY_TYPES[self.settings.capacity_type],
             INSTANCE_TYPE_LABEL: instance_type.name,
-            ARCH_LABEL: _KUBERNETES_ARCH[instance_type.architecture],
+            ARCH_LABEL: KUBERNETES_ARCH[instance_type.architecture],
             "kubernetes.io/os": "linux",
             GPU_MANUFACTURER_LABEL: "nvidia",
             "karpenter.k8s.aws/instance-family": instance_type.family.family,
@@ -191,7 +174,6 @@ def karpenter_pool_plan(
     labels: Mapping[str, str],
 ) -> KarpenterPoolPlan:
     largest = max((t.gpu_count for t in instance_types), default=0)
-    gpu_limit = settings.karpenter.gpu_limit
     return KarpenterPoolPlan(
         name=settings.name,
         setting=setting,
@@ -200,9 +182,5 @@ def karpenter_pool_plan(
         labels=labels,
         taints=tuple(settings.taints),
         ami_alias=settings.karpenter.ami_alias or KARPENTER_AMI_ALIASES[settings.ami_family],
-        gpu_limit=settings.max_size * largest if gpu_limit is None else gpu_limit,
+        gpu_limit=gpu_limit(settings, largest),
     )
-
-
-def _requirement(key: str, values: Sequence[str]) -> dict[str, Any]:
-    return {"key": key, "operator": "In", "values": list(values)}

@@ -2,7 +2,8 @@
 
 Per pool: its node groups (instance types through the GPU catalog, zone, AMI type, node labels,
 GPU count, the Cluster Autoscaler tags) or, with `provisioner: karpenter`, its NodePool and
-EC2NodeClass (plan/karpenter.py); its taints; and the chart that makes its GPUs allocatable
+EC2NodeClass (plan/karpenter.py), or with `provisioner: auto-mode` its Auto Mode NodePool and
+NodeClass (plan/auto_mode.py); its taints; and the chart that makes its GPUs allocatable
 with the device plugin pods' scheduling terms. The rules (gpu_pool/checks) read plans, the
 constructs render them, and nothing here touches the CDK, so the `gpu-pool` command reads the
 same plan without starting it.
@@ -20,6 +21,7 @@ from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.model.labels import POOL_LABEL
+from gpu_pool.plan.auto_mode import AutoModePoolPlan, auto_mode_pool_plan
 from gpu_pool.plan.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
@@ -47,9 +49,11 @@ class PoolPlan:
     # Where the settings came from, as messages name them: `pool` or `pools.<name>`.
     setting: str
     entries: tuple[tuple[GpuInstanceType, ...], ...]
-    # Cluster Autoscaler pools: their node groups; Karpenter pools: none, and `karpenter`.
+    # Cluster Autoscaler pools: their node groups; Karpenter pools: none, and `karpenter`;
+    # Auto Mode pools: none, and `auto_mode`.
     node_groups: tuple[NodeGroupPlan, ...]
     karpenter: KarpenterPoolPlan | None
+    auto_mode: AutoModePoolPlan | None
     gpu_software: str
     chart: GpuSoftwareChart | None
     unresolved: tuple[Finding, ...]
@@ -60,25 +64,26 @@ class PoolPlan:
 
     @property
     def provisioner(self) -> Provisioner:
-        """What launches the pool's nodes: `cluster-autoscaler` (node groups, `node_groups`) or
-        `karpenter` (a NodePool, `karpenter`)."""
+        """What launches the pool's nodes: `cluster-autoscaler` (node groups, `node_groups`),
+        `karpenter` (a NodePool, `karpenter`) or `auto-mode` (an Auto Mode NodePool,
+        `auto_mode`)."""
         return self.settings.provisioner
 
     @cached_property
     def node_shapes(self) -> list[NodeShape]:
         """Every kind of node the pool can run, with the labels it carries (computed once: the
         rules between pools read it for every pair)."""
-        if self.karpenter is not None:
-            karpenter = self.karpenter
-            return [
-                NodeShape(
-                    f"{self.setting}.instance_types",
-                    f"Karpenter's {t.name} nodes",
-                    karpenter.launched_node_labels(t),
-                    t.architecture,
-                )
-                for t in karpenter.instance_types
-            ]
+        for node_pool, who in ((self.karpenter, "Karpenter"), (self.auto_mode, "Auto Mode")):
+            if node_pool is not None:
+                return [
+                    NodeShape(
+                        f"{self.setting}.instance_types",
+                        f"{who}'s {t.name} nodes",
+                        node_pool.launched_node_labels(t),
+                        t.architecture,
+                    )
+                    for t in node_pool.instance_types
+                ]
         return [
             NodeShape(g.setting, f"{g.instance_types[0].name} nodes", g.labels, g.architecture)
             for g in self.node_groups
@@ -109,11 +114,14 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
     software = resolved_gpu_software(settings)
     operator = software == "gpu-operator"
     node_groups: tuple[NodeGroupPlan, ...] = ()
-    karpenter = None
-    if settings.provisioner == "karpenter":
+    karpenter = auto_mode = None
+    if settings.provisioner in ("karpenter", "auto-mode"):
         instance_types = [t for _, group in entries for t in group]
         labels = node_labels(settings.name, settings.labels, instance_types, gpu_operator=operator)
-        karpenter = karpenter_pool_plan(settings, setting, instance_types, labels)
+        if settings.provisioner == "karpenter":
+            karpenter = karpenter_pool_plan(settings, setting, instance_types, labels)
+        else:
+            auto_mode = auto_mode_pool_plan(settings, setting, instance_types, labels)
     else:
         node_groups = tuple(
             NodeGroupPlan(
@@ -135,6 +143,7 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
         entries=tuple(group for _, group in entries),
         node_groups=node_groups,
         karpenter=karpenter,
+        auto_mode=auto_mode,
         gpu_software=software,
         chart=gpu_software_chart(settings, software),
         unresolved=tuple(unresolved),

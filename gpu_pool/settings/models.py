@@ -38,7 +38,7 @@ NvidiaAmiType = Literal[
     "BOTTLEROCKET_ARM_64_NVIDIA",
 ]
 GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
-Provisioner = Literal["cluster-autoscaler", "karpenter"]
+Provisioner = Literal["cluster-autoscaler", "karpenter", "auto-mode"]
 SubnetId = Annotated[
     str,
     matching(
@@ -191,7 +191,7 @@ def _default_taints() -> list[Taint]:
 
 class PoolSettings(_Settings):
     """The GPU node pool: one managed node group per instance-type entry (and per zone), scaled
-    by Cluster Autoscaler; or, with `provisioner: karpenter`, one Karpenter NodePool.
+    by Cluster Autoscaler; or, with `provisioner: karpenter` or `auto-mode`, one NodePool.
 
     Defaults are what a careful operator sets: scale from zero (min 0, desired 0, max 8), on-demand
     capacity, a 200 GiB root disk for CUDA images, and a taint so only GPU work lands on the pool.
@@ -200,8 +200,8 @@ class PoolSettings(_Settings):
     name: PoolName = "gpu"
     """Unique per cluster; nodes carry it as the label gpu-pool.io/pool. In `pools`, the key."""
     provisioner: Provisioner = "cluster-autoscaler"
-    """What launches the pool's nodes: managed node groups scaled by Cluster Autoscaler, or a
-    Karpenter NodePool (docs/provisioners.md)."""
+    """What launches the pool's nodes: managed node groups scaled by Cluster Autoscaler, a
+    Karpenter NodePool, or an EKS Auto Mode NodePool (docs/provisioners.md)."""
     instance_types: list[str | list[str]] = Field(
         default_factory=lambda: list[str | list[str]](["g5.xlarge"])
     )
@@ -252,7 +252,7 @@ class PoolSettings(_Settings):
     versions: ChartVersions = ChartVersions()
     """Overrides for the pinned chart versions."""
     karpenter: KarpenterPoolSettings = KarpenterPoolSettings()
-    """Used with provisioner: karpenter only."""
+    """The NodePool's disruption and limits, with provisioner: karpenter or auto-mode."""
 
 
 class AutoscalerSettings(_Settings):

@@ -26,6 +26,9 @@ CRDS = FIXTURES / "karpenter-crds-1.14.1"
 CRD_FILES = {
     "NodePool": CRDS / "karpenter.sh_nodepools.yaml",
     "EC2NodeClass": CRDS / "karpenter.k8s.aws_ec2nodeclasses.yaml",
+    # EKS Auto Mode's NodePool is karpenter.sh/v1 too; its NodeClass schema is written from the
+    # EKS user guide (the file says where).
+    "NodeClass": FIXTURES / "eks-auto-mode" / "eks.amazonaws.com_nodeclasses.yaml",
 }
 
 

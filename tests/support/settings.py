@@ -129,6 +129,54 @@ KARPENTER_OPERATOR = {
     }
 }
 
+# EKS Auto Mode pools only: an inference pool in two zones, an ARM pool and a Spot pool with a
+# KMS-encrypted disk and an explicit lifetime.
+AUTO_MODE = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "pools": {
+        "inference": {
+            "provisioner": "auto-mode",
+            "instance_types": ["g6.xlarge", "g6e.xlarge"],
+            "zones": ["us-east-1a", "us-east-1b"],
+        },
+        "arm": {
+            "provisioner": "auto-mode",
+            "instance_types": ["g5g.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "arm"},
+        },
+        "spot": {
+            "provisioner": "auto-mode",
+            "instance_types": ["g5.xlarge"],
+            "capacity_type": "SPOT",
+            "labels": {"accelerator": "nvidia", "workload": "spot"},
+            "disk_size_gib": 300,
+            "volume_kms_key_arn": KMS_KEY,
+            "karpenter": {"expire_after": "168h", "consolidate_after": "10m"},
+        },
+    },
+}
+
+# One pool of each provisioner on one cluster, each behind a taint of its own so no pod is
+# pending to two of them.
+MIXED_AUTO_MODE = {
+    "pools": {
+        "serve": {"instance_types": ["g5.xlarge"]},
+        "batch": {
+            "provisioner": "karpenter",
+            "instance_types": ["g6.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "batch"},
+            "taints": [{"key": "nvidia.com/gpu", "value": "karpenter"}],
+        },
+        "auto": {
+            "provisioner": "auto-mode",
+            "instance_types": ["g6e.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "auto"},
+            "taints": [{"key": "nvidia.com/gpu", "value": "auto-mode"}],
+        },
+    }
+}
+
 BOTTLEROCKET = {"pool": {"ami_family": "BOTTLEROCKET"}, "autoscaler": {"enabled": False}}
 
 OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
@@ -142,6 +190,8 @@ NAMED_SETTINGS: dict[str, dict] = {
     "karpenter": KARPENTER,
     "mixed": MIXED,
     "karpenter-operator": KARPENTER_OPERATOR,
+    "auto-mode": AUTO_MODE,
+    "mixed-auto-mode": MIXED_AUTO_MODE,
     "bottlerocket": BOTTLEROCKET,
     "operator": OPERATOR,
 }

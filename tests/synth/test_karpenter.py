@@ -1031,7 +1031,7 @@ def test_library_pool_constructs_refuse_the_other_provisioners_pool():
         )
     assert str(raised.value) == (
         "pool.provisioner: 'cluster-autoscaler'; KarpenterNodePool renders pools with "
-        "provisioner: karpenter (use GpuNodePool for this one)"
+        "provisioner: karpenter"
     )
 
 

@@ -592,7 +592,7 @@ CASES = {
         [
             (
                 "W",
-                "pool.karpenter: is used with provisioner: karpenter only; this pool's node groups ignore it: remove it, or set provisioner: karpenter",
+                "pool.karpenter: is used with provisioner: karpenter or auto-mode only; this pool's node groups ignore it: remove it, or set one of those provisioners",
             ),
         ],
     ),

@@ -46,8 +46,8 @@ class KarpenterNodePool(PoolConstruct):
         plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings)
         if plan.karpenter is None:
             raise ConfigError(
-                f"{plan.setting}.provisioner: 'cluster-autoscaler'; KarpenterNodePool renders "
-                "pools with provisioner: karpenter (use GpuNodePool for this one)"
+                f"{plan.setting}.provisioner: '{plan.provisioner}'; KarpenterNodePool renders "
+                "pools with provisioner: karpenter"
             )
         cluster = karpenter.cluster
         super().__init__(scope, construct_id, cluster=cluster, plan=plan)

@@ -26,6 +26,9 @@ from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
 
+# Which construct renders a pool of each other provisioner, for the refusal below.
+_CONSTRUCT_OF = {"karpenter": "KarpenterNodePool", "auto-mode": "AutoModeNodePool"}
+
 
 class GpuNodePool(PoolConstruct):
     """GPU node groups on an EKS cluster, with what makes GPU pods schedule on them.
@@ -75,8 +78,9 @@ class GpuNodePool(PoolConstruct):
         plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
         if plan.provisioner != "cluster-autoscaler":
             raise ConfigError(
-                f"{plan.setting}.provisioner: 'karpenter'; GpuNodePool builds node groups for "
-                "Cluster Autoscaler: render this pool with KarpenterNodePool"
+                f"{plan.setting}.provisioner: '{plan.provisioner}'; GpuNodePool builds node groups "
+                "for Cluster Autoscaler: render this pool with "
+                f"{_CONSTRUCT_OF[plan.provisioner]}"
             )
         cluster = as_icluster(cluster)
         self._kubernetes_version = kubernetes_version or created_cluster_version(cluster)

@@ -1,0 +1,109 @@
+"""AutoModeNodePool: a GPU pool whose nodes EKS Auto Mode launches for pending GPU pods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from gpu_pool.cdk.placement import subnets_by_zone
+from gpu_pool.cdk.pool import PoolConstruct
+from gpu_pool.cdk.registry import EksCluster, as_icluster
+from gpu_pool.model.auto_mode_api import AUTO_NODE_ACCESS_POLICY, NODE_ROLE_POLICIES
+from gpu_pool.plan.pool import PoolPlan, plan_pool
+from gpu_pool.settings import ConfigError, PoolSettings
+
+
+class AutoModeNodePool(PoolConstruct):
+    """One GPU pool as an EKS Auto Mode NodePool with its own NodeClass, node role and access
+    entry. No device plugin: Auto Mode runs the NVIDIA driver and plugin itself.
+
+    The cluster must have Auto Mode compute enabled (a new GpuPoolStack cluster does when a
+    pool uses it; see docs/provisioners.md for an existing one). Settings are checked as the
+    other pools' are, plus Auto Mode's rules; errors raise ConfigError.
+
+    :param cluster: the EKS cluster, with Auto Mode compute enabled.
+    :param subnets: where the GPU nodes go (private subnets), selected by id; with
+        `settings.zones`, those of the listed zones.
+    :param settings: the pool's settings (provisioner: auto-mode), or their plan.
+    :param security_group_id: the security group the nodes join; default: the cluster
+        security group of an `eks.Cluster` (required for an imported cluster).
+    :param tags: extra AWS tags on the instances (NodeClass tags) and the pool's resources;
+        default none.
+
+    What other constructs use: `node_pool`, `node_class`, `node_role`,
+    `workload_node_selector`, `workload_tolerations`, and `plan`.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        cluster: EksCluster,
+        subnets: Sequence[ec2.ISubnet],
+        settings: PoolSettings | PoolPlan,
+        security_group_id: str | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings)
+        if plan.auto_mode is None:
+            raise ConfigError(
+                f"{plan.setting}.provisioner: '{plan.provisioner}'; AutoModeNodePool renders "
+                "pools with provisioner: auto-mode"
+            )
+        if security_group_id is None:
+            if not isinstance(cluster, eks.Cluster):
+                raise ConfigError(
+                    f"{plan.setting}: AutoModeNodePool needs security_group_id for an imported "
+                    "cluster (its cluster security group: aws eks describe-cluster, "
+                    "resourcesVpcConfig.clusterSecurityGroupId)"
+                )
+            security_group_id = cluster.cluster_security_group_id
+        icluster = as_icluster(cluster)
+        super().__init__(scope, construct_id, cluster=icluster, plan=plan)
+        placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
+        self.node_role = iam.Role(
+            self,
+            "NodeRole",
+            assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
+            managed_policies=[
+                iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in NODE_ROLE_POLICIES
+            ],
+        )
+        # A custom NodeClass's nodes join through an access entry of type EC2 with the Auto
+        # Mode node policy (EKS user guide, automode/create-node-class.adoc).
+        access_entry = eks.AccessEntry(
+            self,
+            "NodeAccessEntry",
+            cluster=icluster,
+            principal=self.node_role.role_arn,
+            access_entry_type=eks.AccessEntryType.EC2,
+            access_policies=[
+                eks.AccessPolicy.from_access_policy_name(
+                    AUTO_NODE_ACCESS_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER
+                )
+            ],
+        )
+        self.node_class = eks.KubernetesManifest(
+            self,
+            "NodeClass",
+            cluster=icluster,
+            manifest=[
+                plan.auto_mode.node_class(
+                    role=self.node_role.role_name,
+                    subnet_ids=[s.subnet_id for group in placements.values() for s in group],
+                    security_group_ids=[security_group_id],
+                    tags=dict(tags or {}),
+                )
+            ],
+        )
+        self.node_class.node.add_dependency(access_entry)
+        self.node_pool = eks.KubernetesManifest(
+            self, "NodePool", cluster=icluster, manifest=[plan.auto_mode.node_pool()]
+        )
+        self.node_pool.node.add_dependency(self.node_class)
+        self._finish(icluster, tags)

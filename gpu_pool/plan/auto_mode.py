@@ -1,0 +1,154 @@
+"""An EKS Auto Mode pool's plan: a karpenter.sh/v1 NodePool and its eks.amazonaws.com/v1
+NodeClass (EKS user guide, automode/create-node-pool.adoc and create-node-class.adoc).
+
+Auto Mode brings the NVIDIA driver and device plugin itself (auto-accelerated.adoc: the plugin
+"is not visible as a daemon set"), so the plan has no chart. Every pool gets a NodeClass of its
+own: its disk (Auto Mode's default is 80 GiB), its subnets and security group, its tags; and the
+app creates Auto Mode clusters without the built-in node pools, which leaves no `default`
+NodeClass to point to (create-node-pool.adoc, "Cluster without built-in node pools").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_pool.model.auto_mode_api import (
+    COMPUTE_TYPE_LABEL,
+    DEFAULT_EXPIRE_AFTER,
+    GPU_COUNT_LABEL,
+    GPU_MANUFACTURER_LABEL,
+    INSTANCE_FAMILY_LABEL,
+    NODE_CLASS_API,
+    NODE_CLASS_GROUP,
+    NODE_CLASS_LABEL,
+)
+from gpu_pool.model.catalog import Architecture, GpuInstanceType
+from gpu_pool.model.karpenter_api import CAPACITY_TYPE_LABEL, NODE_POOL_LABEL, resource_name
+from gpu_pool.model.labels import ARCH_LABEL, INSTANCE_TYPE_LABEL, POOL_LABEL, ZONE_LABEL
+from gpu_pool.plan.node_pool import (
+    CAPACITY_TYPES,
+    KUBERNETES_ARCH,
+    gpu_limit,
+    node_pool,
+    requirement,
+)
+from gpu_pool.settings import PoolSettings
+
+
+@dataclass(frozen=True)
+class AutoModePoolPlan:
+    """One pool as an Auto Mode NodePool with its own NodeClass."""
+
+    name: str
+    setting: str
+    settings: PoolSettings
+    instance_types: tuple[GpuInstanceType, ...]
+    labels: Mapping[str, str]
+    gpu_limit: int
+
+    @property
+    def architectures(self) -> list[Architecture]:
+        return sorted({t.architecture for t in self.instance_types})
+
+    @property
+    def expire_after(self) -> str:
+        """`karpenter.expire_after` where the settings give it, else Auto Mode's own 336h:
+        the project's 720h default is beyond the 21 days Auto Mode lets a node live."""
+        karpenter = self.settings.karpenter
+        return (
+            karpenter.expire_after
+            if "expire_after" in karpenter.model_fields_set
+            else DEFAULT_EXPIRE_AFTER
+        )
+
+    def requirements(self) -> list[dict[str, Any]]:
+        """An NVIDIA type of the pool, its CPU architecture(s), capacity type and zones."""
+        requirements = [
+            requirement(GPU_MANUFACTURER_LABEL, ["nvidia"]),
+            requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
+            requirement(ARCH_LABEL, [KUBERNETES_ARCH[a] for a in self.architectures]),
+            requirement(CAPACITY_TYPE_LABEL, [CAPACITY_TYPES[self.settings.capacity_type]]),
+        ]
+        if self.settings.zones:
+            requirements.append(requirement(ZONE_LABEL, list(self.settings.zones)))
+        return requirements
+
+    def node_pool(self) -> dict[str, Any]:
+        return node_pool(
+            self.settings,
+            node_class_ref={
+                "group": NODE_CLASS_GROUP,
+                "kind": "NodeClass",
+                "name": resource_name(self.name),
+            },
+            labels=self.labels,
+            requirements=self.requirements(),
+            expire_after=self.expire_after,
+            gpu_limit=self.gpu_limit,
+        )
+
+    def node_class(
+        self,
+        role: str,
+        subnet_ids: Sequence[str],
+        security_group_ids: Sequence[str],
+        tags: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """The NodeClass; the arguments are deploy-time values (tokens in a stack). Its role
+        needs an access entry of type EC2 with AmazonEKSAutoNodePolicy."""
+        storage: dict[str, Any] = {"size": f"{self.settings.disk_size_gib}Gi"}
+        if self.settings.volume_kms_key_arn:
+            storage["kmsKeyID"] = self.settings.volume_kms_key_arn
+        return {
+            "apiVersion": NODE_CLASS_API,
+            "kind": "NodeClass",
+            "metadata": {"name": resource_name(self.name)},
+            "spec": {
+                "role": role,
+                "subnetSelectorTerms": [{"id": s} for s in subnet_ids],
+                "securityGroupSelectorTerms": [{"id": g} for g in security_group_ids],
+                "ephemeralStorage": storage,
+                "tags": {POOL_LABEL: self.name, **tags},
+            },
+        }
+
+    def launched_node_labels(
+        self, instance_type: GpuInstanceType, zone: str | None = None
+    ) -> dict[str, str]:
+        """The labels a node this NodePool launches carries: the template's, and the
+        well-known ones Auto Mode sets (create-node-pool.adoc, "Supported Labels")."""
+        labels = {
+            **self.labels,
+            NODE_POOL_LABEL: resource_name(self.name),
+            NODE_CLASS_LABEL: resource_name(self.name),
+            COMPUTE_TYPE_LABEL: "auto",
+            CAPACITY_TYPE_LABEL: CAPACITY_TYPES[self.settings.capacity_type],
+            INSTANCE_TYPE_LABEL: instance_type.name,
+            ARCH_LABEL: KUBERNETES_ARCH[instance_type.architecture],
+            "kubernetes.io/os": "linux",
+            GPU_MANUFACTURER_LABEL: "nvidia",
+            INSTANCE_FAMILY_LABEL: instance_type.family.family,
+            GPU_COUNT_LABEL: str(instance_type.gpu_count),
+        }
+        if zone is not None:
+            labels[ZONE_LABEL] = zone
+        return labels
+
+
+def auto_mode_pool_plan(
+    settings: PoolSettings,
+    setting: str,
+    instance_types: Sequence[GpuInstanceType],
+    labels: Mapping[str, str],
+) -> AutoModePoolPlan:
+    largest = max((t.gpu_count for t in instance_types), default=0)
+    return AutoModePoolPlan(
+        name=settings.name,
+        setting=setting,
+        settings=settings,
+        instance_types=tuple(instance_types),
+        labels=labels,
+        gpu_limit=gpu_limit(settings, largest),
+    )

@@ -1,0 +1,360 @@
+"""EKS Auto Mode as a pool's provisioner: the cluster's compute, each pool's NodePool,
+NodeClass, node role and access entry, and how they sit beside the other provisioners."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpu_pool.model.scheduling import pod_fits_node
+from tests.support.cfn import only, render, resources, synth_stack
+from tests.support.crd_validation import validate
+from tests.support.paths import ROOT
+from tests.support.settings import AUTO_MODE, KMS_KEY, MIXED_AUTO_MODE
+
+HELM = "Custom::AWSCDK-EKS-HelmChart"
+MANIFEST = "Custom::AWSCDK-EKS-KubernetesResource"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+LABELS = {
+    "accelerator": "nvidia",
+    "gpu-pool.io/pool": "inference",
+    "nvidia.com/gpu.present": "true",
+    "nvidia.com/gpu.deploy.operands": "false",
+}
+
+
+def manifests(template) -> dict[tuple[str, str], dict]:
+    """(kind, name) -> the manifest as kubectl applies it, without aws-cdk-lib's prune label."""
+    found = {}
+    for resource in resources(template, MANIFEST).values():
+        for manifest in json.loads(render(resource["Properties"]["Manifest"])):
+            manifest["metadata"].pop("labels", None)
+            found[(manifest["kind"], manifest["metadata"]["name"])] = manifest
+    return found
+
+
+def _cluster(template) -> dict:
+    return only(resources(template, "AWS::EKS::Cluster"))[1]["Properties"]
+
+
+def test_the_cluster_gets_auto_mode_compute_without_built_in_node_pools(auto_mode_template):
+    cluster = _cluster(auto_mode_template)
+    # No built-in pools and no node role: every NodePool is a gpu-pool pool with its NodeClass.
+    assert cluster["ComputeConfig"] == {"Enabled": True, "NodePools": []}
+    # EKS turns Auto Mode on only with block storage and load balancing together.
+    assert cluster["StorageConfig"] == {"BlockStorage": {"Enabled": True}}
+    assert cluster["KubernetesNetworkConfig"]["ElasticLoadBalancing"] == {"Enabled": True}
+    # The system node group stays: controllers and add-ons run there, as in every app.
+    groups = resources(auto_mode_template, "AWS::EKS::Nodegroup").values()
+    assert [g["Properties"]["Labels"] for g in groups] == [{"gpu-pool.io/role": "system"}]
+
+
+def test_a_cluster_without_auto_mode_pools_keeps_auto_mode_off(default_template):
+    assert _cluster(default_template)["ComputeConfig"] == {"Enabled": False}
+
+
+def test_inference_pool_node_pool_field_by_field(auto_mode_template):
+    assert manifests(auto_mode_template)[("NodePool", "gpu-pool-inference")] == {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "gpu-pool-inference"},
+        "spec": {
+            "template": {
+                "metadata": {
+                    "labels": {
+                        **LABELS,
+                        "workload": "inference",
+                        "k8s.amazonaws.com/accelerator": "nvidia-mixed",
+                    }
+                },
+                "spec": {
+                    "nodeClassRef": {
+                        "group": "eks.amazonaws.com",
+                        "kind": "NodeClass",
+                        "name": "gpu-pool-inference",
+                    },
+                    "requirements": [
+                        {
+                            "key": "eks.amazonaws.com/instance-gpu-manufacturer",
+                            "operator": "In",
+                            "values": ["nvidia"],
+                        },
+                        {
+                            "key": "node.kubernetes.io/instance-type",
+                            "operator": "In",
+                            "values": ["g6.xlarge", "g6e.xlarge"],
+                        },
+                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                        {
+                            "key": "karpenter.sh/capacity-type",
+                            "operator": "In",
+                            "values": ["on-demand"],
+                        },
+                        {
+                            "key": "topology.kubernetes.io/zone",
+                            "operator": "In",
+                            "values": ["us-east-1a", "us-east-1b"],
+                        },
+                    ],
+                    "taints": [GPU_TAINT],
+                    # Auto Mode's own default: the project's 720h is beyond its 21 days.
+                    "expireAfter": "336h",
+                    "terminationGracePeriod": "24h",
+                },
+            },
+            "disruption": {
+                "consolidationPolicy": "WhenEmpty",
+                "consolidateAfter": "5m",
+                "budgets": [{"nodes": "1"}],
+            },
+            "limits": {"nvidia.com/gpu": "8", "nodes": "8"},
+        },
+    }
+
+
+def _node_role(template, pool: str) -> str:
+    (role,) = [
+        k for k in resources(template, "AWS::IAM::Role") if k.startswith(f"GpuPool{pool}NodeRole")
+    ]
+    return role
+
+
+def test_spot_pool_node_class_field_by_field(auto_mode_template):
+    node_class = manifests(auto_mode_template)[("NodeClass", "gpu-pool-spot")]
+    subnets = node_class["spec"].pop("subnetSelectorTerms")
+    assert len(subnets) == 2 and all(s["id"].startswith("<Ref:VpcPrivateSubnet") for s in subnets)
+    assert node_class == {
+        "apiVersion": "eks.amazonaws.com/v1",
+        "kind": "NodeClass",
+        "metadata": {"name": "gpu-pool-spot"},
+        "spec": {
+            "role": f"<Ref:{_node_role(auto_mode_template, 'Spot')}>",
+            "securityGroupSelectorTerms": [
+                {"id": "<GetAtt:ClusterEB0386A7.ClusterSecurityGroupId>"}
+            ],
+            "ephemeralStorage": {"size": "300Gi", "kmsKeyID": KMS_KEY},
+            "tags": {"gpu-pool.io/pool": "spot"},
+        },
+    }
+    node_pool = manifests(auto_mode_template)[("NodePool", "gpu-pool-spot")]
+    assert node_pool["spec"]["template"]["spec"]["expireAfter"] == "168h"
+
+
+def test_each_pool_role_joins_through_an_ec2_access_entry_with_the_auto_node_policy(
+    auto_mode_template,
+):
+    role = _node_role(auto_mode_template, "Inference")
+    (entry,) = [
+        r["Properties"]
+        for r in resources(auto_mode_template, "AWS::EKS::AccessEntry").values()
+        if r["Properties"]["PrincipalArn"] == {"Fn::GetAtt": [role, "Arn"]}
+    ]
+    assert entry["Type"] == "EC2"
+    assert render(entry["AccessPolicies"]) == [
+        {
+            "AccessScope": {"Type": "cluster"},
+            "PolicyArn": "arn:<Ref:AWS::Partition>:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy",
+        }
+    ]
+    policies = resources(auto_mode_template, "AWS::IAM::Role")[role]["Properties"][
+        "ManagedPolicyArns"
+    ]
+    assert sorted(render(p).rsplit("/", 1)[-1] for p in policies) == [
+        "AmazonEC2ContainerRegistryPullOnly",
+        "AmazonEKSWorkerNodeMinimalPolicy",
+    ]
+
+
+def test_an_auto_mode_only_app_installs_no_plugin_no_karpenter_and_no_autoscaler(
+    auto_mode_template,
+):
+    """Auto Mode runs the NVIDIA driver and device plugin itself."""
+    assert resources(auto_mode_template, HELM) == {}
+    assert not [k for k in resources(auto_mode_template, "AWS::SQS::Queue")]
+
+
+def test_node_classes_wait_for_their_access_entry_and_node_pools_for_their_node_class(
+    auto_mode_template,
+):
+    template = auto_mode_template.to_json()["Resources"]
+    (node_class,) = [k for k in template if k.startswith("GpuPoolInferenceNodeClass")]
+    (node_pool,) = [k for k in template if k.startswith("GpuPoolInferenceNodePool")]
+    (entry,) = [k for k in template if k.startswith("GpuPoolInferenceNodeAccessEntry")]
+    assert entry in template[node_class]["DependsOn"]
+    assert node_class in template[node_pool]["DependsOn"]
+
+
+def test_manifests_pass_the_node_pool_crd_and_the_node_class_schema():
+    """With realistic deploy-time values in place of the placeholders."""
+    for pool in synth_stack(AUTO_MODE).pools:
+        plan = pool.plan.auto_mode
+        assert plan is not None
+        assert validate(plan.node_pool()) == []
+        node_class = plan.node_class(
+            role="gpu-pool-auto-node",
+            subnet_ids=["subnet-0123456789abcdef0"],
+            security_group_ids=["sg-0123456789abcdef0"],
+            tags={"team": "ml"},
+        )
+        assert validate(node_class) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda m: m["spec"].pop("role"), "spec: 'role' is a required property"),
+        (
+            lambda m: m["spec"]["ephemeralStorage"].update(size="200GB"),
+            "spec.ephemeralStorage.size: '200GB' does not match '^[1-9][0-9]*(Gi|G|Ti|T)$'",
+        ),
+        (
+            lambda m: m["metadata"].update(name="default"),
+            "metadata.name: 'default' should not be valid under {'enum': ['default']}",
+        ),
+        (
+            lambda m: m["spec"].update(blockDeviceMappings=[]),
+            "spec: Additional properties are not allowed ('blockDeviceMappings' was unexpected)",
+        ),
+    ],
+    ids=["no-role", "size-unit", "named-default", "ec2nodeclass-field"],
+)
+def test_the_node_class_schema_refuses_what_the_guide_forbids(change, problem):
+    plan = synth_stack(AUTO_MODE).pools[0].plan.auto_mode
+    assert plan is not None
+    manifest = plan.node_class("r", ["subnet-0123456789abcdef0"], ["sg-0123456789abcdef0"], {})
+    change(manifest)
+    assert problem in validate(manifest)
+
+
+def test_a_gpu_pod_for_an_auto_mode_pool_fits_its_nodes_and_no_other_pools():
+    """The scheduling model over every pool of a mixed app: a pod with the auto pool's
+    selector and tolerations fits its node shapes only; a CPU pod fits no GPU node."""
+    plans = {pool.plan.name: pool.plan for pool in synth_stack(MIXED_AUTO_MODE).pools}
+    auto = plans["auto"]
+    pod = {
+        "nodeSelector": auto.workload_node_selector,
+        "tolerations": auto.workload_tolerations,
+    }
+    fits = {
+        name: [pod_fits_node(pod, s.labels, plan.node_taints()) for s in plan.node_shapes]
+        for name, plan in plans.items()
+    }
+    assert fits == {"serve": [False], "batch": [False], "auto": [True]}
+    cpu_pod: dict = {}
+    assert not any(
+        pod_fits_node(cpu_pod, s.labels, plan.node_taints())
+        for plan in plans.values()
+        for s in plan.node_shapes
+    )
+
+
+def test_in_a_mixed_app_no_device_plugin_reaches_auto_mode_nodes(mixed_auto_mode_template):
+    """Auto Mode's nodes run its own plugin; the other pools' plugins must stay off them."""
+    stack = synth_stack(MIXED_AUTO_MODE)
+    plans = {pool.plan.name: pool.plan for pool in stack.pools}
+    auto = plans["auto"]
+    assert auto.chart is None
+    plugins = [p.chart.device_plugin_pod for p in plans.values() if p.chart is not None]
+    assert len(plugins) == 2
+    for shape in auto.node_shapes:
+        assert not any(pod_fits_node(p, shape.labels, auto.node_taints()) for p in plugins)
+    # One Auto Mode NodePool, one Karpenter NodePool, and the node-group pool's groups.
+    kinds = sorted(kind for kind, _ in manifests(mixed_auto_mode_template))
+    assert kinds == ["EC2NodeClass", "NodeClass", "NodePool", "NodePool"]
+
+
+@pytest.mark.parametrize("fixture", ["auto_mode_template", "mixed_auto_mode_template"])
+def test_cfn_lint_finds_nothing_in_auto_mode_stacks(request, monkeypatch, tmp_path, fixture):
+    import yaml
+    from cfnlint.api import ManualArgs, lint
+
+    config = yaml.safe_load((ROOT / ".cfnlintrc.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    template = request.getfixturevalue(fixture).to_json()
+    matches = lint(
+        json.dumps(template),
+        config=ManualArgs(ignore_checks=[*config["ignore_checks"], "W3010"], regions=["us-east-1"]),
+    )
+    assert [str(m) for m in matches] == []
+
+
+def test_library_auto_mode_pool_on_a_users_auto_mode_cluster():
+    """A user's own cluster with Auto Mode compute: the pool takes the cluster security group."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_eks_v2 as eks
+    from aws_cdk.assertions import Template
+    from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
+
+    from gpu_pool import AutoModeNodePool, PoolSettings
+
+    stack = cdk.Stack(cdk.App(), "User")
+    cluster = eks.Cluster(
+        stack,
+        "Cluster",
+        cluster_name="ml",
+        version=eks.KubernetesVersion.V1_35,
+        default_capacity_type=eks.DefaultCapacityType.AUTOMODE,
+        compute=eks.ComputeConfig(node_pools=["system"]),
+        kubectl_provider_options=eks.KubectlProviderOptions(
+            kubectl_layer=KubectlV35Layer(stack, "KubectlLayer")
+        ),
+    )
+    pool = AutoModeNodePool(
+        stack,
+        "Pool",
+        cluster=cluster,
+        subnets=cluster.vpc.private_subnets,
+        settings=PoolSettings(name="infer", provisioner="auto-mode", instance_types=["g6.xlarge"]),
+        tags={"team": "ml"},
+    )
+    assert pool.workload_node_selector == {"gpu-pool.io/pool": "infer"}
+    found = manifests(Template.from_stack(stack))
+    node_class = found[("NodeClass", "gpu-pool-infer")]["spec"]
+    cluster_id = stack.get_logical_id(cluster.node.default_child)
+    assert node_class["securityGroupSelectorTerms"] == [
+        {"id": f"<GetAtt:{cluster_id}.ClusterSecurityGroupId>"}
+    ]
+    assert node_class["tags"] == {"gpu-pool.io/pool": "infer", "team": "ml"}
+
+
+def test_library_constructs_name_the_construct_for_an_auto_mode_pool():
+    import aws_cdk as cdk
+    from aws_cdk import aws_ec2 as ec2
+    from aws_cdk import aws_eks_v2 as eks
+    from aws_cdk import aws_iam as iam
+
+    from gpu_pool import AutoModeNodePool, ConfigError, GpuNodePool, PoolSettings
+
+    stack = cdk.Stack(cdk.App(), "S")
+    kubectl = eks.KubectlProvider.from_kubectl_provider_attributes(
+        stack,
+        "Kubectl",
+        service_token="arn:aws:lambda:us-east-1:123456789012:function:k",
+        role=iam.Role.from_role_arn(stack, "R", "arn:aws:iam::123456789012:role/k"),
+    )
+    cluster = eks.Cluster.from_cluster_attributes(
+        stack, "C", cluster_name="prod", kubectl_provider=kubectl
+    )
+    subnet = ec2.Subnet.from_subnet_attributes(
+        stack, "Sn", subnet_id="subnet-0aaaaaaaaaaaaaaaa", availability_zone="us-east-1a"
+    )
+    auto = PoolSettings(provisioner="auto-mode")
+    with pytest.raises(ConfigError) as raised:
+        GpuNodePool(stack, "P", cluster=cluster, subnets=[subnet], settings=auto)
+    assert str(raised.value) == (
+        "pool.provisioner: 'auto-mode'; GpuNodePool builds node groups for Cluster Autoscaler: "
+        "render this pool with AutoModeNodePool"
+    )
+    with pytest.raises(ConfigError) as raised:
+        AutoModeNodePool(stack, "Q", cluster=cluster, subnets=[subnet], settings=auto)
+    assert str(raised.value) == (
+        "pool: AutoModeNodePool needs security_group_id for an imported cluster (its cluster "
+        "security group: aws eks describe-cluster, resourcesVpcConfig.clusterSecurityGroupId)"
+    )
+    with pytest.raises(ConfigError) as raised:
+        AutoModeNodePool(stack, "R", cluster=cluster, subnets=[subnet], settings=PoolSettings())
+    assert str(raised.value) == (
+        "pool.provisioner: 'cluster-autoscaler'; AutoModeNodePool renders pools with "
+        "provisioner: auto-mode"
+    )
