@@ -31,7 +31,8 @@ def doctor_verdicts(
 ) -> list[Verdict]:
     """Every pool's nodes and their GPUs, the device plugins' reach; for node-group pools the
     autoscaler and (with AWS) the ASG tags; for Karpenter pools its controller, each NodePool,
-    EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue.
+    EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue; for Auto Mode
+    pools each NodePool, NodeClass and unfinished NodeClaim.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
     CustomObjectsApi Karpenter's objects are read with.
@@ -40,7 +41,10 @@ def doctor_verdicts(
     daemon_sets = device_plugin_daemon_sets(apps)
     for pool in pools:
         verdicts += _node_verdicts(core, pool, daemon_sets)
-    verdicts += _device_plugin_rollout(daemon_sets)
+    # Auto Mode's device plugin is part of its nodes, not a DaemonSet (EKS user guide,
+    # automode/auto-accelerated.adoc): a cluster of Auto Mode pools has none to find.
+    if daemon_sets or any(pool.provisioner != "auto-mode" for pool in pools):
+        verdicts += _device_plugin_rollout(daemon_sets)
     if any(pool.provisioner == "cluster-autoscaler" for pool in pools):
         verdicts.append(autoscaler_state(apps, cluster_name))
         if aws is None:
@@ -51,18 +55,21 @@ def doctor_verdicts(
             verdicts += asg_tag_verdicts(aws("autoscaling"), aws("eks"), cluster_name)
     karpenter_pools = [pool for pool in pools if pool.provisioner == "karpenter"]
     if karpenter_pools:
-        verdicts += _karpenter_verdicts(apps, custom, karpenter_pools, aws)
+        deployment = karpenter.read_controller(apps)
+        controller = karpenter.controller_state(deployment)
+        verdicts += [controller, *_node_pool_verdicts(custom, karpenter_pools)]
+        if controller.status == "ok":
+            verdicts += karpenter.queue_verdicts(karpenter.queue_name(deployment), aws)
+    # Auto Mode runs its Karpenter in EKS: no controller or queue to look at in the cluster.
+    verdicts += _node_pool_verdicts(custom, [p for p in pools if p.provisioner == "auto-mode"])
     return verdicts
 
 
-def _karpenter_verdicts(
-    apps: Any, custom: Any, pools: Sequence[PoolPlan], aws: Any
-) -> list[Verdict]:
-    deployment = karpenter.read_controller(apps)
-    controller = karpenter.controller_state(deployment)
-    verdicts = [controller]
+def _node_pool_verdicts(custom: Any, pools: Sequence[PoolPlan]) -> list[Verdict]:
+    """Each pool's NodePool and node class, and its NodeClaims that are not all True."""
+    verdicts = []
     for pool in pools:
-        verdicts += karpenter.resource_states(custom, pool.name)
+        verdicts += karpenter.resource_states(custom, pool.name, pool.provisioner)
         for claim in karpenter.node_claims(custom, pool.name):
             problems = karpenter.not_true(claim)
             if problems:
@@ -75,8 +82,6 @@ def _karpenter_verdicts(
                         f"kubectl describe nodeclaim {name}",
                     )
                 )
-    if controller.status == "ok":
-        verdicts += karpenter.queue_verdicts(karpenter.queue_name(deployment), aws)
     return verdicts
 
 
@@ -92,6 +97,17 @@ def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Ve
         if not ready:
             verdicts.append(
                 Verdict("fail", f"node {name}", f"not Ready: {problems}", "see kubelet")
+            )
+        elif gpus == 0 and pool.provisioner == "auto-mode":
+            verdicts.append(
+                Verdict(
+                    "fail",
+                    f"node {name}",
+                    "Ready, but 0 nvidia.com/gpu; Auto Mode's own device plugin (not a "
+                    "DaemonSet) has not registered its GPUs",
+                    f"kubectl describe node {name} (conditions and events), and an AWS support "
+                    "case if it stays so: EKS manages that plugin",
+                )
             )
         elif gpus == 0:
             plugin = device_plugin_reaches(node, daemon_sets)

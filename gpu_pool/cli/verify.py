@@ -234,6 +234,14 @@ class Verifier:
                 )
         elif run.node is not None and "node ready" in reached:
             if now - reached["node ready"] > self.timeouts.gpu:
+                if self.pool.provisioner == "auto-mode":
+                    raise Failure(
+                        "the node is Ready but advertises no nvidia.com/gpu (Auto Mode's device "
+                        "plugin)",
+                        [f"{run.node['metadata']['name']}: 0 nvidia.com/gpu allocatable"],
+                        "Auto Mode runs the plugin itself (not as a DaemonSet): `kubectl "
+                        "describe node`, and an AWS support case if it stays so",
+                    )
                 verdict = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
                 raise Failure(
                     "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
@@ -252,7 +260,7 @@ class Verifier:
             if now - reached["scale-up"] > self.timeouts.node_join:
                 raise self._no_node_failure(run)
         elif now - run.started > self.timeouts.scale_up:
-            if self.pool.provisioner == "karpenter":
+            if self.pool.provisioner != "cluster-autoscaler":
                 raise self._no_node_claim_failure()
             verdict = autoscaler_state(self.apps, self.cluster_name)
             cause = (
@@ -270,7 +278,17 @@ class Verifier:
 
     def _no_node_claim_failure(self) -> Failure:
         """Karpenter made no NodeClaim: its controller is down, or no type of the NodePool
-        satisfies the pod (requirements, limits, the EC2NodeClass)."""
+        satisfies the pod (requirements, limits, the EC2NodeClass). Auto Mode's Karpenter runs
+        in EKS: its NodePool, NodeClass and the cluster's Auto Mode compute are what to read."""
+        resources = karpenter.resource_states(self.custom, self.pool.name, self.pool.provisioner)
+        if self.pool.provisioner == "auto-mode":
+            return Failure(
+                "no NodeClaim: Auto Mode launched nothing for the pod",
+                [f"{c.subject}: {c.detail}" for c in resources] + self._pod_event_lines(),
+                "read the pod's events (Auto Mode says which requirement failed); check that "
+                "the cluster has Auto Mode compute on: aws eks describe-cluster --name "
+                f"{self.cluster_name} --query cluster.computeConfig",
+            )
         controller = karpenter.controller_state(karpenter.read_controller(self.apps))
         if controller.status == "fail":
             return Failure(
@@ -278,7 +296,6 @@ class Verifier:
                 [controller.detail, *self._pod_event_lines()],
                 controller.fix,
             )
-        resources = karpenter.resource_states(self.custom, self.pool.name)
         return Failure(
             "no NodeClaim although Karpenter runs: the NodePool's requirements, limits or "
             "EC2NodeClass let no instance type serve the pod",
@@ -324,10 +341,15 @@ class Verifier:
                 "capacity reservations; UnauthorizedOperation: the controller's IAM (redeploy "
                 "the stack)",
             )
+        entry = (
+            "EC2 access entry with AmazonEKSAutoNodePolicy"
+            if self.pool.provisioner == "auto-mode"
+            else "EC2_LINUX access entry"
+        )
         return Failure(
             "the NodeClaim launched but its node never joined the cluster",
             [f"NodeClaim {name}: {'; '.join(karpenter.not_true(current)) or 'Launched'}"],
-            "the node role's EC2_LINUX access entry and the subnets' route to the API server: "
+            f"the node role's {entry} and the subnets' route to the API server: "
             "`kubectl describe nodeclaim " + name + "`",
         )
 

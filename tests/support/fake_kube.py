@@ -143,8 +143,20 @@ def condition(type_, status="True", reason=None, message=""):
     return found
 
 
+_KINDS_BY_PLURAL = {
+    "nodepools": "NodePool",
+    "ec2nodeclasses": "EC2NodeClass",
+    "nodeclasses": "NodeClass",  # EKS Auto Mode's
+}
+_API_VERSIONS = {
+    "NodePool": "karpenter.sh/v1",
+    "EC2NodeClass": "karpenter.k8s.aws/v1",
+    "NodeClass": "eks.amazonaws.com/v1",
+}
+
+
 def karpenter_object(kind, name, *conditions) -> dict:
-    group = "karpenter.sh/v1" if kind == "NodePool" else "karpenter.k8s.aws/v1"
+    group = _API_VERSIONS[kind]
     return {
         "apiVersion": group,
         "kind": kind,
@@ -323,9 +335,11 @@ class FakeKubernetes:
             items = [c for c in claims.values() if _selects(selector, c["metadata"]["labels"])]
             return 200, {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaimList", "items": items}
         if m := re.fullmatch(
-            r"/apis/(karpenter\.sh|karpenter\.k8s\.aws)/v1/(nodepools|ec2nodeclasses)/([^/]+)", path
+            r"/apis/(karpenter\.sh|karpenter\.k8s\.aws|eks\.amazonaws\.com)/v1/"
+            r"(nodepools|ec2nodeclasses|nodeclasses)/([^/]+)",
+            path,
         ):
-            kind = "NodePool" if m.group(2) == "nodepools" else "EC2NodeClass"
+            kind = _KINDS_BY_PLURAL[m.group(2)]
             for obj in s.karpenter_objects:
                 if obj["kind"] == kind and obj["metadata"]["name"] == m.group(3):
                     return 200, obj

@@ -1,5 +1,7 @@
 """Reads Karpenter's side of a running cluster (for verify and doctor): its controller, a
 pool's NodePool and EC2NodeClass, the NodeClaims it makes for the pool, the interruption queue.
+EKS Auto Mode serves the same NodePool and NodeClaim API, with a NodeClass of its own and its
+Karpenter run by EKS (no controller Deployment, no queue in the cluster).
 
 Objects are read with the official client's CustomObjectsApi, as plain API dicts.
 """
@@ -19,7 +21,10 @@ _NO_QUEUE = ("QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue")
 _KINDS = {
     "NodePool": ("karpenter.sh", "v1", "nodepools"),
     "EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
+    "NodeClass": ("eks.amazonaws.com", "v1", "nodeclasses"),
 }
+# The node class a pool's NodePool points to, by the pool's provisioner.
+_NODE_CLASS = {"karpenter": "EC2NodeClass", "auto-mode": "NodeClass"}
 
 
 def read_controller(apps: Any) -> Any | None:
@@ -93,9 +98,10 @@ def resource_state(custom: Any, kind: str, pool: str) -> Verdict:
     )
 
 
-def resource_states(custom: Any, pool: str) -> list[Verdict]:
-    """The pool's NodePool and EC2NodeClass, each judged by `resource_state`."""
-    return [resource_state(custom, kind, pool) for kind in _KINDS]
+def resource_states(custom: Any, pool: str, provisioner: str) -> list[Verdict]:
+    """The pool's NodePool and its node class (EC2NodeClass, or Auto Mode's NodeClass), each
+    judged by `resource_state`."""
+    return [resource_state(custom, kind, pool) for kind in ("NodePool", _NODE_CLASS[provisioner])]
 
 
 def node_claims(custom: Any, pool: str) -> list[dict[str, Any]]:
