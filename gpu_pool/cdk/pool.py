@@ -29,7 +29,7 @@ class PoolConstruct(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.plan = plan
-        report(self, ClusterPools.of(cluster).add(plan))
+        report(self, ClusterPools.of(cluster).add(plan, scope=self))
 
     def _finish(self, cluster: eks.ICluster, tags: Mapping[str, str] | None) -> None:
         """Install the GPU software and tag everything, once the subclass has built its nodes

@@ -163,7 +163,7 @@ def _autoscaler_error(**kwargs: typing.Any) -> str:
     ids=["latest", "chart-range", "unknown-version", "wrong-minor"],
 )
 def test_autoscaler_checks_its_own_pins(kwargs, message):
-    assert _autoscaler_error(**kwargs) == message
+    assert _autoscaler_error(**kwargs) == f"ClusterAutoscaler 'S/CA': {message}"
 
 
 def test_settings_with_a_wrong_type_raise_config_error_naming_the_setting():
@@ -206,7 +206,7 @@ def test_zones_with_subnets_whose_zones_are_tokens_raise_config_error():
             settings=PoolSettings(zones=["us-east-1a"]),
         )
     assert str(raised.value) == (
-        "pool.zones: the subnets' availability zones are only known at deploy time (tokens); pass "
-        "subnets with literal zones (ec2.Subnet.from_subnet_attributes with availability_zone) or "
-        "drop zones"
+        "GpuNodePool 'S/P': pool.zones: the subnets' availability zones are only known at deploy "
+        "time (tokens); pass subnets with literal zones (ec2.Subnet.from_subnet_attributes with "
+        "availability_zone) or drop zones"
     )

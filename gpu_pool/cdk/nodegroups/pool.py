@@ -22,6 +22,7 @@ from gpu_pool.cdk.registry import (
     as_icluster,
     created_cluster_version,
 )
+from gpu_pool.cdk.report import names_itself
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -60,6 +61,7 @@ class GpuNodePool(PoolConstruct):
     land on the pool), and `plan`.
     """
 
+    @names_itself
     def __init__(
         self,
         scope: Construct,
