@@ -210,3 +210,33 @@ def test_zones_with_subnets_whose_zones_are_tokens_raise_config_error():
         "time (tokens); pass subnets with literal zones (ec2.Subnet.from_subnet_attributes with "
         "availability_zone) or drop zones"
     )
+
+
+def test_a_pools_tags_reach_its_instances_and_volumes_through_the_launch_template(user_stack):
+    *_, template = user_stack
+    ((_, launch_template),) = resources(template, "AWS::EC2::LaunchTemplate").items()
+    # EKS copies the node group's own Tags to no instance: the template's TagSpecifications do.
+    assert launch_template["Properties"]["LaunchTemplateData"]["TagSpecifications"] == [
+        {"ResourceType": "instance", "Tags": [{"Key": "cost-center", "Value": "ml"}]},
+        {"ResourceType": "volume", "Tags": [{"Key": "cost-center", "Value": "ml"}]},
+    ]
+
+
+def test_cfn_lint_accepts_the_users_stack(user_stack, monkeypatch, tmp_path):
+    """The user's stack, TagSpecifications included, against cfn-lint's CloudFormation schemas
+    (with the project's ignore list, .cfnlintrc.yaml)."""
+    import json
+
+    import yaml
+    from cfnlint.api import ManualArgs, lint
+
+    from tests.support.paths import ROOT
+
+    config = yaml.safe_load((ROOT / ".cfnlintrc.yaml").read_text())
+    monkeypatch.chdir(tmp_path)  # cfn-lint would read the project's .cfnlintrc.yaml too
+    *_, template = user_stack
+    matches = lint(
+        json.dumps(template.to_json()),
+        config=ManualArgs(ignore_checks=config["ignore_checks"], regions=["us-east-1"]),
+    )
+    assert [str(m) for m in matches] == []

@@ -50,7 +50,8 @@ class GpuNodePool(PoolConstruct):
         EKS documents for managed node groups. A role of your own needs them too, and an access
         entry if the cluster uses access entries only.
     :param tags: extra AWS tags on everything the pool creates (node groups, role, custom
-        resources); default none.
+        resources) and on its GPU instances and their volumes (launch template
+        TagSpecifications); default none.
     :param kubernetes_version: the minor the node groups run, e.g. "1.36"; they follow it when
         the cluster is upgraded (one node at a time, PodDisruptionBudgets respected, no surge of
         GPU instances). Default: the version of an `eks.Cluster`; for an imported cluster, none
@@ -93,6 +94,7 @@ class GpuNodePool(PoolConstruct):
             disk_size_gib=plan.settings.disk_size_gib,
             kms_key_arn=plan.settings.volume_kms_key_arn,
             imds_hop_limit=plan.settings.imds_hop_limit,
+            tags=tags,
         )
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []
