@@ -240,3 +240,63 @@ def test_cfn_lint_accepts_the_users_stack(user_stack, monkeypatch, tmp_path):
         config=ManualArgs(ignore_checks=config["ignore_checks"], regions=["us-east-1"]),
     )
     assert [str(m) for m in matches] == []
+
+
+def _api_section() -> str:
+    from tests.support.paths import ROOT
+
+    page = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    return page.split("\n## Public API\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _parameters(obj: typing.Any) -> list[str]:
+    """A callable's parameters as the docs write them: `name` or `name=default`, `*` before
+    keyword-only ones, a construct's `construct_id` as CDK's docs call it (`id`)."""
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    written = []
+    for parameter in inspect.signature(target).parameters.values():
+        if parameter.name == "self":
+            continue
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in written:
+            written.append("*")
+        name = "id" if parameter.name == "construct_id" else parameter.name
+        default = parameter.default
+        written.append(name if default is parameter.empty else f"{name}={default!r}")
+    return written
+
+
+def test_the_documented_api_is_the_real_one():
+    """docs/library.md's Public API section names every export, and each signature it gives
+    is the callable's own (names, order, defaults)."""
+    import re
+
+    section = _api_section()
+    documented = {
+        name: [p.strip() for p in params.split(",")]
+        for name, params in re.findall(r"`(\w+)\(([^`]*)\)`", " ".join(section.split()))
+        if name in gpu_pool.__all__
+    }
+    assert set(documented) >= {"GpuNodePool", "ClusterAutoscaler", "Karpenter", "GpuPoolStack"}
+    assert {name: _parameters(getattr(gpu_pool, name)) for name in documented} == documented
+    named = set(re.findall(r"`(\w+)", section))
+    assert [name for name in gpu_pool.__all__ if name not in named] == []
+
+
+def test_dir_lists_every_export_and_the_public_models_types_are_exported():
+    from pydantic import BaseModel
+
+    assert set(gpu_pool.__all__) <= set(dir(gpu_pool))
+    reachable: set[type] = set()
+
+    def walk(annotation: typing.Any) -> None:
+        for argument in typing.get_args(annotation):
+            walk(argument)
+        model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+        if model and annotation not in reachable:
+            reachable.add(annotation)
+            for field in annotation.model_fields.values():
+                walk(field.annotation)
+
+    for name in gpu_pool.__all__:
+        walk(getattr(gpu_pool, name))
+    assert sorted(m.__name__ for m in reachable if m.__name__ not in gpu_pool.__all__) == []

@@ -78,7 +78,7 @@ def test_a_library_users_own_nag_run_finds_nothing_in_gpu_pools_constructs(tmp_p
         settings=PoolSettings(name="batch", provisioner="karpenter"),
     )
     cdk.Validations.of(app).add_plugins(cdk_nag.AwsSolutionsChecks(app))
-    with pytest.raises(RuntimeError, match="^ValidationFailed: "):
+    with pytest.raises(RuntimeError, match=r"^ValidationFailed: "):
         app.synth()  # on the user's own cluster's findings
     report = json.loads((tmp_path / "validation-report.json").read_text())
     (plugin,) = report["pluginReports"]
