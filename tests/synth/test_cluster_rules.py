@@ -167,3 +167,26 @@ def test_the_agent_is_the_one_aws_cdk_libs_pod_identity_service_accounts_use():
     ClusterAutoscaler(stack, "CA", cluster=cluster)
     addons = resources(Template.from_stack(stack), "AWS::EKS::Addon")
     assert [a["Properties"]["AddonName"] for a in addons.values()] == ["eks-pod-identity-agent"]
+
+
+@BOTH_ORDERS
+def test_an_imported_clusters_agent_is_added_once_beside_its_registry(reverse):
+    stack, cluster, _ = _imported_stack()
+    steps = [
+        _autoscaler(stack, cluster, install_pod_identity_agent=True),
+        lambda: Karpenter(
+            stack,
+            "K",
+            cluster=cluster,
+            cluster_security_group_id="sg-0a",
+            install_pod_identity_agent=True,
+        ),
+    ]
+    _build(stack, steps, reverse)
+    addons = resources(Template.from_stack(stack), "AWS::EKS::Addon")
+    assert [(k, a["Properties"]) for k, a in addons.items()] == [
+        (
+            "GpuPoolsCPodIdentityAgentAFA4BC5D",
+            {"AddonName": "eks-pod-identity-agent", "ClusterName": "platform"},
+        )
+    ]
