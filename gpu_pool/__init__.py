@@ -18,13 +18,16 @@ if TYPE_CHECKING:
     from gpu_pool.plan.pool import plan_pool as plan_pool
     from gpu_pool.settings import AppSettings as AppSettings
     from gpu_pool.settings import AutoscalerSettings as AutoscalerSettings
+    from gpu_pool.settings import ChartVersions as ChartVersions
     from gpu_pool.settings import ClusterSettings as ClusterSettings
     from gpu_pool.settings import ConfigError as ConfigError
+    from gpu_pool.settings import ControlPlaneLoggingSettings as ControlPlaneLoggingSettings
     from gpu_pool.settings import ExistingClusterSettings as ExistingClusterSettings
     from gpu_pool.settings import GpuOperatorSettings as GpuOperatorSettings
     from gpu_pool.settings import KarpenterPoolSettings as KarpenterPoolSettings
     from gpu_pool.settings import KarpenterSettings as KarpenterSettings
     from gpu_pool.settings import PoolSettings as PoolSettings
+    from gpu_pool.settings import SystemNodesSettings as SystemNodesSettings
     from gpu_pool.settings import Taint as Taint
     from gpu_pool.settings import load_settings as load_settings
 
@@ -39,18 +42,26 @@ _EXPORTS = {
     "GpuPoolStack": "gpu_pool.cdk.stack",
     "AppSettings": "gpu_pool.settings",
     "AutoscalerSettings": "gpu_pool.settings",
+    "ChartVersions": "gpu_pool.settings",
     "ClusterSettings": "gpu_pool.settings",
     "ConfigError": "gpu_pool.settings",
+    "ControlPlaneLoggingSettings": "gpu_pool.settings",
     "ExistingClusterSettings": "gpu_pool.settings",
     "GpuOperatorSettings": "gpu_pool.settings",
     "PoolPlan": "gpu_pool.plan.pool",
     "PoolSettings": "gpu_pool.settings",
+    "SystemNodesSettings": "gpu_pool.settings",
     "Taint": "gpu_pool.settings",
     "load_settings": "gpu_pool.settings",
     "plan_pool": "gpu_pool.plan.pool",
 }
 
 __all__ = sorted(_EXPORTS)
+
+
+def __dir__() -> list[str]:
+    """The exports too, though they load on first use."""
+    return sorted({*globals(), *__all__})
 
 
 def __getattr__(name: str) -> Any:

@@ -37,7 +37,8 @@ def _context(settings: dict[str, object] | None) -> dict[str, object]:
 
 def _synth(script: Path, context: dict[str, object] | None, target: Path) -> None:
     out = Path(tempfile.mkdtemp(prefix="snapshot-"))
-    env = {**os.environ, "CDK_OUTDIR": str(out)}
+    # This checkout's gpu_pool, not whichever one the venv installed (examples/ runs elsewhere).
+    env = {**os.environ, "CDK_OUTDIR": str(out), "PYTHONPATH": str(ROOT)}
     if context is not None:
         env["CDK_CONTEXT_JSON"] = json.dumps(context)
     subprocess.run(

@@ -20,9 +20,8 @@ from aws_cdk import IStableAnyProducer, IStableStringProducer, Lazy, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from gpu_pool.cdk.charts import helm_chart
+from gpu_pool.cdk.controller import install_controller
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
-from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
 from gpu_pool.cdk.registry import (
     ClusterPools,
     EksCluster,
@@ -30,8 +29,8 @@ from gpu_pool.cdk.registry import (
     as_icluster,
     created_cluster_version,
 )
-from gpu_pool.cdk.report import report
-from gpu_pool.checks.controllers import check_autoscaler, check_expander, check_node_selector
+from gpu_pool.cdk.report import names_itself, report
+from gpu_pool.checks.controllers import check_autoscaler, check_node_selector
 from gpu_pool.model.labels import DISCOVERY_ENABLED_TAG, discovery_tag
 from gpu_pool.model.versions import CLUSTER_AUTOSCALER, autoscaler_image_tag
 from gpu_pool.settings import AutoscalerSettings
@@ -179,6 +178,7 @@ class ClusterAutoscaler(Construct):
         this app, yes; for an imported one, no (install it on the cluster yourself).
     """
 
+    @names_itself
     def __init__(
         self,
         scope: Construct,
@@ -196,37 +196,22 @@ class ClusterAutoscaler(Construct):
         minor = kubernetes_version or created_cluster_version(cluster)
         pools = ClusterPools.of(cluster)
         node_selector = settings.node_selector if node_selector is None else node_selector
-        report(
-            self,
-            check_autoscaler(settings, minor)
-            + check_expander(settings, len(pools.node_groups))
-            + check_node_selector(node_selector, pools.plans),
-        )
+        # The pools it must not run on, and how many groups it chooses among, are judged at
+        # synth (registry.py), when every pool is known.
+        report(self, check_autoscaler(settings, minor) + check_node_selector(node_selector, ()))
+        pools.add_controller(self, "autoscaler", node_selector, settings)
         # check_autoscaler guarantees one of the two.
         image_tag = settings.image_tag or str(autoscaler_image_tag(str(minor)))
         cluster_name = cluster.cluster_name
-        self.role, association = pod_identity_role(
+        self.role, self.chart = install_controller(
             self,
-            "Role",
-            cluster=cluster,
-            namespace=CLUSTER_AUTOSCALER.namespace,
-            service_account=SERVICE_ACCOUNT,
-            description=f"Cluster Autoscaler for EKS cluster {cluster_name}",
-        )
-        for statement in autoscaler_policy_statements(cluster_name):
-            self.role.add_to_principal_policy(statement)
-        acknowledge_wildcard_resources(
-            self.role.node.find_child("DefaultPolicy"),
-            "Cluster Autoscaler's AWS guidance: Describe* calls allow no resource-level "
-            "permissions; the two mutating calls are limited by the cluster's ASG tag condition",
-        )
-        self.chart = helm_chart(
-            self,
-            "Chart",
             cluster=cluster,
             pin=CLUSTER_AUTOSCALER,
-            version=settings.chart_version,
             release="cluster-autoscaler",
+            service_account=SERVICE_ACCOUNT,
+            role_id="Role",
+            description=f"Cluster Autoscaler for EKS cluster {cluster_name}",
+            version=settings.chart_version,
             values=autoscaler_values(
                 cluster_name,
                 Stack.of(self).region,
@@ -236,9 +221,12 @@ class ClusterAutoscaler(Construct):
                 Lazy.any(_AtSynth(pools, scale_up_priorities)),
                 Lazy.string(_AtSynth(pools, node_templates_checksum)),
             ),
+            install_pod_identity_agent=install_pod_identity_agent,
         )
-        # Credentials must exist before the pod starts, or it crash-loops on the node role.
-        self.chart.node.add_dependency(association)
-        agent = pod_identity_agent(self, cluster, install_pod_identity_agent)
-        if agent is not None:
-            self.chart.node.add_dependency(agent)
+        for statement in autoscaler_policy_statements(cluster_name):
+            self.role.add_to_principal_policy(statement)
+        acknowledge_wildcard_resources(
+            self.role.node.find_child("DefaultPolicy"),
+            "Cluster Autoscaler's AWS guidance: Describe* calls allow no resource-level "
+            "permissions; the two mutating calls are limited by the cluster's ASG tag condition",
+        )

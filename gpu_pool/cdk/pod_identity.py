@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from constructs import Construct, IConstruct
 
-from gpu_pool.cdk.registry import ClusterPools
+from gpu_pool.cdk.registry import cluster_scope
+
+# The construct id aws-cdk-lib gives the add-on it creates under a cluster
+# (aws-cdk-lib aws-eks-v2/lib/cluster.ts, Cluster.eksPodIdentityAgent), and the one gpu-pool
+# gives it beside an imported cluster's registry.
+CLUSTER_AGENT_ID = "EksPodIdentityAgentAddon"
+AGENT_ID = "PodIdentityAgent"
 
 
 def pod_identity_role(
@@ -43,17 +49,20 @@ def pod_identity_role(
     return role, association
 
 
-def pod_identity_agent(
-    scope: Construct, cluster: eks.ICluster, install: bool | None
-) -> eks.Addon | None:
-    """The cluster's eks-pod-identity-agent add-on for a chart to depend on: the one already
-    added in this app, else a new one under `scope`. `install` None: add it to a cluster
-    created here, not to an imported one (whose owner installs it). None if not added."""
-    pools = ClusterPools.of(cluster)
-    if pools.pod_identity_agent is None and (
-        isinstance(cluster, eks.Cluster) if install is None else install
-    ):
-        pools.pod_identity_agent = eks.Addon(
-            scope, "PodIdentityAgent", cluster=cluster, addon_name="eks-pod-identity-agent"
-        )
-    return pools.pod_identity_agent
+def pod_identity_agent(cluster: eks.ICluster, install: bool | None) -> IConstruct | None:
+    """The cluster's eks-pod-identity-agent add-on, for a chart to depend on.
+
+    One per cluster, whichever controller asks first, with a logical id that does not depend on
+    it: for an `eks.Cluster` the cluster's own (`eks_pod_identity_agent`, which aws-cdk-lib's
+    Pod Identity service accounts use too), for an imported cluster one beside its registry
+    (registry.cluster_scope). `install` None: add it to a cluster created here, not to an
+    imported one (whose owner installs it); False: add none. None if there is none.
+    """
+    if isinstance(cluster, eks.Cluster):
+        added = cluster.node.try_find_child(CLUSTER_AGENT_ID)
+        return added if added is not None or install is False else cluster.eks_pod_identity_agent
+    scope = cluster_scope(cluster)
+    added = scope.node.try_find_child(AGENT_ID)
+    if added is not None or not install:
+        return added
+    return eks.Addon(scope, AGENT_ID, cluster=cluster, addon_name="eks-pod-identity-agent")

@@ -35,6 +35,7 @@ class PoolConstruct(Construct):
             self,
             ClusterPools.of(cluster).add(
                 plan,
+                scope=self,
                 kubernetes_minor=kubernetes_minor,
                 region=None if Token.is_unresolved(region) else region,
             ),

@@ -1,26 +1,40 @@
-"""The GPU pools on one cluster: where rules between pools run and the autoscaler finds them.
+"""The GPU pools and controllers on one cluster: where the rules between them run and the
+autoscaler finds the pools.
 
 Each pool's plan is checked once, when it is added: its own rules, then the rules between it and
 the pools added before it (unique names, one device plugin per node, one GPU Operator, pools a
-workload cannot tell apart). Cluster Autoscaler reads every pool's node groups at synth,
-whichever was added first. There is one registry per cluster construct; pools on another import
-of the same cluster are not seen.
+workload cannot tell apart). The cluster-wide rules run at synth, once the app is built, so the
+order constructs are added in does not matter: one ClusterAutoscaler and one Karpenter, no
+controller on a GPU pool's nodes, a pool nothing scales. Cluster Autoscaler reads every pool's
+node groups at synth too. There is one registry per cluster construct;
+pools on another import of the same cluster are not seen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
+import jsii
 from aws_cdk import Stack, Token
 from aws_cdk import aws_eks_v2 as eks
-from constructs import Construct
+from constructs import Construct, IValidation
 
+from gpu_pool.cdk.report import located, warn
 from gpu_pool.checks import check_pool_on_cluster
+from gpu_pool.checks.controllers import (
+    InstalledController,
+    check_expander,
+    check_one_of_each,
+    check_pool_is_scaled,
+    check_selector_avoids_pools,
+)
 from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.settings import AutoscalerSettings
 
 # What the constructs' `cluster` takes: jsii's generated eks.Cluster lacks one member of the
 # eks.ICluster protocol as mypy sees it, though at runtime it implements it.
@@ -57,29 +71,39 @@ class PlacedNodeGroup:
 
 
 @dataclass
+class _Controller:
+    scope: Construct
+    installed: InstalledController
+    autoscaler: AutoscalerSettings | None
+
+
+@dataclass
 class ClusterPools:
-    """The pools of one cluster, and the findings of each (computed once per plan)."""
+    """The pools and controllers of one cluster, and the findings of each pool (computed once
+    per plan)."""
 
     plans: list[PoolPlan] = field(default_factory=list)
     node_groups: list[PlacedNodeGroup] = field(default_factory=list)
-    # The eks-pod-identity-agent add-on, once one construct (the autoscaler or Karpenter) has
-    # added it; the other depends on it instead of adding a second.
-    pod_identity_agent: eks.Addon | None = None
     _findings: list[list[Finding]] = field(default_factory=list)
+    _scopes: list[Construct | None] = field(default_factory=list)
+    _controllers: list[_Controller] = field(default_factory=list)
 
     def add(
         self,
         plan: PoolPlan,
         findings: list[Finding] | None = None,
+        scope: Construct | None = None,
         *,
         kubernetes_minor: str | None = None,
         region: str | None = None,
     ) -> list[Finding]:
-        """Register `plan` and return its findings (`findings`, if the caller has run the rules
-        already; else the pool's rules on the cluster and against `kubernetes_minor` and
-        `region`, where known); a plan added again returns them as before."""
+        """Register `plan` (built by `scope`, once known) and return its findings (`findings`,
+        if the caller has run the rules already; else the pool's rules on the cluster and
+        against `kubernetes_minor` and `region`, where known); a plan added again returns them
+        as before."""
         for index, registered in enumerate(self.plans):
             if registered is plan:
+                self._scopes[index] = scope or self._scopes[index]
                 return self._findings[index]
         if findings is None:
             findings = check_pool_on_cluster(plan, self.plans) + check_pool_target(
@@ -87,22 +111,90 @@ class ClusterPools:
             )
         self.plans.append(plan)
         self._findings.append(findings)
+        self._scopes.append(scope)
         return findings
+
+    def add_controller(
+        self,
+        scope: Construct,
+        setting: str,
+        node_selector: Mapping[str, str],
+        autoscaler: AutoscalerSettings | None = None,
+    ) -> None:
+        """Register a controller construct (`setting`: `autoscaler`, with its `autoscaler`
+        settings, or `karpenter`) for the cluster-wide rules."""
+        installed = InstalledController(setting, scope.node.path, dict(node_selector))
+        self._controllers.append(_Controller(scope, installed, autoscaler))
+
+    def cluster_errors(self) -> list[str]:
+        """The cluster-wide rules' errors, once every construct is added: one controller of
+        each kind, no controller selecting a GPU pool's nodes."""
+        installed = [c.installed for c in self._controllers]
+        errors = [str(f) for f in check_one_of_each(installed)]
+        for controller in sorted(self._controllers, key=lambda c: c.installed.path):
+            found = check_selector_avoids_pools(
+                controller.installed.node_selector, self.plans, controller.installed.setting
+            )
+            errors += [f"{located(controller.scope)}: {f}" for f in found]
+        return errors
+
+    def cluster_warnings(self) -> list[tuple[Construct, list[Finding]]]:
+        """The cluster-wide rules' warnings, each with the construct it is about: a pool no
+        controller scales, an expander that ignores GPUs among several groups."""
+        installed = [c.installed for c in self._controllers]
+        warnings = [
+            (scope, check_pool_is_scaled(plan, installed))
+            for plan, scope in zip(self.plans, self._scopes, strict=True)
+            if scope is not None
+        ]
+        warnings += [
+            (c.scope, check_expander(c.autoscaler, len(self.node_groups)))
+            for c in self._controllers
+            if c.autoscaler is not None
+        ]
+        return warnings
 
     @classmethod
     def of(cls, cluster: eks.ICluster, pools: ClusterPools | None = None) -> ClusterPools:
         """The cluster's registry, created (from `pools`, if given) on first use."""
-        stack = Stack.of(cluster)
-        holder_id = f"GpuPools{cluster.node.addr}"
-        holder = stack.node.try_find_child(holder_id)
-        if not isinstance(holder, _Holder):
-            holder = _Holder(stack, holder_id, pools or cls())
-        return holder.pools
+        return cluster_scope(cluster, pools or cls()).pools
+
+
+def cluster_scope(cluster: eks.ICluster, pools: ClusterPools | None = None) -> _Holder:
+    """The construct that keeps the cluster's registry and its cluster-wide resources, in the
+    cluster's stack: `GpuPools<cluster's id>` (its path below the stack, without the slashes).
+    Not under the cluster construct itself: an imported cluster is no Construct to Python."""
+    stack = Stack.of(cluster)
+    below = cluster.node.path.removeprefix(f"{stack.node.path}/")
+    holder_id = "GpuPools" + "".join(below.split("/"))
+    holder = stack.node.try_find_child(holder_id)
+    if not isinstance(holder, _Holder):
+        holder = _Holder(stack, holder_id, pools or ClusterPools())
+    return holder
 
 
 class _Holder(Construct):
-    """Keeps a cluster's registry in the construct tree (no resources)."""
+    """Keeps a cluster's registry in the construct tree, and runs its rules once the app is
+    built, whatever order the constructs were added in."""
 
     def __init__(self, scope: Construct, construct_id: str, pools: ClusterPools) -> None:
         super().__init__(scope, construct_id)
         self.pools = pools
+        self.node.add_validation(_ClusterRules(pools))
+
+
+@jsii.implements(IValidation)
+class _ClusterRules:
+    """Errors fail the synth (CDK lists them under the registry's path); warnings become
+    annotations on the construct they are about, added at the first synth only."""
+
+    def __init__(self, pools: ClusterPools) -> None:
+        self._pools = pools
+        self._warned = False
+
+    def validate(self) -> list[str]:
+        if not self._warned:
+            self._warned = True
+            for scope, findings in self._pools.cluster_warnings():
+                warn(scope, findings)
+        return self._pools.cluster_errors()

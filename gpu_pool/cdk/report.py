@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, cast
 
 from aws_cdk import Annotations
 from constructs import Construct
 
 from gpu_pool.model.findings import Finding
 from gpu_pool.settings import ConfigError
+
+Init = TypeVar("Init", bound=Callable[..., None])
 
 
 def report(scope: Construct, findings: Iterable[Finding]) -> None:
@@ -17,5 +21,33 @@ def report(scope: Construct, findings: Iterable[Finding]) -> None:
     errors = [f for f in findings if f.error]
     if errors:
         raise ConfigError("\n".join(str(f) for f in errors))
+    warn(scope, findings)
+
+
+def warn(scope: Construct, findings: Iterable[Finding]) -> None:
+    """Attach each of `findings` to `scope` as a CDK warning (id `gpu-pool:<setting>`)."""
     for finding in findings:
         Annotations.of(scope).add_warning_v2(f"gpu-pool:{finding.setting}", str(finding))
+
+
+def located(scope: Construct) -> str:
+    """How messages name a construct: `GpuNodePool 'Stack/Inference'`."""
+    return f"{type(scope).__name__} '{scope.node.path}'"
+
+
+def names_itself(init: Init) -> Init:
+    """For a construct's __init__: each line of a ConfigError it raises starts with the
+    construct (`GpuNodePool 'Stack/Inference': pool.min_size: ...`), so with several pools the
+    message says which one."""
+
+    @functools.wraps(init)
+    def wrapper(self: Construct, scope: Construct, construct_id: str, **kwargs: Any) -> None:
+        try:
+            init(self, scope, construct_id, **kwargs)
+        except ConfigError as err:
+            path = "/".join(p for p in (scope.node.path, construct_id) if p)
+            where = f"{type(self).__name__} '{path}'"
+            lines = [f"{where}: {line}" for line in str(err).splitlines()]
+            raise ConfigError("\n".join(lines)) from None
+
+    return cast(Init, wrapper)

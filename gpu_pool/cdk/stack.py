@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import cast
 
-from aws_cdk import CfnOutput, Environment, Fn, Stack, Token
+from aws_cdk import CfnOutput, CfnResource, Environment, Fn, Stack, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
@@ -17,6 +17,7 @@ from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
+from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report
 from gpu_pool.checks import check_settings
@@ -74,6 +75,7 @@ class GpuPoolStack(Stack):
                 built[plan.name] = self._auto_mode_pool(plan, subnets)
         self.pools = [built[plan.name] for plan in plans]
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
+        _keep_agent_logical_id(self.cluster)
         acknowledge_managed_policies(self)
 
     def _node_group_pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> GpuNodePool:
@@ -175,6 +177,20 @@ class GpuPoolStack(Stack):
         if selector or self.settings.cluster.existing is not None:
             return selector
         return dict([SYSTEM_NODE_LABEL])
+
+
+# The logical id the Pod Identity agent add-on had when the first controller created it (the
+# autoscaler, in the default app). A new id would make CloudFormation create a second
+# eks-pod-identity-agent before deleting the first, which fails: the add-on already exists
+# (awslabs/cdk-eks-blueprints#1009). docs/day2.md says what a stack with another id does.
+AGENT_LOGICAL_ID = "ClusterAutoscalerPodIdentityAgent581ADAB7"
+
+
+def _keep_agent_logical_id(cluster: eks.ICluster) -> None:
+    agent = cluster.node.try_find_child(CLUSTER_AGENT_ID)
+    resource = agent.node.default_child if agent is not None else None
+    if isinstance(resource, CfnResource):
+        resource.override_logical_id(AGENT_LOGICAL_ID)
 
 
 def _pool_construct_id(plan: PoolPlan) -> str:

@@ -15,17 +15,19 @@ from gpu_pool.plan.pool import PoolPlan
 
 def check_pool_among(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding]:
     """The rules between a pool and the pools already on its cluster (`others`)."""
+    if any(other.name == plan.name for other in others):
+        # One problem, one line: the rules below would only restate it (both pools' plugins
+        # select both pools' nodes).
+        return [
+            error(
+                f"{plan.setting}.name",
+                f"another pool on this cluster is already named '{plan.name}'; the name "
+                "labels the pool's nodes and names its device plugin release, so it must be "
+                "unique per cluster: rename one",
+            )
+        ]
     findings: list[Finding] = []
     for other in others:
-        if other.name == plan.name:
-            findings.append(
-                error(
-                    f"{plan.setting}.name",
-                    f"another pool on this cluster is already named '{plan.name}'; the name "
-                    "labels the pool's nodes and names its device plugin release, so it must be "
-                    "unique per cluster: rename one",
-                )
-            )
         if plan.gpu_software == other.gpu_software == "gpu-operator":
             findings.append(
                 error(

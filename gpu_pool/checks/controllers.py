@@ -4,6 +4,7 @@ Karpenter's version and needs, and where each may run."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from gpu_pool.checks.syntax import (
     LABEL_VALUE,
@@ -126,19 +127,80 @@ def check_node_selector(
                     f"'{value}' is not a label value: use {VALID_VALUE}",
                 )
             )
-    for plan in plans:
-        if selector and any(
+    return findings + check_selector_avoids_pools(selector, plans, setting)
+
+
+def check_selector_avoids_pools(
+    selector: Mapping[str, str], plans: Sequence[PoolPlan], setting: str
+) -> list[Finding]:
+    """A controller's nodeSelector selects none of the GPU pools' nodes."""
+    return [
+        error(
+            f"{setting}.node_selector",
+            f"{dict(selector)} selects pool '{plan.name}', whose GPU nodes are tainted: "
+            f"the {setting} pod would stay Pending there (or keep a GPU node from "
+            "scaling down): select the system nodes",
+        )
+        for plan in plans
+        if selector
+        and any(
             all(shape.labels.get(k) == v for k, v in selector.items()) for shape in plan.node_shapes
-        ):
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class InstalledController:
+    """A controller construct on a cluster, as the cluster-wide rules see it: `setting` is
+    `autoscaler` or `karpenter`, `path` the construct's path."""
+
+    setting: str
+    path: str
+    node_selector: Mapping[str, str]
+
+
+# What each controller is called in messages, and the Helm release it installs.
+CONTROLLER_RELEASES = {
+    "autoscaler": ("ClusterAutoscaler", "cluster-autoscaler"),
+    "karpenter": ("Karpenter", "karpenter"),
+}
+
+
+def check_one_of_each(controllers: Sequence[InstalledController]) -> list[Finding]:
+    """At most one Cluster Autoscaler and one Karpenter per cluster."""
+    findings = []
+    for setting, (kind, release) in CONTROLLER_RELEASES.items():
+        paths = sorted(c.path for c in controllers if c.setting == setting)
+        if len(paths) > 1:
             findings.append(
                 error(
-                    f"{setting}.node_selector",
-                    f"{dict(selector)} selects pool '{plan.name}', whose GPU nodes are tainted: "
-                    f"the {setting} pod would stay Pending there (or keep a GPU node from "
-                    "scaling down): select the system nodes",
+                    setting,
+                    f"{kind} is added {len(paths)} times to one cluster ({', '.join(paths)}); "
+                    f"each installs Helm release '{release}' in the same namespace, so all but "
+                    "one fail to deploy: keep one",
                 )
             )
     return findings
+
+
+def check_pool_is_scaled(
+    plan: PoolPlan, controllers: Sequence[InstalledController]
+) -> list[Finding]:
+    """A node-group pool at min 0 needs a Cluster Autoscaler to ever start a node."""
+    if (
+        plan.provisioner != "cluster-autoscaler"
+        or plan.settings.min_size > 0
+        or any(c.setting == "autoscaler" for c in controllers)
+    ):
+        return []
+    return [
+        warning(
+            f"{plan.setting}.min_size",
+            "0, and no ClusterAutoscaler is added to this cluster: nothing starts the pool's "
+            "first node unless a Cluster Autoscaler already runs on the cluster; add "
+            "ClusterAutoscaler, or a min_size above 0",
+        )
+    ]
 
 
 def check_expander(settings: AutoscalerSettings, node_groups: int) -> list[Finding]:

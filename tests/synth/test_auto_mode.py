@@ -343,18 +343,19 @@ def test_library_constructs_name_the_construct_for_an_auto_mode_pool():
     with pytest.raises(ConfigError) as raised:
         GpuNodePool(stack, "P", cluster=cluster, subnets=[subnet], settings=auto)
     assert str(raised.value) == (
-        "pool.provisioner: 'auto-mode'; GpuNodePool builds node groups for Cluster Autoscaler: "
-        "render this pool with AutoModeNodePool"
+        "GpuNodePool 'S/P': pool.provisioner: 'auto-mode'; GpuNodePool builds node groups for "
+        "Cluster Autoscaler: render this pool with AutoModeNodePool"
     )
     with pytest.raises(ConfigError) as raised:
         AutoModeNodePool(stack, "Q", cluster=cluster, subnets=[subnet], settings=auto)
     assert str(raised.value) == (
-        "pool: AutoModeNodePool needs security_group_id for an imported cluster (its cluster "
-        "security group: aws eks describe-cluster, resourcesVpcConfig.clusterSecurityGroupId)"
+        "AutoModeNodePool 'S/Q': pool: AutoModeNodePool needs security_group_id for an imported "
+        "cluster (its cluster security group: aws eks describe-cluster, "
+        "resourcesVpcConfig.clusterSecurityGroupId)"
     )
     with pytest.raises(ConfigError) as raised:
         AutoModeNodePool(stack, "R", cluster=cluster, subnets=[subnet], settings=PoolSettings())
     assert str(raised.value) == (
-        "pool.provisioner: 'cluster-autoscaler'; AutoModeNodePool renders pools with "
-        "provisioner: auto-mode"
+        "AutoModeNodePool 'S/R': pool.provisioner: 'cluster-autoscaler'; AutoModeNodePool "
+        "renders pools with provisioner: auto-mode"
     )

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +108,46 @@ def test_the_readme_points_to_the_example_and_its_page():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "(examples/app.py)" in readme
     assert "(docs/library.md)" in readme
+
+
+@pytest.mark.synth
+def test_the_example_synthesizes_with_the_pinned_cdk_cli_and_no_credentials(tmp_path):
+    """As a user runs it: `cdk synth` in examples/ (its cdk.json: `python3 app.py`), with no AWS
+    credentials or config. The VPC's zone lookup is answered by the context in examples/cdk.json,
+    so nothing needs an account."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AWS_", "CDK_")) and key != "PYTHONPATH"
+    }
+    env.update(
+        HOME=str(home),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        PYTHONPATH=str(ROOT),  # this checkout's gpu_pool, whatever the venv installed
+        AWS_CONFIG_FILE=str(home / "none"),
+        AWS_SHARED_CREDENTIALS_FILE=str(home / "none"),
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    # A copy, as the CLI writes cdk.context.json beside cdk.json.
+    project = tmp_path / "example"
+    project.mkdir()
+    for name in ("app.py", "cdk.json"):
+        shutil.copy(EXAMPLE.parent / name, project / name)
+    out = tmp_path / "cdk.out"
+    cli = ROOT / "node_modules" / ".bin" / "cdk"
+    synth = [str(cli), "synth", "--quiet", "--no-notices", "--no-version-reporting", "-o", str(out)]
+    done = subprocess.run(synth, cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(p.name for p in out.glob("*.template.json")) == [
+        "MlPlatform.template.json",
+        "PartnerCluster.template.json",
+    ]
+    template = json.loads((out / "MlPlatform.template.json").read_text())
+    subnets = _of_type(template, "AWS::EC2::Subnet").values()
+    assert sorted({s["Properties"]["AvailabilityZone"] for s in subnets}) == [
+        "us-east-1a",
+        "us-east-1b",
+        "us-east-1c",
+    ]

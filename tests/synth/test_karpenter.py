@@ -77,7 +77,8 @@ def test_crd_chart_then_controller_chart_pinned_from_public_ecr(karpenter_templa
     association = logical_id(
         karpenter_template, "AWS::EKS::PodIdentityAssociation", "KarpenterPodIdentity"
     )
-    agent = logical_id(karpenter_template, "AWS::EKS::Addon", "KarpenterPodIdentityAgent")
+    # The add-on keeps the id the default app gave it, whichever controller the stack has.
+    agent = logical_id(karpenter_template, "AWS::EKS::Addon", "ClusterAutoscalerPodIdentityAgent")
     assert {crd_id, association, agent} <= set(controller["DependsOn"])
     assert controller_id not in crd.get("DependsOn", [])
 
@@ -983,7 +984,7 @@ def test_library_karpenter_on_an_imported_cluster_needs_its_security_group():
     with pytest.raises(ConfigError) as raised:
         Karpenter(stack, "K", cluster=cluster)
     assert str(raised.value) == (
-        "Karpenter: cluster_security_group_id is required for an imported cluster (its nodes "
+        "Karpenter 'S/K': cluster_security_group_id is required for an imported cluster (its nodes "
         "join that group): pass resourcesVpcConfig.clusterSecurityGroupId"
     )
 
@@ -998,7 +999,7 @@ def test_library_karpenter_needs_a_cluster_name_it_can_write_into_iam_conditions
     with pytest.raises(ConfigError) as raised:
         Karpenter(stack, "K", cluster=user_cluster(stack))
     assert str(raised.value) == (
-        "Karpenter: the cluster's name is only known at deploy time; give the cluster a "
+        "Karpenter 'S/K': the cluster's name is only known at deploy time; give the cluster a "
         "cluster_name (Karpenter's IAM condition keys contain it)"
     )
 
@@ -1019,8 +1020,8 @@ def test_library_pool_constructs_refuse_the_other_provisioners_pool():
             settings=PoolSettings(provisioner="karpenter"),
         )
     assert str(raised.value) == (
-        "pool.provisioner: 'karpenter'; GpuNodePool builds node groups for Cluster Autoscaler: "
-        "render this pool with KarpenterNodePool"
+        "GpuNodePool 'S/P': pool.provisioner: 'karpenter'; GpuNodePool builds node groups for "
+        "Cluster Autoscaler: render this pool with KarpenterNodePool"
     )
     karpenter = Karpenter(
         stack, "K", cluster=cluster, cluster_security_group_id="sg-0aaaaaaaaaaaaaaaa"
@@ -1030,8 +1031,8 @@ def test_library_pool_constructs_refuse_the_other_provisioners_pool():
             stack, "Q", karpenter=karpenter, subnets=[subnet], settings=PoolSettings()
         )
     assert str(raised.value) == (
-        "pool.provisioner: 'cluster-autoscaler'; KarpenterNodePool renders pools with "
-        "provisioner: karpenter"
+        "KarpenterNodePool 'S/Q': pool.provisioner: 'cluster-autoscaler'; KarpenterNodePool "
+        "renders pools with provisioner: karpenter"
     )
 
 

@@ -163,7 +163,7 @@ def _autoscaler_error(**kwargs: typing.Any) -> str:
     ids=["latest", "chart-range", "unknown-version", "wrong-minor"],
 )
 def test_autoscaler_checks_its_own_pins(kwargs, message):
-    assert _autoscaler_error(**kwargs) == message
+    assert _autoscaler_error(**kwargs) == f"ClusterAutoscaler 'S/CA': {message}"
 
 
 def test_settings_with_a_wrong_type_raise_config_error_naming_the_setting():
@@ -206,9 +206,9 @@ def test_zones_with_subnets_whose_zones_are_tokens_raise_config_error():
             settings=PoolSettings(zones=["us-east-1a"]),
         )
     assert str(raised.value) == (
-        "pool.zones: the subnets' availability zones are only known at deploy time (tokens); pass "
-        "subnets with literal zones (ec2.Subnet.from_subnet_attributes with availability_zone) or "
-        "drop zones"
+        "GpuNodePool 'S/P': pool.zones: the subnets' availability zones are only known at deploy "
+        "time (tokens); pass subnets with literal zones (ec2.Subnet.from_subnet_attributes with "
+        "availability_zone) or drop zones"
     )
 
 
@@ -243,4 +243,94 @@ def test_a_pool_is_checked_against_its_clusters_minor_and_its_stacks_region(sett
         GpuNodePool(
             stack, "Pool", cluster=cluster, subnets=cluster.vpc.private_subnets, settings=settings
         )
-    assert message in str(raised.value).splitlines()
+    assert f"GpuNodePool 'Env/Pool': {message}" in str(raised.value).splitlines()
+
+
+def test_a_pools_tags_reach_its_instances_and_volumes_through_the_launch_template(user_stack):
+    *_, template = user_stack
+    ((_, launch_template),) = resources(template, "AWS::EC2::LaunchTemplate").items()
+    # EKS copies the node group's own Tags to no instance: the template's TagSpecifications do.
+    assert launch_template["Properties"]["LaunchTemplateData"]["TagSpecifications"] == [
+        {"ResourceType": "instance", "Tags": [{"Key": "cost-center", "Value": "ml"}]},
+        {"ResourceType": "volume", "Tags": [{"Key": "cost-center", "Value": "ml"}]},
+    ]
+
+
+def test_cfn_lint_accepts_the_users_stack(user_stack, monkeypatch, tmp_path):
+    """The user's stack, TagSpecifications included, against cfn-lint's CloudFormation schemas
+    (with the project's ignore list, .cfnlintrc.yaml)."""
+    import json
+
+    import yaml
+    from cfnlint.api import ManualArgs, lint
+
+    from tests.support.paths import ROOT
+
+    config = yaml.safe_load((ROOT / ".cfnlintrc.yaml").read_text())
+    monkeypatch.chdir(tmp_path)  # cfn-lint would read the project's .cfnlintrc.yaml too
+    *_, template = user_stack
+    matches = lint(
+        json.dumps(template.to_json()),
+        config=ManualArgs(ignore_checks=config["ignore_checks"], regions=["us-east-1"]),
+    )
+    assert [str(m) for m in matches] == []
+
+
+def _api_section() -> str:
+    from tests.support.paths import ROOT
+
+    page = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    return page.split("\n## Public API\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _parameters(obj: typing.Any) -> list[str]:
+    """A callable's parameters as the docs write them: `name` or `name=default`, `*` before
+    keyword-only ones, a construct's `construct_id` as CDK's docs call it (`id`)."""
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    written = []
+    for parameter in inspect.signature(target).parameters.values():
+        if parameter.name == "self":
+            continue
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in written:
+            written.append("*")
+        name = "id" if parameter.name == "construct_id" else parameter.name
+        default = parameter.default
+        written.append(name if default is parameter.empty else f"{name}={default!r}")
+    return written
+
+
+def test_the_documented_api_is_the_real_one():
+    """docs/library.md's Public API section names every export, and each signature it gives
+    is the callable's own (names, order, defaults)."""
+    import re
+
+    section = _api_section()
+    documented = {
+        name: [p.strip() for p in params.split(",")]
+        for name, params in re.findall(r"`(\w+)\(([^`]*)\)`", " ".join(section.split()))
+        if name in gpu_pool.__all__
+    }
+    assert set(documented) >= {"GpuNodePool", "ClusterAutoscaler", "Karpenter", "GpuPoolStack"}
+    assert {name: _parameters(getattr(gpu_pool, name)) for name in documented} == documented
+    named = set(re.findall(r"`(\w+)", section))
+    assert [name for name in gpu_pool.__all__ if name not in named] == []
+
+
+def test_dir_lists_every_export_and_the_public_models_types_are_exported():
+    from pydantic import BaseModel
+
+    assert set(gpu_pool.__all__) <= set(dir(gpu_pool))
+    reachable: set[type] = set()
+
+    def walk(annotation: typing.Any) -> None:
+        for argument in typing.get_args(annotation):
+            walk(argument)
+        model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+        if model and annotation not in reachable:
+            reachable.add(annotation)
+            for field in annotation.model_fields.values():
+                walk(field.annotation)
+
+    for name in gpu_pool.__all__:
+        walk(getattr(gpu_pool, name))
+    assert sorted(m.__name__ for m in reachable if m.__name__ not in gpu_pool.__all__) == []

@@ -53,3 +53,39 @@ def test_nag_form_spells_intrinsics_as_cdk_nag_does():
 
 def test_every_acknowledged_managed_policy_has_a_reason():
     assert all(reason.strip() for reason in MANAGED_POLICY_REASONS.values())
+
+
+def test_a_library_users_own_nag_run_finds_nothing_in_gpu_pools_constructs(tmp_path):
+    """A user app with AwsSolutionsChecks: every open finding is on the user's own cluster
+    (aws-cdk-lib's roles and VPC, theirs to judge), none on what gpu-pool built."""
+    import cdk_nag
+
+    from gpu_pool import ClusterAutoscaler, GpuNodePool, Karpenter, KarpenterNodePool, PoolSettings
+    from tests.support.user_app import user_cluster
+
+    app = cdk.App(outdir=str(tmp_path))
+    stack = cdk.Stack(app, "User")
+    cluster = user_cluster(stack, name="ml")
+    subnets = cluster.vpc.private_subnets
+    GpuNodePool(stack, "Pool", cluster=cluster, subnets=subnets, settings=PoolSettings())
+    ClusterAutoscaler(stack, "Autoscaler", cluster=cluster)
+    karpenter = Karpenter(stack, "Karpenter", cluster=cluster)
+    KarpenterNodePool(
+        stack,
+        "Batch",
+        karpenter=karpenter,
+        subnets=subnets,
+        settings=PoolSettings(name="batch", provisioner="karpenter"),
+    )
+    cdk.Validations.of(app).add_plugins(cdk_nag.AwsSolutionsChecks(app))
+    with pytest.raises(RuntimeError, match=r"^ValidationFailed: "):
+        app.synth()  # on the user's own cluster's findings
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    (plugin,) = report["pluginReports"]
+    paths = {
+        construct["constructPath"]
+        for violation in plugin["violations"]
+        for construct in violation["violatingConstructs"]
+    }
+    assert paths and all(path.startswith("User/Cluster/") for path in paths), paths
+    assert "User/Cluster/EksPodIdentityAgentAddon/Resource" not in paths

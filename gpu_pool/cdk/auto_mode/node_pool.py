@@ -12,6 +12,7 @@ from constructs import Construct
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
 from gpu_pool.cdk.registry import EksCluster, as_icluster
+from gpu_pool.cdk.report import names_itself
 from gpu_pool.model.auto_mode_api import AUTO_NODE_ACCESS_POLICY, NODE_ROLE_POLICIES
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -38,6 +39,7 @@ class AutoModeNodePool(PoolConstruct):
     `workload_node_selector`, `workload_tolerations`, and `plan`.
     """
 
+    @names_itself
     def __init__(
         self,
         scope: Construct,

@@ -16,11 +16,11 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.cdk.charts import helm_chart
+from gpu_pool.cdk.controller import install_controller
 from gpu_pool.cdk.karpenter.iam import controller_policies
 from gpu_pool.cdk.karpenter.interruption import InterruptionQueue
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
 from gpu_pool.cdk.node_role import node_role
-from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
 from gpu_pool.cdk.registry import (
     ClusterPools,
     EksCluster,
@@ -28,7 +28,7 @@ from gpu_pool.cdk.registry import (
     created_cluster_version,
     literal_cluster_name,
 )
-from gpu_pool.cdk.report import report
+from gpu_pool.cdk.report import names_itself, report
 from gpu_pool.checks.controllers import (
     check_chart_registry_login,
     check_karpenter_version,
@@ -84,6 +84,7 @@ class Karpenter(Construct):
     What pools use: `cluster`, `node_role`, `security_group_id`; and `chart`, `queue`, `role`.
     """
 
+    @names_itself
     def __init__(
         self,
         scope: Construct,
@@ -102,12 +103,12 @@ class Karpenter(Construct):
         cluster_name = literal_cluster_name(cluster)
         if cluster_name is None:
             raise ConfigError(
-                "Karpenter: the cluster's name is only known at deploy time; give the cluster a "
+                "the cluster's name is only known at deploy time; give the cluster a "
                 "cluster_name (Karpenter's IAM condition keys contain it)"
             )
         if cluster_security_group_id is None and not isinstance(cluster, eks.Cluster):
             raise ConfigError(
-                "Karpenter: cluster_security_group_id is required for an imported cluster (its "
+                "cluster_security_group_id is required for an imported cluster (its "
                 "nodes join that group): pass resourcesVpcConfig.clusterSecurityGroupId"
             )
         self.security_group_id: str = cluster_security_group_id or cluster.cluster_security_group_id
@@ -116,13 +117,14 @@ class Karpenter(Construct):
         findings = (
             list(exact_versions("karpenter", {"chart_version": settings.chart_version}))
             + check_karpenter_version(settings.chart_version, minor)
-            + check_node_selector(node_selector, ClusterPools.of(cluster).plans, "karpenter")
+            + check_node_selector(node_selector, (), "karpenter")
         )
         if not isinstance(cluster, eks.Cluster):
             provider = cluster.kubectl_provider
             role = provider.role if provider is not None else None
             findings += check_chart_registry_login(role.role_arn if role is not None else None)
         report(self, findings)
+        ClusterPools.of(cluster).add_controller(self, "karpenter", node_selector)
 
         self.node_role = node_role(
             self, "NodeRole", f"Nodes Karpenter launches in EKS cluster {cluster_name}"
@@ -138,13 +140,27 @@ class Karpenter(Construct):
         interruption = InterruptionQueue(self, "Interruption")
         self.queue = interruption.queue
 
-        self.role, association = pod_identity_role(
+        self.crd_chart = helm_chart(
             self,
-            "ControllerRole",
+            "CrdChart",
             cluster=cluster,
-            namespace=KARPENTER.namespace,
+            pin=KARPENTER_CRD,
+            version=settings.chart_version,
+            release="karpenter-crd",
+        )
+        # CRDs before the controller that watches them.
+        self.role, self.chart = install_controller(
+            self,
+            cluster=cluster,
+            pin=KARPENTER,
+            release="karpenter",
             service_account=SERVICE_ACCOUNT,
+            role_id="ControllerRole",
             description=f"Karpenter controller for EKS cluster {cluster_name}",
+            version=settings.chart_version,
+            values=karpenter_values(cluster_name, self.queue.queue_name, node_selector),
+            install_pod_identity_agent=install_pod_identity_agent,
+            after=(self.crd_chart,),
         )
         for name, statements in controller_policies(
             cluster_name, self.node_role.role_arn, self.queue.queue_arn
@@ -158,25 +174,3 @@ class Karpenter(Construct):
                 "limited to resources tagged for this cluster and a NodePool; reads EC2, "
                 "pricing and IAM allow on no narrower resource",
             )
-        self.crd_chart = helm_chart(
-            self,
-            "CrdChart",
-            cluster=cluster,
-            pin=KARPENTER_CRD,
-            version=settings.chart_version,
-            release="karpenter-crd",
-        )
-        self.chart = helm_chart(
-            self,
-            "Chart",
-            cluster=cluster,
-            pin=KARPENTER,
-            version=settings.chart_version,
-            release="karpenter",
-            values=karpenter_values(cluster_name, self.queue.queue_name, node_selector),
-        )
-        # CRDs before the controller that watches them; credentials before its pod starts.
-        self.chart.node.add_dependency(self.crd_chart, association)
-        agent = pod_identity_agent(self, cluster, install_pod_identity_agent)
-        if agent is not None:
-            self.chart.node.add_dependency(agent)

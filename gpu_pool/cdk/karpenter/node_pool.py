@@ -11,6 +11,7 @@ from constructs import Construct
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
+from gpu_pool.cdk.report import names_itself
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
 
@@ -33,6 +34,7 @@ class KarpenterNodePool(PoolConstruct):
     `workload_node_selector`, `workload_tolerations`, and `plan`.
     """
 
+    @names_itself
     def __init__(
         self,
         scope: Construct,

@@ -2,6 +2,9 @@
 
 Every acknowledgment names one exact finding (a managed policy by name, a wildcard resource by
 its value), so a new managed policy or a new wildcard anywhere in the stack still fails the synth.
+Each construct acknowledges its own resources' findings, so a library user who adds
+AwsSolutionsChecks to their app sees none from gpu-pool; findings on their own resources (their
+cluster's roles, say) stay theirs to judge.
 """
 
 from __future__ import annotations
@@ -67,9 +70,11 @@ def nag_form(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def acknowledge_managed_policies(stack: cdk.Stack) -> None:
-    """Acknowledge IAM4 for the managed policies listed above, wherever a role uses them."""
-    for construct in stack.node.find_all():
+def acknowledge_managed_policies(scope: IConstruct) -> None:
+    """Acknowledge IAM4 for the managed policies listed above, wherever a role under `scope`
+    (a stack, or a construct's own roles) uses them."""
+    stack = cdk.Stack.of(scope)
+    for construct in scope.node.find_all():
         if not isinstance(construct, iam.CfnRole):
             continue
         for arn in stack.resolve(construct.managed_policy_arns) or []:

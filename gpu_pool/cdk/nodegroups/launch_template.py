@@ -6,15 +6,26 @@ encrypted (with a customer key when given), and IMDSv2 required with a hop limit
 default, so a pod, one network hop further than the node, cannot read the node role's
 credentials (EKS Pod Identity gives pods their own). The node group keeps its instance types and
 AMI type; the template carries no AMI and no user data, so EKS still builds the node's bootstrap.
+
+A pool's `tags` go on its instances and their volumes through the template's TagSpecifications:
+EKS copies a node group's own tags to neither ("Tag Amazon EC2 instances",
+https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html), so without them cost
+allocation by tag misses the GPU bill. Karpenter pools get the same through their EC2NodeClass.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from aws_cdk import CfnTag
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from gpu_pool.model.ami import IMAGE_VOLUME
 from gpu_pool.settings import AmiFamily
+
+# What a pool's tags go on: its nodes, and their EBS volumes.
+INSTANCE_TAGGED = ("instance", "volume")
 
 
 class NodeLaunchTemplate(Construct):
@@ -29,8 +40,11 @@ class NodeLaunchTemplate(Construct):
         disk_size_gib: int,
         kms_key_arn: str | None,
         imds_hop_limit: int,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
+        """`tags`: on every instance and volume launched from it; default none."""
         super().__init__(scope, construct_id)
+        tag_list = [CfnTag(key=k, value=v) for k, v in sorted((tags or {}).items())]
         self.resource = ec2.CfnLaunchTemplate(
             self,
             "Resource",
@@ -52,6 +66,14 @@ class NodeLaunchTemplate(Construct):
                     http_tokens="required",
                     http_put_response_hop_limit=imds_hop_limit,
                 ),
+                tag_specifications=[
+                    ec2.CfnLaunchTemplate.TagSpecificationProperty(
+                        resource_type=resource_type, tags=tag_list
+                    )
+                    for resource_type in INSTANCE_TAGGED
+                ]
+                if tag_list
+                else None,
             ),
         )
         # What a node group's LaunchTemplate takes: this template at its newest version, so a

@@ -22,6 +22,7 @@ from gpu_pool.cdk.registry import (
     as_icluster,
     created_cluster_version,
 )
+from gpu_pool.cdk.report import names_itself
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -52,7 +53,8 @@ class GpuNodePool(PoolConstruct):
         EKS documents for managed node groups. A role of your own needs them too, and an access
         entry if the cluster uses access entries only.
     :param tags: extra AWS tags on everything the pool creates (node groups, role, custom
-        resources); default none.
+        resources) and on its GPU instances and their volumes (launch template
+        TagSpecifications); default none.
     :param kubernetes_version: the minor the node groups run, e.g. "1.36"; they follow it when
         the cluster is upgraded (one node at a time, PodDisruptionBudgets respected, no surge of
         GPU instances). Default: the version of an `eks.Cluster`; for an imported cluster, none
@@ -63,6 +65,7 @@ class GpuNodePool(PoolConstruct):
     land on the pool), and `plan`.
     """
 
+    @names_itself
     def __init__(
         self,
         scope: Construct,
@@ -101,6 +104,7 @@ class GpuNodePool(PoolConstruct):
             disk_size_gib=plan.settings.disk_size_gib,
             kms_key_arn=plan.settings.volume_kms_key_arn,
             imds_hop_limit=plan.settings.imds_hop_limit,
+            tags=tags,
         )
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []

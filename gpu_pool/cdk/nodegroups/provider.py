@@ -27,6 +27,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from gpu_pool.cdk.nag.acknowledge import (
+    acknowledge_managed_policies,
     acknowledge_provider_framework,
     acknowledge_wildcard_resources,
 )
@@ -66,6 +67,7 @@ class NodegroupHandler(Construct):
         self.provider = cr.Provider(self, "Provider", on_event_handler=handler)
         framework = self.provider.node.find_child("framework-onEvent")
         acknowledge_provider_framework(framework, framework, "The provider framework")
+        acknowledge_managed_policies(self)
 
     @classmethod
     def of(cls, scope: Construct, cluster: eks.ICluster) -> NodegroupHandler:
