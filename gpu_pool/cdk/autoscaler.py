@@ -165,17 +165,15 @@ class ClusterAutoscaler(Construct):
     same cluster construct, before or after this one. Its settings are checked here: a bad pin
     raises ConfigError.
 
-    :param cluster: the EKS cluster; needs a kubectl provider (for the chart). Its name may be a
-        token.
-    :param settings: expander, scale-down timing, version overrides; default AutoscalerSettings().
-    :param kubernetes_version: the cluster's minor, e.g. "1.35"; it picks the image (whose minor
-        must equal the cluster's). Default: the version of an `eks.Cluster`; an imported cluster
-        needs it or `settings.image_tag`.
-    :param node_selector: where the autoscaler pod runs (never the GPU pool); default
-        `settings.node_selector`, and if that is empty, any node without taints.
-    :param install_pod_identity_agent: add the eks-pod-identity-agent add-on the association
-        needs (once per cluster: Karpenter shares it). Default: for an `eks.Cluster` created in
-        this app, yes; for an imported one, no (install it on the cluster yourself).
+    :param cluster: the EKS cluster, with a kubectl provider; its name may be a token.
+    :param settings: expander, scale-down timing, version pins. Default: AutoscalerSettings().
+    :param kubernetes_version: the cluster's minor, e.g. "1.35". Default: the eks.Cluster's.
+    :param node_selector: where the pod runs. Default: settings.node_selector, else untainted.
+    :param install_pod_identity_agent: add the Pod Identity agent. Default: for an eks.Cluster.
+
+    The minor picks the image (Cluster Autoscaler supports only its own minor): an imported
+    cluster needs `kubernetes_version` or `settings.image_tag`. The Pod Identity agent add-on
+    is one per cluster, shared with Karpenter; install it yourself on an imported cluster.
     """
 
     @names_itself

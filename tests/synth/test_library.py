@@ -334,3 +334,24 @@ def test_dir_lists_every_export_and_the_public_models_types_are_exported():
     for name in gpu_pool.__all__:
         walk(getattr(gpu_pool, name))
     assert sorted(m.__name__ for m in reachable if m.__name__ not in gpu_pool.__all__) == []
+
+
+@pytest.mark.parametrize(
+    "construct",
+    ["GpuNodePool", "KarpenterNodePool", "AutoModeNodePool", "ClusterAutoscaler", "Karpenter"],
+)
+def test_each_construct_parameter_is_documented_on_one_line_with_its_default(construct):
+    """As aws-cdk documents props: one `:param name:` line each, in signature order, and the
+    default of every optional one; reasons go in the paragraphs after them."""
+    cls = getattr(gpu_pool, construct)
+    signature = inspect.signature(cls.__init__)
+    names = [n for n in signature.parameters if n not in ("self", "scope", "construct_id")]
+    lines = inspect.getdoc(cls).splitlines()
+    params = [(i, line) for i, line in enumerate(lines) if line.startswith(":param ")]
+    assert [line.split(":")[1].removeprefix("param ") for _, line in params] == names
+    for index, line in params:
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        assert not following.startswith(" "), f"{construct}: {line!r} continues on a second line"
+        name = line.split(":")[1].removeprefix("param ")
+        if signature.parameters[name].default is not inspect.Parameter.empty:
+            assert "Default:" in line, f"{construct}.{name}: no default named"

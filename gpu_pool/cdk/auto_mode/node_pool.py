@@ -27,13 +27,10 @@ class AutoModeNodePool(PoolConstruct):
     other pools' are, plus Auto Mode's rules; errors raise ConfigError.
 
     :param cluster: the EKS cluster, with Auto Mode compute enabled.
-    :param subnets: where the GPU nodes go (private subnets), selected by id; with
-        `settings.zones`, those of the listed zones.
-    :param settings: the pool's settings (provisioner: auto-mode), or their plan.
-    :param security_group_id: the security group the nodes join; default: the cluster
-        security group of an `eks.Cluster` (required for an imported cluster).
-    :param tags: extra AWS tags on the instances (NodeClass tags) and the pool's resources;
-        default none.
+    :param subnets: private subnets for the nodes; with `settings.zones`, some in each zone.
+    :param settings: the pool's settings (provisioner: auto-mode) or plan.
+    :param security_group_id: the group the nodes join. Default: the eks.Cluster's cluster group.
+    :param tags: AWS tags on the instances and the pool's resources. Default: none.
 
     What other constructs use: `node_pool`, `node_class`, `node_role`,
     `workload_node_selector`, `workload_tolerations`, and `plan`.

@@ -66,20 +66,18 @@ def karpenter_values(
 class Karpenter(Construct):
     """Karpenter on an EKS cluster, for `KarpenterNodePool`s to render their pools into.
 
-    :param cluster: the EKS cluster; needs a kubectl provider (for the charts), access entries
-        (authentication mode API or API_AND_CONFIG_MAP) and a literal name (the controller's IAM
-        conditions contain it): an imported cluster's, or a created cluster's `cluster_name`.
-        An imported cluster's kubectl handler role must be allowed to log in to public.ecr.aws
-        (AmazonElasticContainerRegistryPublicReadOnly), where the charts are: a synth warning
-        says so.
-    :param settings: chart version override and node selector; default KarpenterSettings().
-    :param kubernetes_version: the cluster's minor, to check Karpenter supports it. Default: the
-        version of an `eks.Cluster`; unchecked for an imported cluster without it.
-    :param node_selector: where the controller runs (never a GPU pool); default
-        `settings.node_selector`, and if that is empty, any node the chart's affinity allows.
-    :param cluster_security_group_id: the security group Karpenter's nodes join. Default: the
-        cluster security group of an `eks.Cluster`; an imported cluster needs it.
-    :param install_pod_identity_agent: as for ClusterAutoscaler; one add-on per cluster.
+    :param cluster: the EKS cluster, with a kubectl provider, access entries and a literal name.
+    :param settings: chart version pin and node selector. Default: KarpenterSettings().
+    :param kubernetes_version: the cluster's minor, e.g. "1.36". Default: the eks.Cluster's.
+    :param node_selector: where the controller runs. Default: settings.node_selector, else any.
+    :param cluster_security_group_id: the group the nodes join. Default: the eks.Cluster's.
+    :param install_pod_identity_agent: add the Pod Identity agent. Default: for an eks.Cluster.
+
+    The cluster's name must be literal (an imported cluster's, or `cluster_name=` on one you
+    create): the controller's IAM conditions contain it. An imported cluster needs
+    `cluster_security_group_id`, and its kubectl handler role must log in to public.ecr.aws
+    (AmazonElasticContainerRegistryPublicReadOnly), where the charts are: a synth warning says
+    so. The Pod Identity agent add-on is one per cluster, shared with ClusterAutoscaler.
 
     What pools use: `cluster`, `node_role`, `security_group_id`; and `chart`, `queue`, `role`.
     """

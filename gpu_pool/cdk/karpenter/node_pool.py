@@ -24,11 +24,9 @@ class KarpenterNodePool(PoolConstruct):
     deletion they go first, while the controller still runs to terminate their nodes.
 
     :param karpenter: the cluster's Karpenter installation.
-    :param subnets: where the GPU nodes go (private subnets), selected by id; with
-        `settings.zones`, those of the listed zones.
-    :param settings: the pool's settings (provisioner: karpenter), or their plan.
-    :param tags: extra AWS tags on the EC2 resources Karpenter launches and on the charts' and
-        manifests' custom resources; default none.
+    :param subnets: private subnets for the nodes; with `settings.zones`, some in each zone.
+    :param settings: the pool's settings (provisioner: karpenter) or plan.
+    :param tags: AWS tags on the launched instances and the pool's resources. Default: none.
 
     What other constructs use: `node_pool` and `node_class` (the manifests),
     `workload_node_selector`, `workload_tolerations`, and `plan`.

@@ -44,21 +44,17 @@ class GpuNodePool(PoolConstruct):
     Nodegroup rejects current GPU types (p5, p6-b200, g6f, ...) its own list lacks; the GPU
     catalog checks them instead.
 
-    :param cluster: the EKS cluster; needs a kubectl provider (for the chart).
-    :param subnets: where the GPU nodes go (private subnets). With `settings.zones`, every zone
-        needs at least one subnet here and its subnets must carry literal zone names.
-    :param settings: the pool's settings, or their plan from `plan_pool`; default: pool `gpu`,
-        one g5.xlarge group, min 0, max 8. Pool names are unique per cluster.
-    :param node_role: the role the GPU nodes run as; default: a new role with the three policies
-        EKS documents for managed node groups. A role of your own needs them too, and an access
-        entry if the cluster uses access entries only.
-    :param tags: extra AWS tags on everything the pool creates (node groups, role, custom
-        resources) and on its GPU instances and their volumes (launch template
-        TagSpecifications); default none.
-    :param kubernetes_version: the minor the node groups run, e.g. "1.36"; they follow it when
-        the cluster is upgraded (one node at a time, PodDisruptionBudgets respected, no surge of
-        GPU instances). Default: the version of an `eks.Cluster`; for an imported cluster, none
-        (a group then keeps the minor it was created with).
+    :param cluster: the EKS cluster, with a kubectl provider (for the chart).
+    :param subnets: private subnets for the nodes; with `settings.zones`, some in each zone.
+    :param settings: the pool's settings or plan. Default: pool `gpu`, g5.xlarge, min 0, max 8.
+    :param node_role: the nodes' role. Default: a new role with EKS's node group policies.
+    :param tags: AWS tags on the pool's resources, instances and volumes. Default: none.
+    :param kubernetes_version: the node groups' minor, e.g. "1.36". Default: the eks.Cluster's.
+
+    A node role of your own needs EKS's managed node group policies, and an access entry if the
+    cluster uses access entries only. With `kubernetes_version` the groups follow the cluster
+    on upgrade, one node at a time (PodDisruptionBudgets respected, no surge of GPU
+    instances); without one (an imported cluster) a group keeps the minor it was created with.
 
     What other constructs use: `nodegroups`, `node_role`, `asg_names` (deploy-time tokens, one
     per node group), `workload_node_selector` and `workload_tolerations` (what a pod needs to
