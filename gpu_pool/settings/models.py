@@ -325,10 +325,12 @@ RetentionDays = Literal[
     3288,
     3653,
 ]
+# Each octet 0-255 (EKS refuses the block otherwise, at deploy): the pattern says it.
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 Cidr = Annotated[
     str,
     matching(
-        r"^([0-9]{1,3}\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$",
+        rf"^({_OCTET}\.){{3}}{_OCTET}/([0-9]|[12][0-9]|3[0-2])$",
         "an IPv4 CIDR block such as 203.0.113.0/24",
     ),
 ]

@@ -79,6 +79,12 @@ PYDANTIC_WORDING = re.compile(
             "cluster.public_access_cidrs: must not be empty (got [])",
         ),
         ({"cluster": 5}, "cluster: must be a mapping of settings (got 5)"),
+        # An octet above 255 passes a digits-only pattern; EKS refuses the block at deploy.
+        (
+            {"cluster": {"public_access_cidrs": ["256.0.0.0/8"]}},
+            "cluster.public_access_cidrs[0]: '256.0.0.0/8' is not an IPv4 CIDR block such as "
+            "203.0.113.0/24",
+        ),
         ({"pool": {"labels": ["a"]}}, "pool.labels: must be a mapping (key: value) (got ['a'])"),
         (
             {"autoscaler": {"enabled": "yes"}},
