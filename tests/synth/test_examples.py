@@ -110,7 +110,7 @@ def test_the_readme_points_to_the_example_and_its_page():
     assert "(docs/library.md)" in readme
 
 
-@pytest.mark.synth
+@pytest.mark.cli_synth
 def test_the_example_synthesizes_with_the_pinned_cdk_cli_and_no_credentials(tmp_path):
     """As a user runs it: `cdk synth` in examples/ (its cdk.json: `python3 app.py`), with no AWS
     credentials or config. The VPC's zone lookup is answered by the context in examples/cdk.json,
