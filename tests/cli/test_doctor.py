@@ -12,6 +12,7 @@ from tests.support.fake_kube import Scenario, autoscaler, daemon_set, node
 CLUSTER = "gpu-pool"
 GPU_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
 TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu"
+LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/gpu-pool.io/pool"
 
 
 def _aws(tags: dict[str, str] | None, instance_types=("g5.xlarge",)):
@@ -31,7 +32,16 @@ def _aws(tags: dict[str, str] | None, instance_types=("g5.xlarge",)):
         [
             (
                 "describe_nodegroup",
-                {"nodegroup": {"instanceTypes": list(instance_types)}},
+                # What DescribeNodegroup says of the group now: its labels and taints.
+                {
+                    "nodegroup": {
+                        "instanceTypes": list(instance_types),
+                        "labels": {"gpu-pool.io/pool": "gpu"},
+                        "taints": [
+                            {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
+                        ],
+                    }
+                },
                 {"clusterName": CLUSTER, "nodegroupName": "GpuPoolG5Xlarge-abc"},
             )
         ]
@@ -142,6 +152,20 @@ CASES = {
         "resources/nvidia.com/gpu='4', but g5.xlarge has 1 GPU(s)",
         1,
     ),
+    # A taint and a label removed from the pool whose tags an earlier release failed to delete.
+    "asg-stale-template-tags": (
+        Scenario(),
+        {
+            **GOOD_TAGS,
+            LABEL_TAG: "gpu",
+            "k8s.io/cluster-autoscaler/node-template/label/team": "ml",
+            "k8s.io/cluster-autoscaler/node-template/taint/dedicated": "training:NoSchedule",
+        },
+        "[fail] ASG eks-GpuPoolG5Xlarge-4ac9: node-template tags for labels or taints the node "
+        "group no longer has: k8s.io/cluster-autoscaler/node-template/label/team, "
+        "k8s.io/cluster-autoscaler/node-template/taint/dedicated",
+        1,
+    ),
     "asg-taint-in-eks-spelling": (
         Scenario(),
         {**GOOD_TAGS, TAINT_TAG: "true:NO_SCHEDULE"},
@@ -184,6 +208,9 @@ FIXES = {
     "k8s.io/cluster-autoscaler/gpu-pool",
     "asg-gpu-count-wrong": "at zero nodes Cluster Autoscaler believes this tag: redeploy the "
     "stack so the tag writer rewrites it",
+    "asg-stale-template-tags": "a stale taint stops Cluster Autoscaler scaling this group up "
+    "from zero: aws autoscaling delete-tags --tags ResourceId=eks-GpuPoolG5Xlarge-4ac9,"
+    "ResourceType=auto-scaling-group,Key=<key> (the key alone), or redeploy",
     "asg-taint-in-eks-spelling": "the value must be <value>:<Effect> in Kubernetes spelling "
     "(NoSchedule)",
 }

@@ -15,7 +15,13 @@ from kubernetes import client
 
 from gpu_pool.model import catalog
 from gpu_pool.model.catalog import CatalogError
-from gpu_pool.model.labels import GPU_RESOURCE, POOL_LABEL, RESOURCE_TAG_PREFIX, TAINT_TAG_PREFIX
+from gpu_pool.model.labels import (
+    GPU_RESOURCE,
+    LABEL_TAG_PREFIX,
+    POOL_LABEL,
+    RESOURCE_TAG_PREFIX,
+    TAINT_TAG_PREFIX,
+)
 from gpu_pool.model.scheduling import (
     node_affinity_matches,
     node_selector_matches,
@@ -184,9 +190,10 @@ def asg_tag_verdicts(autoscaling: Any, eks: Any, cluster_name: str) -> list[Verd
         gpu_tag = tags.get(f"{RESOURCE_TAG_PREFIX}{GPU_RESOURCE}")
         if nodegroup is None:
             continue
-        types = eks.describe_nodegroup(clusterName=cluster_name, nodegroupName=nodegroup)[
+        described = eks.describe_nodegroup(clusterName=cluster_name, nodegroupName=nodegroup)[
             "nodegroup"
-        ].get("instanceTypes")
+        ]
+        types = described.get("instanceTypes")
         if not types:
             continue  # types only in a launch template: nothing to judge the tag against
         try:
@@ -223,5 +230,34 @@ def asg_tag_verdicts(autoscaling: Any, eks: Any, cluster_name: str) -> list[Verd
                 )
             )
             continue
+        stale = _stale_template_tags(tags, described)
+        if stale:
+            verdicts.append(
+                Verdict(
+                    "fail",
+                    f"ASG {name}",
+                    f"node-template tags for labels or taints the node group no longer has: "
+                    f"{', '.join(stale)}",
+                    "a stale taint stops Cluster Autoscaler scaling this group up from zero: "
+                    f"aws autoscaling delete-tags --tags ResourceId={name},"
+                    "ResourceType=auto-scaling-group,Key=<key> (the key alone), or redeploy",
+                )
+            )
+            continue
         verdicts.append(Verdict("ok", f"ASG {name}", f"{nodegroup}: {GPU_RESOURCE}={gpu_tag}"))
     return verdicts
+
+
+def _stale_template_tags(tags: dict[str, str], nodegroup: dict[str, Any]) -> list[str]:
+    """Label and taint tags whose key the node group's labels or taints (DescribeNodegroup)
+    do not have: left by a delete that did not happen (before gpu-pool sent DeleteTags with
+    the key alone, EC2 Auto Scaling kept a tag whose given value did not match). An empty
+    list or map is absent from the response: none."""
+    labels = set(nodegroup.get("labels") or {})
+    taints = {t["key"] for t in nodegroup.get("taints") or []}
+    return sorted(
+        key
+        for key in tags
+        if (key.startswith(LABEL_TAG_PREFIX) and key.removeprefix(LABEL_TAG_PREFIX) not in labels)
+        or (key.startswith(TAINT_TAG_PREFIX) and key.removeprefix(TAINT_TAG_PREFIX) not in taints)
+    )
