@@ -20,6 +20,7 @@ from gpu_pool.settings.models import (
     KarpenterPoolSettings,
     KarpenterSettings,
     PoolSettings,
+    SharingSettings,
     SystemNodesSettings,
     Taint,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "KarpenterPoolSettings",
     "KarpenterSettings",
     "PoolSettings",
+    "SharingSettings",
     "SystemNodesSettings",
     "Taint",
     "deep_merge",
