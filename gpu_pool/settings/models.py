@@ -328,6 +328,21 @@ class KarpenterSettings(_Settings):
     untainted (existing cluster). Never on the GPU pools."""
 
 
+GpuMetrics = Literal["none", "dcgm-exporter", "cloudwatch"]
+
+
+class MetricsSettings(_Settings):
+    """GPU metrics for the cluster, opt-in (docs/gpu-sharing.md#gpu-metrics)."""
+
+    gpu: GpuMetrics = "none"
+    """none; dcgm-exporter: NVIDIA's exporter (Prometheus format, port 9400) on every GPU node
+    whose pool does not use the GPU Operator (which runs its own); cloudwatch: the Amazon
+    CloudWatch Observability EKS add-on (Container Insights, GPU metrics included)."""
+    service_monitor: bool = False
+    """dcgm-exporter: also create its ServiceMonitor, which needs the Prometheus Operator's
+    CRDs in the cluster."""
+
+
 EndpointAccess = Literal["public", "private", "public_and_private"]
 ControlPlaneLog = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
 # CloudWatch Logs retention periods, in days (PutRetentionPolicy).
@@ -466,6 +481,8 @@ class AppSettings(_Settings):
     """Cluster Autoscaler, installed when a pool uses it."""
     karpenter: KarpenterSettings = KarpenterSettings()
     """The Karpenter installation, made when a pool uses it."""
+    metrics: MetricsSettings = MetricsSettings()
+    """GPU metrics: none (default), dcgm-exporter or cloudwatch."""
 
     @field_validator("pools", mode="before")
     @classmethod

