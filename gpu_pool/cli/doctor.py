@@ -9,11 +9,13 @@ from gpu_pool.cli.inspect import karpenter as karpenter
 from gpu_pool.cli.inspect.cluster import (
     MISSING_DEVICE_PLUGIN,
     Verdict,
+    allocatable,
     as_dict,
     asg_tag_verdicts,
     autoscaler_state,
     device_plugin_daemon_sets,
     device_plugin_reaches,
+    expected_gpu_resources,
     gpu_allocatable,
     node_ready,
     pool_selector,
@@ -48,7 +50,7 @@ def doctor_verdicts(
                 Verdict("warn", "ASG tags", "not checked: no AWS credentials or region")
             )
         else:
-            verdicts += asg_tag_verdicts(aws("autoscaling"), aws("eks"), cluster_name)
+            verdicts += asg_tag_verdicts(aws("autoscaling"), aws("eks"), cluster_name, pools)
     karpenter_pools = [pool for pool in pools if pool.provisioner == "karpenter"]
     if karpenter_pools:
         verdicts += _karpenter_verdicts(apps, custom, karpenter_pools, aws)
@@ -89,10 +91,13 @@ def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Ve
         name = node["metadata"]["name"]
         ready, problems = node_ready(node)
         gpus = gpu_allocatable(node)
+        expected = expected_gpu_resources(pool, node)
         if not ready:
             verdicts.append(
                 Verdict("fail", f"node {name}", f"not Ready: {problems}", "see kubelet")
             )
+        elif pool.sharing is not None and expected is not None:
+            verdicts.append(_shared_node_verdict(pool.name, pool.sharing.mode, node, expected))
         elif gpus == 0:
             plugin = device_plugin_reaches(node, daemon_sets)
             verdicts.append(
@@ -106,6 +111,26 @@ def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Ve
         else:
             verdicts.append(Verdict("ok", f"node {name}", f"Ready, nvidia.com/gpu: {gpus}"))
     return verdicts
+
+
+def _shared_node_verdict(
+    pool: str, mode: str, node: dict[str, Any], expected: dict[str, int]
+) -> Verdict:
+    """A sharing pool's node against the resources its sharing should advertise."""
+    name = node["metadata"]["name"]
+    seen = {resource: allocatable(node, resource) for resource in expected}
+    advertised = ", ".join(f"{r}: {n}" for r, n in seen.items())
+    if seen == expected:
+        return Verdict("ok", f"node {name}", f"Ready, {advertised}")
+    wanted = ", ".join(f"{r}: {n}" for r, n in expected.items())
+    return Verdict(
+        "fail",
+        f"node {name}",
+        f"Ready, advertises {advertised}; its pool's {mode} should make it {wanted}",
+        f"check its label nvidia.com/device-plugin.config={pool} and restart the pool's "
+        "device plugin (kubectl -n kube-system rollout restart daemonset "
+        f"nvidia-device-plugin-{pool}; the GPU Operator's for a MIG pool)",
+    )
 
 
 def _device_plugin_rollout(daemon_sets: list[Any]) -> list[Verdict]:

@@ -59,6 +59,16 @@ class SharingPlan:
             return not self.settings.rename
         return self.settings.strategy != "mixed"
 
+    @property
+    def workload_resources(self) -> list[str]:
+        """The resources a pod asks one share of: nvidia.com/gpu, nvidia.com/gpu.shared, or one
+        per profile of a mixed layout."""
+        if self.mode == "time-slicing":
+            return [SHARED_GPU_RESOURCE if self.settings.rename else GPU_RESOURCE]
+        if self.settings.strategy == "mixed":
+            return [mig_resource(p) for p in self.mig_devices]
+        return [GPU_RESOURCE]
+
     def node_labels(self) -> dict[str, str]:
         """The labels that make a node read this pool's config (and take its MIG layout)."""
         labels = {DEVICE_PLUGIN_CONFIG_LABEL: self.config_name}
