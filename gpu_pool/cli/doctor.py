@@ -20,6 +20,7 @@ from gpu_pool.cli.inspect.cluster import (
     node_ready,
     pool_selector,
 )
+from gpu_pool.model.versions import NVIDIA_GPU_OPERATOR
 from gpu_pool.plan.pool import PoolPlan
 
 
@@ -30,19 +31,26 @@ def doctor_verdicts(
     cluster_name: str,
     aws: Any = None,
     custom: Any = None,
+    metrics: str = "none",
 ) -> list[Verdict]:
     """Every pool's nodes and their GPUs, the device plugins' reach; for node-group pools the
     autoscaler and (with AWS) the ASG tags; for Karpenter pools its controller, each NodePool,
-    EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue.
+    EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue; with
+    `metrics` (the `metrics.gpu` setting) other than none, whether each GPU node exports them.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
     CustomObjectsApi Karpenter's objects are read with.
     """
     verdicts = []
     daemon_sets = device_plugin_daemon_sets(apps)
+    gpu_nodes = []
     for pool in pools:
-        verdicts += _node_verdicts(core, pool, daemon_sets)
+        nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
+        verdicts += _node_verdicts(pool, nodes, daemon_sets)
+        gpu_nodes += nodes
     verdicts += _device_plugin_rollout(daemon_sets)
+    if metrics in EXPORTER_PODS:
+        verdicts += _metrics_verdicts(core, gpu_nodes, metrics)
     if any(pool.provisioner == "cluster-autoscaler" for pool in pools):
         verdicts.append(autoscaler_state(apps, cluster_name))
         if aws is None:
@@ -82,9 +90,10 @@ def _karpenter_verdicts(
     return verdicts
 
 
-def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Verdict]:
+def _node_verdicts(
+    pool: PoolPlan, nodes: list[dict[str, Any]], daemon_sets: list[Any]
+) -> list[Verdict]:
     verdicts = []
-    nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
     if not nodes:
         verdicts.append(Verdict("ok", f"pool {pool.name}", "no nodes: the pool is at zero"))
     for node in nodes:
@@ -111,6 +120,63 @@ def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Ve
         else:
             verdicts.append(Verdict("ok", f"node {name}", f"Ready, nvidia.com/gpu: {gpus}"))
     return verdicts
+
+
+# Where each `metrics.gpu` choice runs its DCGM exporter pods: (namespace, label selector, pod
+# name prefix). dcgm-exporter: the chart's selector labels (NVIDIA/dcgm-exporter 4.8.2
+# deployment/templates/_helpers.tpl), and the GPU Operator's own exporter on its pool
+# (NVIDIA/gpu-operator v26.3.1 assets/state-dcgm-exporter/0800_daemonset.yaml); cloudwatch: the
+# add-on's DaemonSet dcgm-exporter (aws/amazon-cloudwatch-agent-operator#89).
+EXPORTER_PODS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "dcgm-exporter": (
+        ("kube-system", "app.kubernetes.io/name=dcgm-exporter", ""),
+        (NVIDIA_GPU_OPERATOR.namespace, "app=nvidia-dcgm-exporter", ""),
+    ),
+    "cloudwatch": (("amazon-cloudwatch", "", "dcgm-exporter-"),),
+}
+_METRICS_FIX = {
+    "dcgm-exporter": "kubectl -n kube-system describe ds dcgm-exporter: its node affinity and "
+    "tolerations must admit the node (redeploy the stack after changing a pool's taints)",
+    "cloudwatch": "kubectl -n amazon-cloudwatch get pods -o wide: the add-on's DCGM exporter "
+    "may not tolerate the pool's taints (aws/amazon-cloudwatch-agent-operator#290)",
+}
+
+
+def _metrics_verdicts(core: Any, nodes: list[dict[str, Any]], metrics: str) -> list[Verdict]:
+    """Each Ready GPU node: whether a running, ready DCGM exporter pod of `metrics` is on it."""
+    exporters: dict[str, str] = {}
+    for namespace, selector, prefix in EXPORTER_PODS[metrics]:
+        for pod in core.list_namespaced_pod(namespace, label_selector=selector).items:
+            pod = as_dict(pod)
+            if pod["metadata"]["name"].startswith(prefix) and _running(pod):
+                exporters[pod["spec"].get("nodeName", "")] = (
+                    f"{namespace}/{pod['metadata']['name']}"
+                )
+    verdicts = []
+    for node in nodes:
+        name = node["metadata"]["name"]
+        if not node_ready(node)[0]:
+            continue
+        exporter = exporters.get(name)
+        verdicts.append(
+            Verdict("ok", f"metrics {name}", f"exported by {exporter}")
+            if exporter
+            else Verdict(
+                "warn",
+                f"metrics {name}",
+                f"no running DCGM exporter pod on it (metrics.gpu: {metrics})",
+                _METRICS_FIX[metrics],
+            )
+        )
+    return verdicts
+
+
+def _running(pod: dict[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    ready = any(
+        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or []
+    )
+    return status.get("phase") == "Running" and ready
 
 
 def _shared_node_verdict(

@@ -294,7 +294,13 @@ def _doctor(
 
     core, apps, custom = _kubernetes(args, settings)
     verdicts = doctor_verdicts(
-        core, apps, pools, settings.cluster.name, aws or _aws(settings), custom=custom
+        core,
+        apps,
+        pools,
+        settings.cluster.name,
+        aws or _aws(settings),
+        custom=custom,
+        metrics=settings.metrics.gpu,
     )
     print(format_verdicts(verdicts))
     return 1 if any(v.status == "fail" for v in verdicts) else 0
