@@ -8,8 +8,7 @@ import yaml
 
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan.gpu_software import _operator_device_plugin_pod
-from gpu_pool.plan.pool import plan_pool
-from gpu_pool.settings import PoolSettings, deep_merge
+from gpu_pool.settings import deep_merge
 from tests.support.ca_template import estimate_nodes, node_template, pod_fits_template
 from tests.support.cfn import (
     DEVICE_PLUGIN_CHART_DEFAULTS,
@@ -251,62 +250,6 @@ def test_cluster_autoscaler_fits_slices_on_a_zero_node_group(
     assert pod_fits_template(pod(resource, pool=pool), node)
     assert estimate_nodes([pod(resource, pool=pool)] * per_node, node) == 1
     assert estimate_nodes([pod(resource, pool=pool)] * (per_node + 1), node) == 2
-
-
-def test_a_whole_gpu_pod_does_not_fit_a_pool_that_advertises_none():
-    """With renamed shares or mixed MIG, nvidia.com/gpu is 0: CA does not scale such a pool up
-    for a pod that asks for a whole GPU."""
-    for settings in (SHARING["pools"]["shared"], SHARING["pools"]["mig"]):
-        (group,) = plan_pool(PoolSettings(**settings)).node_groups
-        node = node_template(group.node_template_tags())
-        assert not pod_fits_template(
-            pod("nvidia.com/gpu", pool=group.labels["gpu-pool.io/pool"]), node
-        )
-
-
-def test_mig_single_advertises_the_profiles_instances_as_gpus():
-    plan = plan_pool(
-        PoolSettings(
-            name="single",
-            instance_types=["p4d.24xlarge"],
-            gpu_software="gpu-operator",
-            sharing={"mode": "mig", "strategy": "single", "profile": "1g.5gb"},
-        )
-    )
-    (group,) = plan.node_groups
-    tags = group.node_template_tags()
-    assert tags[RESOURCE + "nvidia.com/gpu"] == "56"  # 7 x 1g.5gb on each of 8 A100s
-    assert tags[GPU_LABEL] == "nvidia-a100"  # whole-GPU resource still advertised
-    assert plan.chart is not None
-    values = plan.chart.values
-    assert values["mig"] == {"strategy": "single"}
-    mig_configs = yaml.safe_load(values["migManager"]["config"]["data"]["config.yaml"])
-    assert mig_configs["mig-configs"]["single"] == [
-        {"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}
-    ]
-    assert yaml.safe_load(values["devicePlugin"]["config"]["data"]["single"]) == {
-        "version": "v1",
-        "flags": {"migStrategy": "single"},
-    }
-
-
-def test_time_slicing_through_the_gpu_operator_configures_its_plugin():
-    plan = plan_pool(
-        PoolSettings(
-            name="op",
-            gpu_software="gpu-operator",
-            sharing={"mode": "time-slicing", "replicas": 2},
-        )
-    )
-    assert plan.chart is not None
-    config = plan.chart.values["devicePlugin"]["config"]
-    assert (config["create"], config["name"], config["default"], list(config["data"])) == (
-        True,
-        "gpu-pool-device-plugin-config",
-        "op",
-        ["op"],
-    )
-    assert "mig" not in plan.chart.values and "migManager" not in plan.chart.values
 
 
 @pytest.fixture(scope="module")
