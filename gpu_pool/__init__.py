@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from gpu_pool.settings import AppSettings as AppSettings
     from gpu_pool.settings import AutoscalerSettings as AutoscalerSettings
     from gpu_pool.settings import ChartVersions as ChartVersions
+    from gpu_pool.settings import MetricsSettings as MetricsSettings
+    from gpu_pool.settings import SharingSettings as SharingSettings
     from gpu_pool.settings import ClusterSettings as ClusterSettings
     from gpu_pool.settings import ConfigError as ConfigError
     from gpu_pool.settings import ControlPlaneLoggingSettings as ControlPlaneLoggingSettings
@@ -43,6 +45,8 @@ _EXPORTS = {
     "AppSettings": "gpu_pool.settings",
     "AutoscalerSettings": "gpu_pool.settings",
     "ChartVersions": "gpu_pool.settings",
+    "MetricsSettings": "gpu_pool.settings",
+    "SharingSettings": "gpu_pool.settings",
     "ClusterSettings": "gpu_pool.settings",
     "ConfigError": "gpu_pool.settings",
     "ControlPlaneLoggingSettings": "gpu_pool.settings",

@@ -15,6 +15,7 @@ from gpu_pool.cdk.autoscaler import ClusterAutoscaler
 from gpu_pool.cdk.cluster import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
+from gpu_pool.cdk.metrics import GpuMetrics
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
@@ -74,6 +75,10 @@ class GpuPoolStack(Stack):
             if plan.provisioner == "auto-mode":
                 built[plan.name] = self._auto_mode_pool(plan, subnets)
         self.pools = [built[plan.name] for plan in plans]
+        if settings.metrics.gpu != "none":
+            self.metrics = GpuMetrics(
+                self, "GpuMetrics", cluster=self.cluster, settings=settings.metrics, plans=plans
+            )
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
         _keep_agent_logical_id(self.cluster)
         acknowledge_managed_policies(self)

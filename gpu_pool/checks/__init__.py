@@ -14,6 +14,7 @@ from datetime import date
 from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, uses_karpenter
 from gpu_pool.checks.between_pools import check_pool_among
 from gpu_pool.checks.controllers import check_node_selector
+from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
 from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
@@ -57,6 +58,7 @@ def check_settings(
         for index, plan in enumerate(plans)
     ]
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
+    app += check_metrics(settings.metrics)
     for selector, setting, used in (
         (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),
         (settings.karpenter.node_selector, "karpenter", uses_karpenter(settings)),

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 
 from gpu_pool.checks.auto_mode import check_auto_mode_pool
 from gpu_pool.checks.karpenter import check_karpenter_pool
+from gpu_pool.checks.sharing import check_sharing
 from gpu_pool.checks.syntax import (
     LABEL_VALUE,
     QUALIFIED_KEY,
@@ -21,7 +22,9 @@ from gpu_pool.model.catalog import Architecture, GpuInstanceType
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.labels import (
     ACCELERATOR_LABEL,
+    DEVICE_PLUGIN_CONFIG_LABEL,
     GPU_PRESENT_LABEL,
+    MIG_CONFIG_LABEL,
     OPERANDS_LABEL,
     POOL_LABEL,
     RESERVED_LABELS,
@@ -49,6 +52,7 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
         )
     findings += _check_entries(plan)
     findings += _check_gpu_software(plan)
+    findings += check_sharing(plan)
     findings += _check_versions(pool, prefix)
     findings += _check_labels_and_taints(plan)
     if plan.karpenter is not None:
@@ -166,6 +170,8 @@ _RESERVED_WHY = {
     GPU_PRESENT_LABEL: "the device plugin's affinity needs it on every GPU node",
     ACCELERATOR_LABEL: "Cluster Autoscaler reads the GPU model from it",
     OPERANDS_LABEL: "it keeps the GPU Operator off pools that do not use it",
+    DEVICE_PLUGIN_CONFIG_LABEL: "it picks the pool's device plugin config: set pool.sharing",
+    MIG_CONFIG_LABEL: "it picks the pool's MIG layout: set pool.sharing",
 }
 
 

@@ -9,15 +9,18 @@ from gpu_pool.cli.inspect import karpenter as karpenter
 from gpu_pool.cli.inspect.cluster import (
     MISSING_DEVICE_PLUGIN,
     Verdict,
+    allocatable,
     as_dict,
     asg_tag_verdicts,
     autoscaler_state,
     device_plugin_daemon_sets,
     device_plugin_reaches,
+    expected_gpu_resources,
     gpu_allocatable,
     node_ready,
     pool_selector,
 )
+from gpu_pool.model.versions import NVIDIA_GPU_OPERATOR
 from gpu_pool.plan.pool import PoolPlan
 
 
@@ -28,23 +31,30 @@ def doctor_verdicts(
     cluster_name: str,
     aws: Any = None,
     custom: Any = None,
+    metrics: str = "none",
 ) -> list[Verdict]:
     """Every pool's nodes and their GPUs, the device plugins' reach; for node-group pools the
     autoscaler and (with AWS) the ASG tags; for Karpenter pools its controller, each NodePool,
     EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue; for Auto Mode
-    pools each NodePool, NodeClass and unfinished NodeClaim.
+    pools each NodePool, NodeClass and unfinished NodeClaim; with `metrics` (the `metrics.gpu`
+    setting) other than none, whether each GPU node exports them.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
     CustomObjectsApi Karpenter's objects are read with.
     """
     verdicts = []
     daemon_sets = device_plugin_daemon_sets(apps)
+    gpu_nodes = []
     for pool in pools:
-        verdicts += _node_verdicts(core, pool, daemon_sets)
+        nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
+        verdicts += _node_verdicts(pool, nodes, daemon_sets)
+        gpu_nodes += nodes
     # Auto Mode's device plugin is part of its nodes, not a DaemonSet (EKS user guide,
     # automode/auto-accelerated.adoc): a cluster of Auto Mode pools has none to find.
     if daemon_sets or any(pool.provisioner != "auto-mode" for pool in pools):
         verdicts += _device_plugin_rollout(daemon_sets)
+    if metrics in EXPORTER_PODS:
+        verdicts += _metrics_verdicts(core, gpu_nodes, metrics)
     if any(pool.provisioner == "cluster-autoscaler" for pool in pools):
         verdicts.append(autoscaler_state(apps, cluster_name))
         if aws is None:
@@ -52,7 +62,7 @@ def doctor_verdicts(
                 Verdict("warn", "ASG tags", "not checked: no AWS credentials or region")
             )
         else:
-            verdicts += asg_tag_verdicts(aws("autoscaling"), aws("eks"), cluster_name)
+            verdicts += asg_tag_verdicts(aws("autoscaling"), aws("eks"), cluster_name, pools)
     karpenter_pools = [pool for pool in pools if pool.provisioner == "karpenter"]
     if karpenter_pools:
         deployment = karpenter.read_controller(apps)
@@ -85,19 +95,23 @@ def _node_pool_verdicts(custom: Any, pools: Sequence[PoolPlan]) -> list[Verdict]
     return verdicts
 
 
-def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Verdict]:
+def _node_verdicts(
+    pool: PoolPlan, nodes: list[dict[str, Any]], daemon_sets: list[Any]
+) -> list[Verdict]:
     verdicts = []
-    nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
     if not nodes:
         verdicts.append(Verdict("ok", f"pool {pool.name}", "no nodes: the pool is at zero"))
     for node in nodes:
         name = node["metadata"]["name"]
         ready, problems = node_ready(node)
         gpus = gpu_allocatable(node)
+        expected = expected_gpu_resources(pool, node)
         if not ready:
             verdicts.append(
                 Verdict("fail", f"node {name}", f"not Ready: {problems}", "see kubelet")
             )
+        elif pool.sharing is not None and expected is not None:
+            verdicts.append(_shared_node_verdict(pool.name, pool.sharing.mode, node, expected))
         elif gpus == 0 and pool.provisioner == "auto-mode":
             verdicts.append(
                 Verdict(
@@ -122,6 +136,83 @@ def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Ve
         else:
             verdicts.append(Verdict("ok", f"node {name}", f"Ready, nvidia.com/gpu: {gpus}"))
     return verdicts
+
+
+# Where each `metrics.gpu` choice runs its DCGM exporter pods: (namespace, label selector, pod
+# name prefix). dcgm-exporter: the chart's selector labels (NVIDIA/dcgm-exporter 4.8.2
+# deployment/templates/_helpers.tpl), and the GPU Operator's own exporter on its pool
+# (NVIDIA/gpu-operator v26.3.1 assets/state-dcgm-exporter/0800_daemonset.yaml); cloudwatch: the
+# add-on's DaemonSet dcgm-exporter (aws/amazon-cloudwatch-agent-operator#89).
+EXPORTER_PODS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "dcgm-exporter": (
+        ("kube-system", "app.kubernetes.io/name=dcgm-exporter", ""),
+        (NVIDIA_GPU_OPERATOR.namespace, "app=nvidia-dcgm-exporter", ""),
+    ),
+    "cloudwatch": (("amazon-cloudwatch", "", "dcgm-exporter-"),),
+}
+_METRICS_FIX = {
+    "dcgm-exporter": "kubectl -n kube-system describe ds dcgm-exporter: its node affinity and "
+    "tolerations must admit the node (redeploy the stack after changing a pool's taints)",
+    "cloudwatch": "kubectl -n amazon-cloudwatch get pods -o wide: the add-on's DCGM exporter "
+    "may not tolerate the pool's taints (aws/amazon-cloudwatch-agent-operator#290)",
+}
+
+
+def _metrics_verdicts(core: Any, nodes: list[dict[str, Any]], metrics: str) -> list[Verdict]:
+    """Each Ready GPU node: whether a running, ready DCGM exporter pod of `metrics` is on it."""
+    exporters: dict[str, str] = {}
+    for namespace, selector, prefix in EXPORTER_PODS[metrics]:
+        for pod in core.list_namespaced_pod(namespace, label_selector=selector).items:
+            pod = as_dict(pod)
+            if pod["metadata"]["name"].startswith(prefix) and _running(pod):
+                exporters[pod["spec"].get("nodeName", "")] = (
+                    f"{namespace}/{pod['metadata']['name']}"
+                )
+    verdicts = []
+    for node in nodes:
+        name = node["metadata"]["name"]
+        if not node_ready(node)[0]:
+            continue
+        exporter = exporters.get(name)
+        verdicts.append(
+            Verdict("ok", f"metrics {name}", f"exported by {exporter}")
+            if exporter
+            else Verdict(
+                "warn",
+                f"metrics {name}",
+                f"no running DCGM exporter pod on it (metrics.gpu: {metrics})",
+                _METRICS_FIX[metrics],
+            )
+        )
+    return verdicts
+
+
+def _running(pod: dict[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    ready = any(
+        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or []
+    )
+    return status.get("phase") == "Running" and ready
+
+
+def _shared_node_verdict(
+    pool: str, mode: str, node: dict[str, Any], expected: dict[str, int]
+) -> Verdict:
+    """A sharing pool's node against the resources its sharing should advertise."""
+    name = node["metadata"]["name"]
+    seen = {resource: allocatable(node, resource) for resource in expected}
+    advertised = ", ".join(f"{r}: {n}" for r, n in seen.items())
+    if seen == expected:
+        return Verdict("ok", f"node {name}", f"Ready, {advertised}")
+    wanted = ", ".join(f"{r}: {n}" for r, n in expected.items())
+    return Verdict(
+        "fail",
+        f"node {name}",
+        f"Ready, advertises {advertised}; its pool's {mode} should make it {wanted}",
+        f"check its label nvidia.com/device-plugin.config={pool} and restart the pool's "
+        "device plugin (kubectl -n kube-system rollout restart daemonset "
+        f"nvidia-device-plugin-{pool}; the GPU Operator's for a MIG pool)",
+    )
 
 
 def _device_plugin_rollout(daemon_sets: list[Any]) -> list[Verdict]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from gpu_pool.cli.smoke_test import smoke_test_pod
+from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_pod
 from gpu_pool.plan.pool import PoolPlan, plan_pools
 from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
 
@@ -68,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
         if name != "doctor":
             command.add_argument(
                 "--pool", help="the pool to test (default: the only one; doctor checks all)"
+            )
+            command.add_argument(
+                "--resource",
+                help="what the smoke pod asks one of (default: nvidia.com/gpu, or the pool's "
+                "share: nvidia.com/gpu.shared, or its MIG layout's first profile)",
             )
         if name == "smoke-test-manifest":
             continue
@@ -138,6 +143,17 @@ def _pool(pools: Sequence[PoolPlan], name: str | None) -> PoolPlan:
         if pool.name == name:
             return pool
     raise CliError(f"--pool: no pool named '{name}' in the settings (pools: {names})")
+
+
+def _resource(pool: PoolPlan, name: str | None) -> str | None:
+    """The resource named by --resource, if the pool's nodes advertise it."""
+    advertised = smoke_resources(pool)
+    if name is not None and name not in advertised:
+        raise CliError(
+            f"--resource: pool '{pool.name}' does not advertise '{name}' "
+            f"(it advertises: {', '.join(advertised)})"
+        )
+    return name
 
 
 def _kubernetes(args: argparse.Namespace, settings: AppSettings) -> tuple[Any, Any, Any]:
@@ -244,12 +260,14 @@ def main(
         settings = _settings(args)
         pools = plan_pools(settings)
         if args.command == "smoke-test-manifest":
-            pod = smoke_test_pod(_pool(pools, args.pool))
+            pool = _pool(pools, args.pool)
+            pod = smoke_test_pod(pool, resource=_resource(pool, args.resource))
             sys.stdout.write(yaml.safe_dump(pod, sort_keys=False))
             return 0
         if args.command == "doctor":
             return _doctor(args, settings, pools, aws)
-        return _verify(args, settings, _pool(pools, args.pool), aws, clock)
+        pool = _pool(pools, args.pool)
+        return _verify(args, settings, pool, _resource(pool, args.resource), aws, clock)
     except (ConfigError, CliError) as err:
         print(f"gpu-pool: {err}", file=sys.stderr)
         return 2
@@ -276,7 +294,13 @@ def _doctor(
 
     core, apps, custom = _kubernetes(args, settings)
     verdicts = doctor_verdicts(
-        core, apps, pools, settings.cluster.name, aws or _aws(settings), custom=custom
+        core,
+        apps,
+        pools,
+        settings.cluster.name,
+        aws or _aws(settings),
+        custom=custom,
+        metrics=settings.metrics.gpu,
     )
     print(format_verdicts(verdicts))
     return 1 if any(v.status == "fail" for v in verdicts) else 0
@@ -286,6 +310,7 @@ def _verify(
     args: argparse.Namespace,
     settings: AppSettings,
     pool: PoolPlan,
+    resource: str | None,
     aws: Callable[[str], Any] | None,
     clock: Clock | None,
 ) -> int:
@@ -311,6 +336,7 @@ def _verify(
         autoscaling=aws("autoscaling") if aws else None,
         custom=custom,
         clock=clock,
+        resource=resource,
     )
     return verifier.run()
 

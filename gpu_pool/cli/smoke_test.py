@@ -12,10 +12,20 @@ from gpu_pool.plan.pool import PoolPlan
 SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
 
 
+def smoke_resources(pool: PoolPlan) -> list[str]:
+    """The GPU resources a smoke pod may ask of the pool: nvidia.com/gpu, or what its sharing
+    advertises (a share, or a MIG profile of its layout); the first is the default."""
+    return pool.sharing.workload_resources if pool.sharing is not None else [GPU_RESOURCE]
+
+
 def smoke_test_pod(
-    pool: PoolPlan, name: str = "gpu-pool-smoke-test", gpus: int = 1
+    pool: PoolPlan,
+    name: str = "gpu-pool-smoke-test",
+    gpus: int = 1,
+    resource: str | None = None,
 ) -> dict[str, Any]:
-    """A pod that asks for `gpus` GPUs, selects the pool's nodes and tolerates its taints."""
+    """A pod that asks for `gpus` of `resource` (default: the pool's first in
+    `smoke_resources`), selects the pool's nodes and tolerates its taints."""
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -32,7 +42,7 @@ def smoke_test_pod(
                     "name": "nvidia-smi",
                     "image": SMOKE_TEST_IMAGE,
                     "command": ["nvidia-smi"],
-                    "resources": {"limits": {GPU_RESOURCE: str(gpus)}},
+                    "resources": {"limits": {resource or smoke_resources(pool)[0]: str(gpus)}},
                 }
             ],
         },

@@ -2,9 +2,10 @@
 
 Stages, each printed with its time since submission: Pending -> scale-up decision (Cluster
 Autoscaler's TriggeredScaleUp naming the node group, or a new Karpenter NodeClaim for the
-pool's NodePool) -> node joined -> node Ready -> allocatable nvidia.com/gpu > 0 -> pod
-scheduled -> pod succeeded, then the pod's nvidia-smi output. A stage that stalls past its
-timeout is classified with its evidence and the fix. The pod is deleted however the run ends.
+pool's NodePool) -> node joined -> node Ready -> allocatable nvidia.com/gpu (or the pool's
+share) > 0 -> pod scheduled -> pod succeeded, then the pod's nvidia-smi output. A stage that
+stalls past its timeout is classified with its evidence and the fix. The pod is deleted however
+the run ends.
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ from typing import Any, Protocol, TextIO
 
 from gpu_pool.cli.inspect import karpenter as karpenter
 from gpu_pool.cli.inspect.cluster import (
+    allocatable,
     as_dict,
     autoscaler_state,
     device_plugin_daemon_sets,
     device_plugin_reaches,
-    gpu_allocatable,
     node_ready,
     pool_selector,
 )
-from gpu_pool.cli.smoke_test import smoke_test_pod
+from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_pod
 from gpu_pool.plan.pool import PoolPlan
 
 STAGES = ("pending", "scale-up", "node joined", "node ready", "gpu allocatable", "scheduled")
@@ -98,10 +99,12 @@ class Verifier:
         autoscaling: Any = None,
         clock: Clock | None = None,
         custom: Any = None,
+        resource: str | None = None,
     ) -> None:
         """`autoscaling` (a boto3 client) reads ASG activities when a launch stalls; `custom`
         (CustomObjectsApi) is needed for a Karpenter pool: NodeClaims and the NodePool are
-        custom objects."""
+        custom objects. `resource`: what the smoke pod asks one of (default: the pool's first
+        in `smoke_resources`, e.g. a share or a MIG profile)."""
         self.core, self.apps, self.pool, self.custom = core, apps, pool, custom
         self.cluster_name, self.namespace = cluster_name, namespace
         self.timeouts = timeouts
@@ -110,14 +113,16 @@ class Verifier:
         self.autoscaling = autoscaling
         self.clock = clock or SystemClock()
         self.pod_name = f"gpu-pool-smoke-test-{secrets.token_hex(3)}"
+        self.resource = resource or smoke_resources(pool)[0]
 
     def run(self) -> int:
         """0 when the pod ran nvidia-smi to success; 1 with a classified failure otherwise."""
         known_nodes = {n.metadata.name for n in self._pool_nodes()}
         known_claims = {c["metadata"]["name"] for c in self._node_claims()}
-        self.core.create_namespaced_pod(self.namespace, smoke_test_pod(self.pool, self.pod_name))
+        pod = smoke_test_pod(self.pool, self.pod_name, resource=self.resource)
+        self.core.create_namespaced_pod(self.namespace, pod)
         run = Run(started=self.clock.now(), known_nodes=known_nodes, known_claims=known_claims)
-        self._say(run, f"submitted pod {self.namespace}/{self.pod_name} (nvidia.com/gpu: 1)")
+        self._say(run, f"submitted pod {self.namespace}/{self.pod_name} ({self.resource}: 1)")
         try:
             self._follow(run)
             self._say(run, "pod succeeded; nvidia-smi output:")
@@ -199,8 +204,9 @@ class Verifier:
             self._mark(run, "node joined", node["metadata"]["name"])
             if node_ready(node)[0]:
                 self._mark(run, "node ready", node["metadata"]["name"])
-                if gpu_allocatable(node) > 0:
-                    self._mark(run, "gpu allocatable", f"nvidia.com/gpu: {gpu_allocatable(node)}")
+                count = allocatable(node, self.resource)
+                if count > 0:
+                    self._mark(run, "gpu allocatable", f"{self.resource}: {count}")
 
     def _pod_log(self) -> str:
         # The client does not decode text responses (a log comes back as "b'...'"), so read
@@ -244,7 +250,7 @@ class Verifier:
                     )
                 verdict = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
                 raise Failure(
-                    "the node is Ready but advertises no nvidia.com/gpu (device plugin)",
+                    f"the node is Ready but advertises no {self.resource} (device plugin)",
                     [verdict.detail],
                     verdict.fix or "the plugin runs there: check its pod logs on the node",
                 )

@@ -9,13 +9,77 @@ aws-cdk-lib's own list rejects several current families (p5, p6-b200, g6f, gr6, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
 class Architecture(StrEnum):
     X86_64 = "x86_64"
     ARM64 = "arm64"
+
+
+@dataclass(frozen=True)
+class MigProfile:
+    """A MIG GPU instance profile, as NVIDIA's MIG user guide tabulates it per GPU."""
+
+    name: str  # e.g. 1g.10gb: compute slices, then memory
+    compute_slices: int
+    memory_slices: int  # eighths of the GPU's memory (quarters on a 4-slice GPU)
+    max_count: int  # instances of this profile one GPU holds
+
+
+@dataclass(frozen=True)
+class MigGpu:
+    """A GPU that MIG partitions: its compute and memory slices and its profiles by name."""
+
+    compute_slices: int
+    memory_slices: int
+    profiles: dict[str, MigProfile] = field(default_factory=dict)
+
+
+def _mig_gpu(compute: int, memory: int, *profiles: tuple[str, int, int, int]) -> MigGpu:
+    return MigGpu(compute, memory, {p[0]: MigProfile(*p) for p in profiles})
+
+
+def _mig_7_slices(one: int, two: int, four: int, full: int) -> MigGpu:
+    """A 7-compute, 8-memory-slice GPU (A100-80GB, H100, H200, B200): the same six profiles
+    (and a media-extension 1g), named by their memory in GB: that of one, two and four memory
+    slices, and the whole GPU's."""
+    return _mig_gpu(
+        7,
+        8,
+        (f"1g.{one}gb", 1, 1, 7),
+        (f"1g.{one}gb+me", 1, 1, 1),
+        (f"1g.{two}gb", 1, 2, 4),
+        (f"2g.{two}gb", 2, 2, 3),
+        (f"3g.{four}gb", 3, 4, 2),
+        (f"4g.{four}gb", 4, 4, 1),
+        (f"7g.{full}gb", 7, 8, 1),
+    )
+
+
+# MIG GPUs on EC2, from NVIDIA's Multi-Instance GPU user guide ("Supported GPUs" and "Supported
+# MIG Profiles", https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html:
+# fraction of memory and of SMs, instances available) and the GPU Operator's default MIG
+# configurations (NVIDIA/gpu-operator v26.3.1 assets/state-mig-manager/0400_configmap.yaml). The
+# guide also lists the A30 (1g.6gb ... 4g.24gb), which no EC2 type carries. A10G, L4, L40S, T4 and
+# V100 have no MIG. B300 (p6-b300) is left out: its profiles were not in the guide read here.
+A100_40GB = _mig_gpu(
+    7,
+    8,
+    ("1g.5gb", 1, 1, 7),
+    ("1g.5gb+me", 1, 1, 1),
+    ("1g.10gb", 1, 2, 4),
+    ("2g.10gb", 2, 2, 3),
+    ("3g.20gb", 3, 4, 2),
+    ("4g.20gb", 4, 4, 1),
+    ("7g.40gb", 7, 8, 1),
+)
+A100_80GB = H100_80GB = _mig_7_slices(10, 20, 40, 80)
+H200_141GB = _mig_7_slices(18, 35, 71, 141)
+B200_180GB = _mig_7_slices(23, 45, 90, 180)
+# RTX PRO 6000 Blackwell Server Edition: 4 compute and 4 memory slices, at most 4 instances.
+RTX_PRO_6000_96GB = _mig_gpu(4, 4, ("1g.24gb", 1, 1, 4), ("2g.48gb", 2, 2, 2), ("4g.96gb", 4, 4, 1))
 
 
 @dataclass(frozen=True)
@@ -37,6 +101,8 @@ class GpuFamily:
     # Whether EC2 DescribeInstanceTypes reports the GPUs. Karpenter counts GPUs from EC2's data
     # alone, so it sees none on fractional types and never launches them for a GPU request.
     ec2_counts_gpus: bool = True
+    # Its GPU's MIG partitioning; None: the GPU has no MIG.
+    mig: MigGpu | None = None
 
 
 @dataclass(frozen=True)
@@ -112,19 +178,21 @@ _FAMILIES = [
             "48xlarge": 8,
         },
         3.36312,
+        mig=RTX_PRO_6000_96GB,
     ),
     # RTX PRO 4500 needs driver 595+, which the 580 AMIs lack (amazon-eks-ami#2768). Sizes are
     # not listed: any g7 type is refused before its GPU count would matter.
     GpuFamily("g7", "nvidia-rtx-pro-4500", _X86, {}, 2.52, min_driver=595),
     GpuFamily("p3", "nvidia-v100", _X86, {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}, 3.06),
     GpuFamily("p3dn", "nvidia-v100", _X86, {"24xlarge": 8}, 3.9015),
-    GpuFamily("p4d", "nvidia-a100", _X86, {"24xlarge": 8}, 2.7447),
-    GpuFamily("p4de", "nvidia-a100", _X86, {"24xlarge": 8}, 3.4309),
-    GpuFamily("p5", "nvidia-h100", _X86, {"4xlarge": 1, "48xlarge": 8}, 6.88),
+    # p4d: A100 40GB; p4de: A100 80GB.
+    GpuFamily("p4d", "nvidia-a100", _X86, {"24xlarge": 8}, 2.7447, mig=A100_40GB),
+    GpuFamily("p4de", "nvidia-a100", _X86, {"24xlarge": 8}, 3.4309, mig=A100_80GB),
+    GpuFamily("p5", "nvidia-h100", _X86, {"4xlarge": 1, "48xlarge": 8}, 6.88, mig=H100_80GB),
     # p5e is missing from the pricing table (sold as Capacity Blocks): p5en's price, same GPU.
-    GpuFamily("p5e", "nvidia-h200", _X86, {"48xlarge": 8}, 7.912),
-    GpuFamily("p5en", "nvidia-h200", _X86, {"48xlarge": 8}, 7.912),
-    GpuFamily("p6-b200", "nvidia-b200", _X86, {"48xlarge": 8}, 14.2416),
+    GpuFamily("p5e", "nvidia-h200", _X86, {"48xlarge": 8}, 7.912, mig=H200_141GB),
+    GpuFamily("p5en", "nvidia-h200", _X86, {"48xlarge": 8}, 7.912, mig=H200_141GB),
+    GpuFamily("p6-b200", "nvidia-b200", _X86, {"48xlarge": 8}, 14.2416, mig=B200_180GB),
     GpuFamily("p6-b300", "nvidia-b300", _X86, {"48xlarge": 8}, 17.802),
 ]
 

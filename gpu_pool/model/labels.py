@@ -11,6 +11,13 @@ ASG tag formats Cluster Autoscaler builds a zero-node group's template from
 from __future__ import annotations
 
 GPU_RESOURCE = "nvidia.com/gpu"
+# What time-sliced GPUs are advertised as with renameByDefault (NVIDIA/k8s-device-plugin README,
+# "Shared Access to GPUs").
+SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"
+# The device plugin's config-manager picks the named config of its ConfigMap by this node label;
+# the GPU Operator's MIG manager partitions a node's GPUs by the MIG configuration it names.
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 # Cluster Autoscaler's AWS GPU label: a node with it but no allocatable GPU yet counts as not
 # ready, so CA waits for the device plugin instead of launching a second node.
@@ -20,7 +27,14 @@ POOL_LABEL = "gpu-pool.io/pool"
 # The GPU Operator's opt-out: no operand (device plugin included) is deployed on such a node.
 OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
 # Labels gpu-pool sets itself; a pool label may not use these keys.
-RESERVED_LABELS = (POOL_LABEL, GPU_PRESENT_LABEL, ACCELERATOR_LABEL, OPERANDS_LABEL)
+RESERVED_LABELS = (
+    POOL_LABEL,
+    GPU_PRESENT_LABEL,
+    ACCELERATOR_LABEL,
+    OPERANDS_LABEL,
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    MIG_CONFIG_LABEL,
+)
 
 # Kubernetes' well-known node labels (kubernetes.io/docs/reference/labels-annotations-taints).
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -47,6 +61,12 @@ KUBELET_LABELS = frozenset(
         "failure-domain.beta.kubernetes.io/region",
     }
 )
+
+
+def mig_resource(profile: str) -> str:
+    """The resource a MIG profile is advertised as with migStrategy mixed: nvidia.com/mig-1g.10gb,
+    `+` made `.` (NVIDIA/k8s-device-plugin v0.20.0 internal/rm/rm.go)."""
+    return "nvidia.com/mig-" + profile.replace("+", ".")
 
 
 def label_namespace(key: str) -> str:

@@ -113,6 +113,15 @@ NVIDIA_GPU_OPERATOR = ChartPin(
     namespace="gpu-operator",
 )
 
+# NVIDIA/dcgm-exporter deployment/Chart.yaml at tag 4.5.3-4.8.2: chart 4.8.2, image
+# 4.5.3-4.8.2-distroless; repository from its README ("helm repo add gpu-helm-charts").
+DCGM_EXPORTER = ChartPin(
+    chart="dcgm-exporter",
+    repository="https://nvidia.github.io/dcgm-exporter/helm-charts",
+    version="4.8.2",
+    namespace="kube-system",
+)
+
 # kubernetes/autoscaler charts/cluster-autoscaler/Chart.yaml, version 9.59.0.
 CLUSTER_AUTOSCALER = ChartPin(
     chart="cluster-autoscaler",

@@ -25,7 +25,13 @@ from typing import Any
 
 from gpu_pool.model.labels import GPU_PRESENT_LABEL, OPERANDS_LABEL, POOL_LABEL
 from gpu_pool.model.versions import NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR, ChartPin
+from gpu_pool.plan.sharing import MIG_DISABLED, SharingPlan
 from gpu_pool.settings import PoolSettings, Taint, deep_merge
+
+# The ConfigMaps the GPU Operator creates from its values: the device plugin's configs and the
+# MIG manager's configurations (chart v26.3.1 values devicePlugin.config, migManager.config).
+OPERATOR_PLUGIN_CONFIG = "gpu-pool-device-plugin-config"
+OPERATOR_MIG_CONFIG = "gpu-pool-mig-parted-config"
 
 # The scheduling part of the pinned chart's values.yaml (NVIDIA/k8s-device-plugin,
 # deployments/helm/nvidia-device-plugin/values.yaml, unchanged 0.15 .. 0.20): the DaemonSet
@@ -74,25 +80,57 @@ def is_bottlerocket(pool: PoolSettings) -> bool:
 
 
 def device_plugin_values(
-    selector_labels: Mapping[str, str], taints: Sequence[Taint]
+    selector_labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    sharing: SharingPlan | None = None,
 ) -> dict[str, Any]:
-    return {
+    """The plugin on the selected nodes only; a sharing pool's config as the chart's one config
+    and its default (the nodes' config label names it too)."""
+    values: dict[str, Any] = {
         "nodeSelector": dict(selector_labels),
         "tolerations": [_CRITICAL_ADDONS_TOLERATION, *(t.any_value_toleration() for t in taints)],
     }
+    if sharing is not None:
+        values["config"] = {
+            "map": sharing.device_plugin_config_map(),
+            "default": sharing.config_name,
+        }
+    return values
 
 
-def gpu_operator_values(pool: PoolSettings) -> dict[str, Any]:
-    """Operator with the AMI's own driver and toolkit (and, on Bottlerocket, device plugin)."""
+def gpu_operator_values(pool: PoolSettings, sharing: SharingPlan | None = None) -> dict[str, Any]:
+    """Operator with the AMI's own driver and toolkit (and, on Bottlerocket, device plugin); a
+    sharing pool's device plugin config, and for MIG its strategy and layout."""
     tolerations = [t.any_value_toleration() for t in pool.taints]
-    return {
+    device_plugin: dict[str, Any] = {"enabled": not is_bottlerocket(pool)}
+    values: dict[str, Any] = {
         "driver": {"enabled": pool.gpu_operator.driver_enabled},
         "toolkit": {"enabled": pool.gpu_operator.toolkit_enabled},
-        "devicePlugin": {"enabled": not is_bottlerocket(pool)},
+        "devicePlugin": device_plugin,
         # Operands and the NFD worker that labels GPU nodes must reach the tainted pool.
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": tolerations}},
     }
+    if sharing is None:
+        return values
+    device_plugin["config"] = {
+        "create": True,
+        "name": OPERATOR_PLUGIN_CONFIG,
+        "default": sharing.config_name,
+        "data": sharing.device_plugin_config_map(),
+    }
+    if sharing.mode == "mig":
+        values["mig"] = {"strategy": sharing.settings.strategy}
+        values["migManager"] = {
+            "enabled": True,
+            "config": {
+                "create": True,
+                "name": OPERATOR_MIG_CONFIG,
+                "default": MIG_DISABLED,
+                "data": sharing.mig_parted_config(),
+            },
+        }
+    return values
 
 
 @dataclass(frozen=True)
@@ -109,11 +147,14 @@ class GpuSoftwareChart:
     device_plugin_pod: dict[str, Any] | None
 
 
-def gpu_software_chart(pool: PoolSettings, software: str) -> GpuSoftwareChart | None:
+def gpu_software_chart(
+    pool: PoolSettings, software: str, sharing: SharingPlan | None = None
+) -> GpuSoftwareChart | None:
     """The chart for the pool's resolved GPU software (`resolved_gpu_software`): the device
-    plugin or the GPU Operator; None for `none`, where the AMI ships the plugin."""
+    plugin or the GPU Operator, with the pool's sharing config; None for `none`, where the AMI
+    ships the plugin."""
     if software == "device-plugin":
-        values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints)
+        values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints, sharing)
         return GpuSoftwareChart(
             construct_id="DevicePlugin",
             pin=NVIDIA_DEVICE_PLUGIN,
@@ -123,7 +164,7 @@ def gpu_software_chart(pool: PoolSettings, software: str) -> GpuSoftwareChart | 
             device_plugin_pod=deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values),
         )
     if software == "gpu-operator":
-        values = gpu_operator_values(pool)
+        values = gpu_operator_values(pool, sharing)
         return GpuSoftwareChart(
             construct_id="GpuOperator",
             pin=NVIDIA_GPU_OPERATOR,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_pool.model.catalog import Architecture, GpuInstanceType
-from gpu_pool.model.labels import discovery_tags
+from gpu_pool.model.labels import GPU_RESOURCE, discovery_tags
 from gpu_pool.plan.node_template import node_template_tags
 from gpu_pool.settings import Taint
 
@@ -24,6 +24,9 @@ class NodeGroupPlan:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     disk_size_gib: int
+    # The GPU resources a node advertises when pods share its GPUs (plan/sharing.py); None:
+    # its physical GPUs, as nvidia.com/gpu.
+    gpu_resources: Mapping[str, int] | None = None
 
     @property
     def gpu_count(self) -> int:
@@ -42,7 +45,8 @@ class NodeGroupPlan:
 
     def node_template_tags(self) -> dict[str, str]:
         """The tags CA's zero-node template of this group is built from."""
-        return node_template_tags(self.labels, self.taints, self.gpu_count, self.disk_size_gib)
+        resources = self.gpu_resources or {GPU_RESOURCE: self.gpu_count}
+        return node_template_tags(self.labels, self.taints, resources, self.disk_size_gib)
 
     def autoscaler_tags(self, cluster_name: str) -> dict[str, str]:
         """Every ASG tag CA needs: discovery, then the node template."""

@@ -13,7 +13,6 @@ from gpu_pool.model.catalog import GpuInstanceType
 from gpu_pool.model.labels import (
     ACCELERATOR_LABEL,
     GPU_PRESENT_LABEL,
-    GPU_RESOURCE,
     LABEL_TAG_PREFIX,
     OPERANDS_LABEL,
     POOL_LABEL,
@@ -54,14 +53,13 @@ def node_labels(
 def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
-    gpu_count: int,
+    gpu_resources: Mapping[str, int],
     disk_size_gib: int,
 ) -> dict[str, str]:
-    """The ASG tags Cluster Autoscaler builds a zero-node group's template from."""
-    tags = {
-        f"{RESOURCE_TAG_PREFIX}{GPU_RESOURCE}": str(gpu_count),
-        f"{RESOURCE_TAG_PREFIX}ephemeral-storage": f"{disk_size_gib}Gi",
-    }
+    """The ASG tags Cluster Autoscaler builds a zero-node group's template from: the GPU
+    resources a node advertises (nvidia.com/gpu, or its shares), disk, labels and taints."""
+    tags = {f"{RESOURCE_TAG_PREFIX}{name}": str(count) for name, count in gpu_resources.items()}
+    tags[f"{RESOURCE_TAG_PREFIX}ephemeral-storage"] = f"{disk_size_gib}Gi"
     tags.update({f"{LABEL_TAG_PREFIX}{k}": v for k, v in labels.items()})
     tags.update({f"{TAINT_TAG_PREFIX}{t.key}": t.template_tag_value() for t in taints})
     return tags

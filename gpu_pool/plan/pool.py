@@ -26,6 +26,7 @@ from gpu_pool.plan.gpu_software import GpuSoftwareChart, gpu_software_chart, res
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
+from gpu_pool.plan.sharing import SharingPlan, shared_node_labels, sharing_plan
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
 from gpu_pool.settings.models import Provisioner
 
@@ -57,6 +58,8 @@ class PoolPlan:
     gpu_software: str
     chart: GpuSoftwareChart | None
     unresolved: tuple[Finding, ...]
+    # How pods share the pool's GPUs; None: they do not (mode none).
+    sharing: SharingPlan | None = None
 
     @property
     def name(self) -> str:
@@ -113,6 +116,7 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
     entries, unresolved = _resolve_entries(settings, setting)
     software = resolved_gpu_software(settings)
     operator = software == "gpu-operator"
+    sharing = sharing_plan(settings, [t for _, group in entries for t in group])
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = auto_mode = None
     if settings.provisioner in ("karpenter", "auto-mode"):
@@ -130,9 +134,13 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
                 instance_types=group,
                 zone=zone,
                 ami_type=ami_type_for(settings, group[0].architecture),
-                labels=node_labels(settings.name, settings.labels, group, gpu_operator=operator),
+                labels=shared_node_labels(
+                    node_labels(settings.name, settings.labels, group, gpu_operator=operator),
+                    sharing,
+                ),
                 taints=tuple(settings.taints),
                 disk_size_gib=settings.disk_size_gib,
+                gpu_resources=sharing.advertised(group[0].gpu_count) if sharing else None,
             )
             for zone in _zones(settings)
             for index, group in entries
@@ -145,8 +153,9 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
         karpenter=karpenter,
         auto_mode=auto_mode,
         gpu_software=software,
-        chart=gpu_software_chart(settings, software),
+        chart=gpu_software_chart(settings, software, sharing),
         unresolved=tuple(unresolved),
+        sharing=sharing,
     )
 
 

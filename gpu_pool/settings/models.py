@@ -185,6 +185,34 @@ class KarpenterPoolSettings(_Settings):
     """The NodePool's nvidia.com/gpu limit; None: max_size nodes of the pool's largest type."""
 
 
+SharingMode = Literal["none", "time-slicing", "mig"]
+MigStrategy = Literal["single", "mixed"]
+
+
+class SharingSettings(_Settings):
+    """How pods share a pool's GPUs (docs/gpu-sharing.md). `none`: one pod per GPU.
+    `time-slicing`: `replicas` pods take turns on each GPU, without memory isolation.
+    `mig`: each GPU is partitioned into MIG instances (A100, H100, H200, B200, RTX PRO 6000),
+    one `profile` on every GPU (`strategy: single`) or a `layout` of profiles (`mixed`).
+    Cluster Autoscaler pools only: Karpenter counts physical GPUs."""
+
+    mode: SharingMode = "none"
+    """none, time-slicing or mig."""
+    replicas: int | None = Field(default=None, ge=2, le=48)
+    """time-slicing: how many pods share each GPU, 2 to 48."""
+    rename: bool = False
+    """time-slicing: advertise the shares as nvidia.com/gpu.shared instead of nvidia.com/gpu, so a
+    pod asks for a share knowingly; false: shares are nvidia.com/gpu."""
+    strategy: MigStrategy | None = None
+    """mig: single (every GPU split into one profile, advertised as nvidia.com/gpu) or mixed (a
+    layout of profiles, each advertised as nvidia.com/mig-<profile>)."""
+    profile: str | None = None
+    """mig with strategy single: the profile every GPU is split into, e.g. 1g.10gb."""
+    layout: dict[str, Annotated[int, Field(ge=1)]] | None = None
+    """mig with strategy mixed: profile -> instances per GPU, e.g. {3g.40gb: 1, 2g.20gb: 1,
+    1g.10gb: 2}; it must fit the GPU's 7 compute and 8 memory slices."""
+
+
 def _default_taints() -> list[Taint]:
     return [Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")]
 
@@ -253,6 +281,8 @@ class PoolSettings(_Settings):
     """Overrides for the pinned chart versions."""
     karpenter: KarpenterPoolSettings = KarpenterPoolSettings()
     """The NodePool's disruption and limits, with provisioner: karpenter or auto-mode."""
+    sharing: SharingSettings = SharingSettings()
+    """How pods share the pool's GPUs: none (default), time-slicing or mig."""
 
 
 class AutoscalerSettings(_Settings):
@@ -296,6 +326,21 @@ class KarpenterSettings(_Settings):
     node_selector: dict[str, str] = Field(default_factory=dict)
     """Where the controller runs; empty means the app's system node group (new cluster) or anywhere
     untainted (existing cluster). Never on the GPU pools."""
+
+
+GpuMetrics = Literal["none", "dcgm-exporter", "cloudwatch"]
+
+
+class MetricsSettings(_Settings):
+    """GPU metrics for the cluster, opt-in (docs/gpu-sharing.md#gpu-metrics)."""
+
+    gpu: GpuMetrics = "none"
+    """none; dcgm-exporter: NVIDIA's exporter (Prometheus format, port 9400) on every GPU node
+    whose pool does not use the GPU Operator (which runs its own); cloudwatch: the Amazon
+    CloudWatch Observability EKS add-on (Container Insights, GPU metrics included)."""
+    service_monitor: bool = False
+    """dcgm-exporter: also create its ServiceMonitor, which needs the Prometheus Operator's
+    CRDs in the cluster."""
 
 
 EndpointAccess = Literal["public", "private", "public_and_private"]
@@ -438,6 +483,8 @@ class AppSettings(_Settings):
     """Cluster Autoscaler, installed when a pool uses it."""
     karpenter: KarpenterSettings = KarpenterSettings()
     """The Karpenter installation, made when a pool uses it."""
+    metrics: MetricsSettings = MetricsSettings()
+    """GPU metrics: none (default), dcgm-exporter or cloudwatch."""
 
     @field_validator("pools", mode="before")
     @classmethod

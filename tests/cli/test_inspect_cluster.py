@@ -175,7 +175,13 @@ def test_asg_verdicts_go_on_past_groups_they_do_not_judge_or_find_wrong():
         [
             (
                 "describe_nodegroup",
-                {"nodegroup": {"instanceTypes": types}},
+                # The groups' taints as their ASG tags name them: none is stale.
+                {
+                    "nodegroup": {
+                        "instanceTypes": types,
+                        "taints": [{"key": "nvidia.com/gpu", "effect": "NO_SCHEDULE"}],
+                    }
+                },
                 {"clusterName": "c", "nodegroupName": name},
             )
             for name, types in (

@@ -37,3 +37,32 @@ def pod_fits_template(pod: dict, template: dict) -> bool:
             if int(amount) > int(template["allocatable"].get(resource, "0")):
                 return False
     return pod_fits_node(spec, template["labels"], template["taints"])
+
+
+def _requests(pod: dict) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for container in pod["spec"]["containers"]:
+        for resource, amount in container["resources"].get("limits", {}).items():
+            totals[resource] = totals.get(resource, 0) + int(amount)
+    return totals
+
+
+def estimate_nodes(pods: list[dict], template: dict) -> int:
+    """How many new nodes of this template CA asks for to run `pods`: its binpacking estimator
+    (cluster-autoscaler estimator/binpacking_estimator.go), which places each pod on a node it
+    has already added if the pod fits there, and adds a node only for a pod that fits none."""
+    free: list[dict[str, int]] = []
+    for pod in pods:
+        if not pod_fits_template(pod, template):
+            raise ValueError("the pod fits no node of this template")
+        wanted = _requests(pod)
+        node = next(
+            (n for n in free if all(n.get(r, 0) >= amount for r, amount in wanted.items())),
+            None,
+        )
+        if node is None:
+            node = {r: int(v) for r, v in template["allocatable"].items() if v.isdigit()}
+            free.append(node)
+        for resource, amount in wanted.items():
+            node[resource] = node.get(resource, 0) - amount
+    return len(free)

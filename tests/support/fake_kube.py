@@ -220,6 +220,8 @@ class Scenario:
     karpenter: dict | None = None
     karpenter_objects: list[dict] = field(default_factory=list)
     node_claims: list[tuple[int, dict]] = field(default_factory=list)
+    # Pods other than the smoke test's (e.g. metrics exporters), each with its namespace.
+    pods: list[dict] = field(default_factory=list)
 
 
 class FakeKubernetes:
@@ -286,6 +288,15 @@ class FakeKubernetes:
         if method == "POST" and (m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods", path)):
             self.created.append(body)
             return 201, {**body, "metadata": {**body["metadata"], "namespace": m.group(1)}}
+        if m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods", path):
+            selector = query.get("labelSelector", [""])[0]
+            items = [
+                p
+                for p in s.pods
+                if p["metadata"]["namespace"] == m.group(1)
+                and _selects(selector, p["metadata"].get("labels", {}))
+            ]
+            return 200, {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
         if m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)(/log)?", path):
             namespace, name, log = m.groups()
             if method == "DELETE":

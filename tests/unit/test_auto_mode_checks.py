@@ -143,6 +143,15 @@ CASES = {
         auto(karpenter={"expire_after": "504h"}),
         [],
     ),
+    "sharing": (
+        auto(sharing={"mode": "time-slicing", "replicas": 4}),
+        [
+            (
+                "E",
+                "pool.sharing.mode: 'time-slicing' with provisioner: auto-mode: Auto Mode runs its own device plugin and its NodeClass has no setting to share GPUs with (EKS user guide, automode/auto-accelerated.adoc, create-node-class.adoc), and its Karpenter counts physical GPUs: use provisioner: cluster-autoscaler",
+            )
+        ],
+    ),
     "existing-cluster": (
         {"cluster": EXISTING, "pool": {"provisioner": "auto-mode"}},
         [

@@ -33,6 +33,9 @@ MANAGED_POLICY_REASONS = {
         "aws-cdk-lib's kubectl handler, only when a chart comes from public ECR"
     ),
     "service-role/AWSLambdaBasicExecutionRole": "the custom-resource Lambdas write their own logs",
+    "CloudWatchAgentServerPolicy": (
+        "the CloudWatch add-on's agent (metrics.gpu: cloudwatch), as its user guide prescribes"
+    ),
     "service-role/AWSLambdaVPCAccessExecutionRole": (
         "aws-cdk-lib's kubectl handler runs in the cluster's VPC"
     ),

