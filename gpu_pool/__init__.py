@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from gpu_pool.settings import AppSettings as AppSettings
     from gpu_pool.settings import AutoscalerSettings as AutoscalerSettings
     from gpu_pool.settings import ChartVersions as ChartVersions
-    from gpu_pool.settings import MetricsSettings as MetricsSettings
-    from gpu_pool.settings import SharingSettings as SharingSettings
     from gpu_pool.settings import ClusterSettings as ClusterSettings
     from gpu_pool.settings import ConfigError as ConfigError
     from gpu_pool.settings import ControlPlaneLoggingSettings as ControlPlaneLoggingSettings
@@ -28,7 +26,9 @@ if TYPE_CHECKING:
     from gpu_pool.settings import GpuOperatorSettings as GpuOperatorSettings
     from gpu_pool.settings import KarpenterPoolSettings as KarpenterPoolSettings
     from gpu_pool.settings import KarpenterSettings as KarpenterSettings
+    from gpu_pool.settings import MetricsSettings as MetricsSettings
     from gpu_pool.settings import PoolSettings as PoolSettings
+    from gpu_pool.settings import SharingSettings as SharingSettings
     from gpu_pool.settings import SystemNodesSettings as SystemNodesSettings
     from gpu_pool.settings import Taint as Taint
     from gpu_pool.settings import load_settings as load_settings
