@@ -49,10 +49,12 @@ def created_cluster_version(cluster: eks.ICluster) -> str | None:
 
 @dataclass(frozen=True)
 class PlacedNodeGroup:
-    """A node group as built: its plan and the name of the ASG EKS made for it (a token)."""
+    """A node group as built: its plan, the name of the ASG EKS made for it (a token), and the
+    pool construct that owns it."""
 
     plan: NodeGroupPlan
     asg_name: str
+    pool: Construct
 
 
 @dataclass
@@ -64,6 +66,9 @@ class ClusterPools:
     # The eks-pod-identity-agent add-on, once one construct (the autoscaler or Karpenter) has
     # added it; the other depends on it instead of adding a second.
     pod_identity_agent: eks.Addon | None = None
+    # Autoscalers whose chart names every node group's ASG (the priority expander): a node
+    # group in another stack must not make a dependency cycle (cdk/stacks.py).
+    priority_autoscalers: list[Construct] = field(default_factory=list)
     _findings: list[list[Finding]] = field(default_factory=list)
 
     def add(self, plan: PoolPlan, findings: list[Finding] | None = None) -> list[Finding]:

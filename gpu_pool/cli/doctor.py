@@ -18,13 +18,13 @@ from gpu_pool.cli.inspect.cluster import (
     node_ready,
     pool_selector,
 )
-from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import PoolRecord
 
 
 def doctor_verdicts(
     core: Any,
     apps: Any,
-    pools: Sequence[PoolPlan],
+    pools: Sequence[PoolRecord],
     cluster_name: str,
     aws: Any = None,
     custom: Any = None,
@@ -56,7 +56,7 @@ def doctor_verdicts(
 
 
 def _karpenter_verdicts(
-    apps: Any, custom: Any, pools: Sequence[PoolPlan], aws: Any
+    apps: Any, custom: Any, pools: Sequence[PoolRecord], aws: Any
 ) -> list[Verdict]:
     deployment = karpenter.read_controller(apps)
     controller = karpenter.controller_state(deployment)
@@ -80,7 +80,7 @@ def _karpenter_verdicts(
     return verdicts
 
 
-def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Verdict]:
+def _node_verdicts(core: Any, pool: PoolRecord, daemon_sets: list[Any]) -> list[Verdict]:
     verdicts = []
     nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
     if not nodes:

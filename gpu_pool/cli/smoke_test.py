@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_pool.model.labels import GPU_RESOURCE
-from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import PoolRecord
 
 # CUDA base image with nvidia-smi (NVIDIA NGC, CUDA 12.9 on Ubuntu 24.04): runs on every GPU in
 # the catalog with the AMIs' 580 driver.
@@ -13,7 +12,7 @@ SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
 
 
 def smoke_test_pod(
-    pool: PoolPlan, name: str = "gpu-pool-smoke-test", gpus: int = 1
+    pool: PoolRecord, name: str = "gpu-pool-smoke-test", gpus: int = 1
 ) -> dict[str, Any]:
     """A pod that asks for `gpus` GPUs, selects the pool's nodes and tolerates its taints."""
     return {
@@ -25,14 +24,14 @@ def smoke_test_pod(
         },
         "spec": {
             "restartPolicy": "Never",
-            "nodeSelector": pool.workload_node_selector,
-            "tolerations": pool.workload_tolerations,
+            "nodeSelector": dict(pool.node_selector),
+            "tolerations": [dict(t) for t in pool.tolerations],
             "containers": [
                 {
                     "name": "nvidia-smi",
                     "image": SMOKE_TEST_IMAGE,
                     "command": ["nvidia-smi"],
-                    "resources": {"limits": {GPU_RESOURCE: str(gpus)}},
+                    "resources": {"limits": {pool.gpu_resource: str(gpus)}},
                 }
             ],
         },

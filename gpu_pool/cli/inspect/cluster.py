@@ -21,7 +21,7 @@ from gpu_pool.model.scheduling import (
     node_selector_matches,
     untolerated_taints,
 )
-from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import PoolRecord
 
 DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/name=nvidia-device-plugin"
 AUTOSCALER_DEPLOYMENT = "cluster-autoscaler"
@@ -43,7 +43,7 @@ def as_dict(obj: Any) -> Any:
     return client.ApiClient().sanitize_for_serialization(obj)
 
 
-def pool_selector(pool: PoolPlan) -> str:
+def pool_selector(pool: PoolRecord) -> str:
     """The label selector for the pool's nodes."""
     return f"{POOL_LABEL}={pool.name}"
 
