@@ -146,8 +146,9 @@ def test_the_deployed_stack_records_the_resolved_cluster_region_and_node_groups(
         CLUSTER_NAME,
         REGION,
     )
-    assert [(g.instance_types, g.gpus) for g in inference.node_groups] == [(("g5.xlarge",), 1)]
-    assert [g.name for g in inference.node_groups][0].endswith("-7Hq2")
+    (group,) = inference.node_groups
+    assert (group.instance_types, group.gpus) == (("g5.xlarge",), 1)
+    assert group.name is not None and group.name.endswith("-7Hq2")
     assert training.tolerations == tuple(TRAINING_TOLERATIONS)
     assert training.gpus_per_node == 4
 
