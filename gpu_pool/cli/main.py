@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="every stack in this cloud assembly against its deployed template in CloudFormation",
     )
+    replacements.add_argument(
+        "--stack", metavar="NAME", help="with --cdk-out: only this stack (default: every one)"
+    )
     replacements.add_argument("--yes", action="store_true", help="confirm without asking")
     for name, help_text in (
         ("verify", "launch the smoke-test pod and follow it to Succeeded"),
@@ -331,13 +334,20 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
 
     pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     if args.cdk_out and not (args.new or args.deployed):
-        for stack, region, new in _assembly_stacks(Path(args.cdk_out)):
+        stacks = _assembly_stacks(Path(args.cdk_out))
+        if args.stack is not None:
+            names = ", ".join(stack for stack, _, _ in stacks)
+            stacks = [entry for entry in stacks if entry[0] == args.stack]
+            if not stacks:
+                raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
+        for stack, region, new in stacks:
             pairs.append((stack, _deployed_template(stack, region, aws), new))
-    elif args.new and args.deployed and not args.cdk_out:
+    elif args.new and args.deployed and not (args.cdk_out or args.stack):
         pairs.append((args.new, _template_file(args.deployed), _template_file(args.new)))
     else:
         raise CliError(
-            "replacements: give --deployed and --new (two template files), or --cdk-out DIR"
+            "replacements: give --deployed and --new (two template files), or --cdk-out DIR "
+            "(and --stack NAME)"
         )
     rolls = [(stack, roll) for stack, old, new in pairs for roll in nodegroup_rolls(old, new)]
     for stack, roll in rolls:

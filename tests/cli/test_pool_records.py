@@ -15,7 +15,7 @@ from gpu_pool.cli.main import main
 from gpu_pool.cli.sources import stack_pools
 from tests.support.aws_stubs import asg_group, stubbed
 from tests.support.command import run
-from tests.support.fake_kube import Scenario, autoscaler, daemon_set, node
+from tests.support.fake_kube import SCALE_UP, Scenario, autoscaler, daemon_set, node
 from tests.support.two_stacks import CLUSTER_NAME, POOLS_STACK
 
 pytestmark = pytest.mark.synth
@@ -94,6 +94,22 @@ def test_doctor_checks_the_assemblys_pools_on_its_cluster(two_stack_assembly, tm
     out = capsys.readouterr().out
     assert _doctor_lines(out) == DOCTOR_OUT
     assert code == 0
+
+
+def test_verify_runs_the_smoke_test_on_a_pool_of_the_assembly(two_stack_assembly, tmp_path, capsys):
+    scenario = Scenario(
+        events=[(2, SCALE_UP)],
+        nodes=[(4, node(pool="training"))],
+        scheduled_at=6,
+        succeeded_at=8,
+        autoscaler=autoscaler(cluster=CLUSTER_NAME),
+    )
+    argv = ["--cdk-out", str(two_stack_assembly), "--pool", "training"]
+    code, fake = run(tmp_path, scenario, *argv)
+    assert code == 0, capsys.readouterr().out
+    (created,) = fake.created
+    assert created["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "training"}
+    assert created["spec"]["tolerations"] == TRAINING_TOLERATIONS
 
 
 def _deployed_outputs(assembly: Path) -> list[dict[str, str]]:
@@ -178,4 +194,34 @@ def test_an_unknown_pool_lists_the_pools_the_stack_records(two_stack_assembly, c
     assert capsys.readouterr().err == (
         f"gpu-pool: --pool: no pool named 'gpu' in the pool records of stack '{POOLS_STACK}' "
         "(pools: inference, training)\n"
+    )
+
+
+def test_replacements_compares_only_the_stack_named(two_stack_assembly, capsys):
+    """The Stubber answers one GetTemplate, for GpuPools: a call for Platform would fail."""
+    template = (two_stack_assembly / f"{POOLS_STACK}.template.json").read_text()
+    cloudformation = stubbed(
+        "cloudformation",
+        [
+            (
+                "get_template",
+                {"TemplateBody": template},
+                {"StackName": POOLS_STACK, "TemplateStage": "Original"},
+            )
+        ],
+    )
+    argv = ["replacements", "--cdk-out", str(two_stack_assembly), "--stack", POOLS_STACK]
+    assert main(argv, aws=lambda _: cloudformation) == 0
+    assert (
+        capsys.readouterr().out == "gpu-pool replacements: no node group is replaced or deleted\n"
+    )
+
+
+def test_replacements_names_the_stacks_of_the_assembly_for_an_unknown_one(
+    two_stack_assembly, capsys
+):
+    argv = ["replacements", "--cdk-out", str(two_stack_assembly), "--stack", "Pools"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: --stack: no stack 'Pools' in {two_stack_assembly} (Platform, GpuPools)\n"
     )

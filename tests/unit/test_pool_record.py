@@ -128,3 +128,12 @@ def test_what_the_command_cannot_use_is_one_line(tmp_path, capsys, argv, message
     code = main([part.format(out=tmp_path) for part in argv])
     assert capsys.readouterr().err == f"gpu-pool: {message.format(out=tmp_path)}\n"
     assert code == 2
+
+
+def test_doctor_refuses_pools_of_several_clusters(tmp_path, capsys):
+    _assembly(tmp_path, [DEFAULT_RECORD], [{**DEFAULT_RECORD, "name": "b", "cluster_name": "x"}])
+    assert main(["doctor", "--cdk-out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: the pool records in '{tmp_path}': its pools are on several clusters (ml, x); "
+        "the command checks one: give --stack NAME of one of them\n"
+    )
