@@ -286,7 +286,7 @@ def main(
 def _doctor(args: argparse.Namespace, pools: Pools, aws: Callable[[str], Any] | None) -> int:
     from gpu_pool.cli.doctor import doctor_verdicts, format_verdicts
 
-    cluster = pools.cluster(pools.records)
+    cluster = pools.cluster()
     core, apps, custom = _kubernetes(args, cluster)
     verdicts = doctor_verdicts(
         core, apps, pools.records, cluster[0], aws or _aws(cluster[1]), custom=custom
@@ -304,7 +304,7 @@ def _verify(
 ) -> int:
     from gpu_pool.cli.verify import Timeouts, Verifier
 
-    cluster = pools.cluster([pool])
+    cluster = pools.cluster(pool)
     core, apps, custom = _kubernetes(args, cluster)
     aws = aws or _aws(cluster[1])
     timeouts = Timeouts(

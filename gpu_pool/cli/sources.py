@@ -36,18 +36,19 @@ class Pools:
             if len(self.records) == 1:
                 return self.records[0]
             if not self.records:
-                raise CliError(f"--pool: {self.source}: none (is it a gpu-pool app?)")
+                raise self._none()
             raise CliError(f"--pool: {self.source} describe several pools ({names}); name one")
         for record in self.records:
             if record.name == name:
                 return record
         raise CliError(f"--pool: no pool named '{name}' in {self.source} (pools: {names})")
 
-    def cluster(self, records: Sequence[PoolRecord]) -> tuple[str, str | None]:
-        """The one cluster (name, region) of `records`."""
+    def cluster(self, pool: PoolRecord | None = None) -> tuple[str, str | None]:
+        """The cluster (name, region) of `pool`, or the one cluster of every pool."""
+        records = self.records if pool is None else [pool]
         clusters = sorted({(r.cluster_name or "", r.region or "") for r in records})
         if not clusters:
-            raise CliError(f"{self.source}: none (is it a gpu-pool app?)")
+            raise self._none()
         if len(clusters) > 1:
             listed = ", ".join(name or "(generated)" for name, _ in clusters)
             raise CliError(
@@ -61,6 +62,12 @@ class Pools:
                 "assembly does not hold it: read the deployed stack with --stack NAME"
             )
         return name, region or None
+
+    def _none(self) -> CliError:
+        return CliError(
+            f"{self.source}: no pools (the app has no GpuNodePool or KarpenterNodePool, or was "
+            "synthesized with a gpu-pool older than the pool record)"
+        )
 
 
 def settings_pools(settings: AppSettings) -> Pools:

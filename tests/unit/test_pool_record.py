@@ -137,3 +137,12 @@ def test_doctor_refuses_pools_of_several_clusters(tmp_path, capsys):
         f"gpu-pool: the pool records in '{tmp_path}': its pools are on several clusters (ml, x); "
         "the command checks one: give --stack NAME of one of them\n"
     )
+
+
+def test_an_assembly_without_pools_says_so(tmp_path, capsys):
+    _assembly(tmp_path, [], [])
+    assert main(["smoke-test-manifest", "--cdk-out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: the pool records in '{tmp_path}': no pools (the app has no GpuNodePool or "
+        "KarpenterNodePool, or was synthesized with a gpu-pool older than the pool record)\n"
+    )
