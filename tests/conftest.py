@@ -108,3 +108,13 @@ def aws_api(aws_endpoint, monkeypatch):
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE"):
         monkeypatch.delenv(name, raising=False)
     return aws_endpoint
+
+
+@pytest.fixture(scope="session")
+def two_stack_assembly(tmp_path_factory):
+    """The cloud assembly of tests/support/two_stacks.py, synthesized once per session."""
+    from tests.support.two_stacks import two_stack_app
+
+    out = tmp_path_factory.mktemp("two-stacks")
+    two_stack_app(out)
+    return out

@@ -30,6 +30,7 @@ from gpu_pool.cdk.registry import (
     created_cluster_version,
 )
 from gpu_pool.cdk.report import names_itself, report
+from gpu_pool.cdk.stacks import check_priority_stacks
 from gpu_pool.checks.controllers import check_autoscaler, check_node_selector
 from gpu_pool.model.labels import DISCOVERY_ENABLED_TAG, discovery_tag
 from gpu_pool.model.versions import CLUSTER_AUTOSCALER, autoscaler_image_tag
@@ -198,6 +199,10 @@ class ClusterAutoscaler(Construct):
         # synth (registry.py), when every pool is known.
         report(self, check_autoscaler(settings, minor) + check_node_selector(node_selector, ()))
         pools.add_controller(self, "autoscaler", node_selector, settings)
+        if settings.expander == "priority":
+            for group in pools.node_groups:
+                check_priority_stacks(self, group.pool, cluster)
+            pools.priority_autoscalers.append(self)
         # check_autoscaler guarantees one of the two.
         image_tag = settings.image_tag or str(autoscaler_image_tag(str(minor)))
         cluster_name = cluster.cluster_name

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from aws_cdk import Stack, Tags, Token
+from aws_cdk import CfnOutput, Stack, Tags, Token
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from gpu_pool.cdk.charts import install_gpu_software
-from gpu_pool.cdk.registry import ClusterPools
+from gpu_pool.cdk.registry import ClusterPools, literal_cluster_name
 from gpu_pool.cdk.report import report
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import POOL_RECORD_TYPE, pool_record
 
 
 class PoolConstruct(Construct):
@@ -41,9 +42,14 @@ class PoolConstruct(Construct):
             ),
         )
 
-    def _finish(self, cluster: eks.ICluster, tags: Mapping[str, str] | None) -> None:
-        """Install the GPU software and tag everything, once the subclass has built its nodes
-        (after every settings error it may raise)."""
+    def _finish(
+        self,
+        cluster: eks.ICluster,
+        tags: Mapping[str, str] | None,
+        node_group_names: Sequence[str] = (),
+    ) -> None:
+        """Install the GPU software, tag everything and record the pool, once the subclass has
+        built its nodes (after every settings error it may raise)."""
         self.gpu_software = (
             install_gpu_software(self, cluster, self.plan.chart)
             if self.plan.chart is not None
@@ -51,6 +57,23 @@ class PoolConstruct(Construct):
         )
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
+        self._record(cluster, node_group_names)
+
+    def _record(self, cluster: eks.ICluster, node_group_names: Sequence[str]) -> None:
+        """What the `gpu-pool` command reads of the pool (gpu_pool/plan/record.py): literal
+        values as metadata in the cloud assembly (--cdk-out), and every value, resolved at
+        deploy, as a stack output (--stack)."""
+        stack = Stack.of(self)
+        region = None if Token.is_unresolved(stack.region) else stack.region
+        assembly = pool_record(self.plan, literal_cluster_name(cluster), region)
+        self.node.add_metadata(POOL_RECORD_TYPE, assembly.to_json())
+        deployed = pool_record(self.plan, cluster.cluster_name, stack.region, node_group_names)
+        CfnOutput(
+            self,
+            "Record",
+            description=f"pool {self.plan.name}: what the gpu-pool command reads (--stack)",
+            value=stack.to_json_string(deployed.to_json()),
+        )
 
     @property
     def workload_node_selector(self) -> dict[str, str]:

@@ -64,10 +64,12 @@ def created_cluster_version(cluster: eks.ICluster) -> str | None:
 
 @dataclass(frozen=True)
 class PlacedNodeGroup:
-    """A node group as built: its plan and the name of the ASG EKS made for it (a token)."""
+    """A node group as built: its plan, the name of the ASG EKS made for it (a token), and the
+    pool construct that owns it."""
 
     plan: NodeGroupPlan
     asg_name: str
+    pool: Construct
 
 
 @dataclass
@@ -84,6 +86,9 @@ class ClusterPools:
 
     plans: list[PoolPlan] = field(default_factory=list)
     node_groups: list[PlacedNodeGroup] = field(default_factory=list)
+    # Autoscalers whose chart names every node group's ASG (the priority expander): a node
+    # group in another stack must not make a dependency cycle (cdk/stacks.py).
+    priority_autoscalers: list[Construct] = field(default_factory=list)
     _findings: list[list[Finding]] = field(default_factory=list)
     _scopes: list[Construct | None] = field(default_factory=list)
     _controllers: list[_Controller] = field(default_factory=list)

@@ -21,23 +21,24 @@ from gpu_pool.cli.inspect.cluster import (
     pool_selector,
 )
 from gpu_pool.model.versions import NVIDIA_GPU_OPERATOR
-from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import PoolRecord
 
 
 def doctor_verdicts(
     core: Any,
     apps: Any,
-    pools: Sequence[PoolPlan],
+    pools: Sequence[PoolRecord],
     cluster_name: str,
     aws: Any = None,
     custom: Any = None,
-    metrics: str = "none",
+    metrics: str | None = None,
 ) -> list[Verdict]:
     """Every pool's nodes and their GPUs, the device plugins' reach; for node-group pools the
     autoscaler and (with AWS) the ASG tags; for Karpenter pools its controller, each NodePool,
     EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue; for Auto Mode
     pools each NodePool, NodeClass and unfinished NodeClaim; with `metrics` (the `metrics.gpu`
-    setting) other than none, whether each GPU node exports them.
+    setting; None where the pools come from records, which do not say it) other than none,
+    whether each GPU node exports them.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
     CustomObjectsApi Karpenter's objects are read with.
@@ -75,7 +76,7 @@ def doctor_verdicts(
     return verdicts
 
 
-def _node_pool_verdicts(custom: Any, pools: Sequence[PoolPlan]) -> list[Verdict]:
+def _node_pool_verdicts(custom: Any, pools: Sequence[PoolRecord]) -> list[Verdict]:
     """Each pool's NodePool and node class, and its NodeClaims that are not all True."""
     verdicts = []
     for pool in pools:
@@ -96,7 +97,7 @@ def _node_pool_verdicts(custom: Any, pools: Sequence[PoolPlan]) -> list[Verdict]
 
 
 def _node_verdicts(
-    pool: PoolPlan, nodes: list[dict[str, Any]], daemon_sets: list[Any]
+    pool: PoolRecord, nodes: list[dict[str, Any]], daemon_sets: list[Any]
 ) -> list[Verdict]:
     verdicts = []
     if not nodes:

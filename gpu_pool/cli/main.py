@@ -1,7 +1,9 @@
 """The `gpu-pool` command: verify, doctor, smoke-test-manifest, replacements.
 
-Also `python -m gpu_pool`. Settings come from the same place as the stack's: the `gpu-pool`
-key of cdk.json, with --config FILE merged over it. `replacements` reads templates, not settings.
+Also `python -m gpu_pool`. The pools come from the same place as the bundled stack's: the
+`gpu-pool` key of cdk.json, with --config FILE merged over it; or, for any app built with the
+pool constructs, from the records they write (--cdk-out DIR: a cloud assembly; --stack NAME: a
+deployed stack's outputs). `replacements` reads templates, not settings.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_pod
-from gpu_pool.plan.pool import PoolPlan, plan_pools
+from gpu_pool.cli.sources import Pools, assembly_pools, settings_pools, stack_pools
+from gpu_pool.plan.record import PoolRecord
 from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
 
 if TYPE_CHECKING:
@@ -30,9 +34,7 @@ DEPRECATED_PLAN = "plan"
 # The entry point is installed without them, so a command that needs one says what to install.
 CLI_EXTRA_MODULES = frozenset({"kubernetes", "boto3", "botocore", "urllib3"})
 
-
-class CliError(Exception):
-    """A problem the user can fix; printed without a traceback."""
+__all__ = ["CliError", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="every stack in this cloud assembly against its deployed template in CloudFormation",
     )
+    replacements.add_argument(
+        "--stack", metavar="NAME", help="with --cdk-out: only this stack (default: every one)"
+    )
     replacements.add_argument("--yes", action="store_true", help="confirm without asking")
     for name, help_text in (
         ("verify", "launch the smoke-test pod and follow it to Succeeded"),
@@ -65,6 +70,17 @@ def _parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text)
         command.add_argument("--cdk-json", default="cdk.json", help="default: ./cdk.json")
         command.add_argument("--config", help="settings file merged over cdk.json (YAML/JSON)")
+        source = command.add_mutually_exclusive_group()
+        source.add_argument(
+            "--cdk-out",
+            metavar="DIR",
+            help="the pools recorded in this cloud assembly (cdk synth's output), not the settings",
+        )
+        source.add_argument(
+            "--stack",
+            metavar="NAME",
+            help="the pools recorded in this deployed stack's outputs, not the settings",
+        )
         if name != "doctor":
             command.add_argument(
                 "--pool", help="the pool to test (default: the only one; doctor checks all)"
@@ -132,20 +148,21 @@ def _json_object(path: str, prefix: str, what: str) -> dict[str, Any]:
     return data
 
 
-def _pool(pools: Sequence[PoolPlan], name: str | None) -> PoolPlan:
-    """The pool named by --pool, or the only one."""
-    names = ", ".join(p.name for p in pools)
-    if name is None:
-        if len(pools) == 1:
-            return pools[0]
-        raise CliError(f"--pool: the settings describe several pools ({names}); name one")
-    for pool in pools:
-        if pool.name == name:
-            return pool
-    raise CliError(f"--pool: no pool named '{name}' in the settings (pools: {names})")
+def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
+    """The pools from --cdk-out or --stack, else from the settings."""
+    if (args.cdk_out or args.stack) and args.config:
+        raise CliError("--config: settings are not read with --cdk-out or --stack; drop one")
+    if args.cdk_out:
+        return assembly_pools(Path(args.cdk_out))
+    if args.stack:
+        aws = aws or _aws(None)
+        if aws is None:
+            raise CliError(f"--stack: no AWS credentials or region to read stack {args.stack} with")
+        return stack_pools(args.stack, aws("cloudformation"))
+    return settings_pools(_settings(args))
 
 
-def _resource(pool: PoolPlan, name: str | None) -> str | None:
+def _resource(pool: PoolRecord, name: str | None) -> str | None:
     """The resource named by --resource, if the pool's nodes advertise it."""
     advertised = smoke_resources(pool)
     if name is not None and name not in advertised:
@@ -156,13 +173,13 @@ def _resource(pool: PoolPlan, name: str | None) -> str | None:
     return name
 
 
-def _kubernetes(args: argparse.Namespace, settings: AppSettings) -> tuple[Any, Any, Any]:
+def _kubernetes(args: argparse.Namespace, cluster: tuple[str, str | None]) -> tuple[Any, Any, Any]:
     """CoreV1, AppsV1 and CustomObjects (Karpenter's objects) clients, after proving the API
     server answers within the timeout."""
     import urllib3
     from kubernetes import client
 
-    _load_kubeconfig(args, settings)
+    _load_kubeconfig(args, cluster)
     configuration = client.Configuration.get_default_copy()
     configuration.retries = 0
     api = client.ApiClient(configuration)
@@ -192,7 +209,7 @@ class _Errors(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def _load_kubeconfig(args: argparse.Namespace, settings: AppSettings) -> None:
+def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) -> None:
     """Load the kubeconfig as kubectl would, or say what to do: a missing file is named with
     the command that writes it. The client only logs a failing credential command (an
     `ERROR:root:` line) and goes on without a token, so that error is caught and raised."""
@@ -202,9 +219,10 @@ def _load_kubeconfig(args: argparse.Namespace, settings: AppSettings) -> None:
     # As the client reads it: a list of files, of which those that exist are merged.
     files = [os.path.expanduser(part) for part in location.split(os.pathsep) if part]
     if not any(os.path.isfile(file) for file in files):
-        command = f"aws eks update-kubeconfig --name {settings.cluster.name}"
-        if settings.region:
-            command += f" --region {settings.region}"
+        name, region = cluster
+        command = f"aws eks update-kubeconfig --name {name}"
+        if region:
+            command += f" --region {region}"
         if args.kubeconfig:
             command += f" --kubeconfig {args.kubeconfig}"
         missing = ", ".join(map(repr, files))
@@ -230,11 +248,11 @@ def _load_kubeconfig(args: argparse.Namespace, settings: AppSettings) -> None:
         )
 
 
-def _aws(settings: AppSettings) -> Callable[[str], Any] | None:
+def _aws(region: str | None) -> Callable[[str], Any] | None:
     """A boto3 client factory, or None when there are no credentials or region."""
     import boto3
 
-    session = boto3.Session(region_name=settings.region)
+    session = boto3.Session(region_name=region)
     if session.get_credentials() is None or session.region_name is None:
         return None
     client: Callable[[str], Any] = session.client
@@ -257,17 +275,16 @@ def main(
             )
         if args.command in (REPLACEMENTS, DEPRECATED_PLAN):
             return _replacements(args, aws)
-        settings = _settings(args)
-        pools = plan_pools(settings)
+        pools = _pools(args, aws)
         if args.command == "smoke-test-manifest":
-            pool = _pool(pools, args.pool)
+            pool = pools.pool(args.pool)
             pod = smoke_test_pod(pool, resource=_resource(pool, args.resource))
             sys.stdout.write(yaml.safe_dump(pod, sort_keys=False))
             return 0
         if args.command == "doctor":
-            return _doctor(args, settings, pools, aws)
-        pool = _pool(pools, args.pool)
-        return _verify(args, settings, pool, _resource(pool, args.resource), aws, clock)
+            return _doctor(args, pools, aws)
+        pool = pools.pool(args.pool)
+        return _verify(args, pools, pool, _resource(pool, args.resource), aws, clock)
     except (ConfigError, CliError) as err:
         print(f"gpu-pool: {err}", file=sys.stderr)
         return 2
@@ -284,23 +301,19 @@ def main(
         return 130
 
 
-def _doctor(
-    args: argparse.Namespace,
-    settings: AppSettings,
-    pools: Sequence[PoolPlan],
-    aws: Callable[[str], Any] | None,
-) -> int:
+def _doctor(args: argparse.Namespace, pools: Pools, aws: Callable[[str], Any] | None) -> int:
     from gpu_pool.cli.doctor import doctor_verdicts, format_verdicts
 
-    core, apps, custom = _kubernetes(args, settings)
+    cluster = pools.cluster()
+    core, apps, custom = _kubernetes(args, cluster)
     verdicts = doctor_verdicts(
         core,
         apps,
-        pools,
-        settings.cluster.name,
-        aws or _aws(settings),
+        pools.records,
+        cluster[0],
+        aws or _aws(cluster[1]),
         custom=custom,
-        metrics=settings.metrics.gpu,
+        metrics=pools.metrics,
     )
     print(format_verdicts(verdicts))
     return 1 if any(v.status == "fail" for v in verdicts) else 0
@@ -308,16 +321,17 @@ def _doctor(
 
 def _verify(
     args: argparse.Namespace,
-    settings: AppSettings,
-    pool: PoolPlan,
+    pools: Pools,
+    pool: PoolRecord,
     resource: str | None,
     aws: Callable[[str], Any] | None,
     clock: Clock | None,
 ) -> int:
     from gpu_pool.cli.verify import Timeouts, Verifier
 
-    core, apps, custom = _kubernetes(args, settings)
-    aws = aws or _aws(settings)
+    cluster = pools.cluster(pool)
+    core, apps, custom = _kubernetes(args, cluster)
+    aws = aws or _aws(cluster[1])
     timeouts = Timeouts(
         scale_up=args.scale_up_timeout,
         node_join=args.node_join_timeout,
@@ -330,7 +344,7 @@ def _verify(
         core,
         apps,
         pool,
-        settings.cluster.name,
+        cluster[0],
         args.namespace,
         timeouts,
         autoscaling=aws("autoscaling") if aws else None,
@@ -346,13 +360,20 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
 
     pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     if args.cdk_out and not (args.new or args.deployed):
-        for stack, region, new in _assembly_stacks(Path(args.cdk_out)):
+        stacks = _assembly_stacks(Path(args.cdk_out))
+        if args.stack is not None:
+            names = ", ".join(stack for stack, _, _ in stacks)
+            stacks = [entry for entry in stacks if entry[0] == args.stack]
+            if not stacks:
+                raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
+        for stack, region, new in stacks:
             pairs.append((stack, _deployed_template(stack, region, aws), new))
-    elif args.new and args.deployed and not args.cdk_out:
+    elif args.new and args.deployed and not (args.cdk_out or args.stack):
         pairs.append((args.new, _template_file(args.deployed), _template_file(args.new)))
     else:
         raise CliError(
-            "replacements: give --deployed and --new (two template files), or --cdk-out DIR"
+            "replacements: give --deployed and --new (two template files), or --cdk-out DIR "
+            "(and --stack NAME)"
         )
     rolls = [(stack, roll) for stack, old, new in pairs for roll in nodegroup_rolls(old, new)]
     for stack, roll in rolls:

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_pool.model.labels import GPU_RESOURCE
-from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import PoolRecord
 
 # CUDA base image with nvidia-smi (NVIDIA NGC, CUDA 12.9 on Ubuntu 24.04): runs on every GPU in
 # the catalog with the AMIs' 580 driver.
 SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
 
 
-def smoke_resources(pool: PoolPlan) -> list[str]:
+def smoke_resources(pool: PoolRecord) -> list[str]:
     """The GPU resources a smoke pod may ask of the pool: nvidia.com/gpu, or what its sharing
     advertises (a share, or a MIG profile of its layout); the first is the default."""
-    return pool.sharing.workload_resources if pool.sharing is not None else [GPU_RESOURCE]
+    return pool.sharing.workload_resources if pool.sharing is not None else [pool.gpu_resource]
 
 
 def smoke_test_pod(
-    pool: PoolPlan,
+    pool: PoolRecord,
     name: str = "gpu-pool-smoke-test",
     gpus: int = 1,
     resource: str | None = None,
@@ -35,8 +34,8 @@ def smoke_test_pod(
         },
         "spec": {
             "restartPolicy": "Never",
-            "nodeSelector": pool.workload_node_selector,
-            "tolerations": pool.workload_tolerations,
+            "nodeSelector": dict(pool.node_selector),
+            "tolerations": [dict(t) for t in pool.tolerations],
             "containers": [
                 {
                     "name": "nvidia-smi",

@@ -27,7 +27,7 @@ from gpu_pool.cli.inspect.cluster import (
     pool_selector,
 )
 from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_pod
-from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import PoolRecord
 
 STAGES = ("pending", "scale-up", "node joined", "node ready", "gpu allocatable", "scheduled")
 
@@ -91,7 +91,7 @@ class Verifier:
         self,
         core: Any,
         apps: Any,
-        pool: PoolPlan,
+        pool: PoolRecord,
         cluster_name: str,
         namespace: str,
         timeouts: Timeouts,

@@ -469,6 +469,7 @@ def test_a_stage_that_takes_exactly_its_timeout_has_not_stalled(tmp_path, stage,
 
     from gpu_pool.cli.verify import Timeouts, Verifier
     from gpu_pool.plan.pool import plan_pool
+    from gpu_pool.plan.record import pool_record
     from gpu_pool.settings import PoolSettings
     from tests.support.fake_kube import FakeKubernetes
 
@@ -480,7 +481,7 @@ def test_a_stage_that_takes_exactly_its_timeout_has_not_stalled(tmp_path, stage,
         verifier = Verifier(
             client.CoreV1Api(api),
             client.AppsV1Api(api),
-            plan_pool(PoolSettings()),
+            pool_record(plan_pool(PoolSettings()), "gpu-pool", None),
             "gpu-pool",
             "default",
             Timeouts(**{**timeouts, stage: float(T)}, poll=0),

@@ -6,6 +6,7 @@ from gpu_pool.cdk.autoscaler import autoscaler_values
 from gpu_pool.cli.smoke_test import smoke_test_pod
 from gpu_pool.model.versions import KUBERNETES_RELEASES
 from gpu_pool.plan.pool import plan_pool
+from gpu_pool.plan.record import pool_record
 from gpu_pool.settings import AutoscalerSettings, PoolSettings
 from tests.support.ca_template import node_template, pod_fits_template
 from tests.support.cfn import helm_values, only, render, resources, synth, tags_by_nodegroup
@@ -152,7 +153,7 @@ def test_existing_cluster_autoscaler_uses_its_name_and_no_agent_addon(existing_t
 
 
 def test_zero_node_template_fits_the_smoke_test_pod_and_not_a_bigger_one(multi_template):
-    pool = plan_pool(PoolSettings())  # MULTI keeps the default name and taint
+    pool = pool_record(plan_pool(PoolSettings()), "gpu-pool", None)  # MULTI: default name, taint
     for (types, _), tags in tags_by_nodegroup(multi_template).items():
         template = node_template(tags)
         gpus = int(template["allocatable"]["nvidia.com/gpu"])
@@ -165,7 +166,7 @@ def test_zero_node_template_fits_the_smoke_test_pod_and_not_a_bigger_one(multi_t
 
 def test_a_pod_without_the_toleration_does_not_fit(default_template):
     ((_, tags),) = tags_by_nodegroup(default_template).items()
-    pod = smoke_test_pod(plan_pool(PoolSettings()))
+    pod = smoke_test_pod(pool_record(plan_pool(PoolSettings()), "gpu-pool", None))
     pod["spec"]["tolerations"] = []
     assert not pod_fits_template(pod, node_template(tags))
 

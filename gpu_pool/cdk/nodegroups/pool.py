@@ -23,6 +23,7 @@ from gpu_pool.cdk.registry import (
     created_cluster_version,
 )
 from gpu_pool.cdk.report import names_itself
+from gpu_pool.cdk.stacks import check_priority_stacks
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -104,12 +105,14 @@ class GpuNodePool(PoolConstruct):
         )
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []
+        for autoscaler in pools.priority_autoscalers:
+            check_priority_stacks(autoscaler, self, cluster)
         for group in plan.node_groups:
             nodegroup, asg_tags = self._add_group(cluster, group, placements[group.zone])
             self.nodegroups.append(nodegroup)
             self.asg_names.append(asg_tags.asg_name)
-            pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name))
-        self._finish(cluster, tags)
+            pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name, self))
+        self._finish(cluster, tags, [ng.attr_nodegroup_name for ng in self.nodegroups])
 
     def _add_group(
         self,

@@ -28,7 +28,7 @@ from gpu_pool.model.scheduling import (
     node_selector_matches,
     untolerated_taints,
 )
-from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import PoolRecord
 
 DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/name=nvidia-device-plugin"
 AUTOSCALER_DEPLOYMENT = "cluster-autoscaler"
@@ -50,7 +50,7 @@ def as_dict(obj: Any) -> Any:
     return client.ApiClient().sanitize_for_serialization(obj)
 
 
-def pool_selector(pool: PoolPlan) -> str:
+def pool_selector(pool: PoolRecord) -> str:
     """The label selector for the pool's nodes."""
     return f"{POOL_LABEL}={pool.name}"
 
@@ -65,7 +65,7 @@ def allocatable(node: dict[str, Any], resource: str) -> int:
     return int(value) if isinstance(value, str) and value.isdigit() else 0
 
 
-def expected_gpu_resources(pool: PoolPlan, node: dict[str, Any]) -> dict[str, int] | None:
+def expected_gpu_resources(pool: PoolRecord, node: dict[str, Any]) -> dict[str, int] | None:
     """What a node of a sharing pool should advertise (its instance type's GPUs, shared as the
     pool says); None for a pool that does not share, or a node whose type is not known."""
     instance_type = ((node.get("metadata") or {}).get("labels") or {}).get(INSTANCE_TYPE_LABEL)
@@ -198,7 +198,7 @@ def _discovery_state(deployment: Any, ready: int, cluster_name: str) -> Verdict:
 
 
 def asg_tag_verdicts(
-    autoscaling: Any, eks: Any, cluster_name: str, pools: Sequence[PoolPlan] = ()
+    autoscaling: Any, eks: Any, cluster_name: str, pools: Sequence[PoolRecord] = ()
 ) -> list[Verdict]:
     """Each of the cluster's GPU ASGs: its GPU resource tags against the instance type (and,
     for a pool of `pools` that shares its GPUs, the shares its nodes advertise), its taint

@@ -1,0 +1,127 @@
+"""The pool record: what the `gpu-pool` command needs of a pool, as the pool construct writes it.
+
+GpuNodePool and KarpenterNodePool write one per pool, in any app: as construct metadata of type
+`POOL_RECORD_TYPE` in the cloud assembly (literal values only: a name EKS generates is null)
+and as a stack output whose value is the record's JSON (deploy-time values resolved). The
+command reads them with `--cdk-out DIR` or `--stack NAME` instead of the bundled app's settings.
+
+`version` changes only when a reader of an older version would misread a record; fields added
+without a change are ignored by older readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from gpu_pool.model.karpenter_api import resource_name
+from gpu_pool.model.labels import GPU_RESOURCE
+from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.sharing import SharingPlan
+from gpu_pool.settings.models import Provisioner
+
+RECORD_VERSION = 1
+# The metadata entry type in the cloud assembly, and the `kind` of the JSON in a stack output.
+POOL_RECORD_TYPE = "gpu-pool.io/pool-record"
+
+
+class RecordError(ValueError):
+    """A record this command cannot read: not one, malformed, or of a newer version."""
+
+
+@dataclass(frozen=True)
+class NodeGroupRecord:
+    """A managed node group of a Cluster Autoscaler pool."""
+
+    instance_types: tuple[str, ...]
+    gpus: int
+    zone: str | None = None
+    # The deployed node group's name: in stack outputs only.
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class PoolRecord:
+    """One pool as the command sees it. A field that is None is absent from the JSON (CDK drops
+    nulls): `cluster_name` and `region` where they are known only at deploy time (in the cloud
+    assembly of an environment-agnostic stack, or of a cluster whose name EKS generates)."""
+
+    name: str
+    provisioner: Provisioner
+    node_selector: Mapping[str, str]
+    tolerations: tuple[Mapping[str, str], ...]
+    gpu_software: str
+    gpu_resource: str
+    # GPUs of the pool's smallest node: the most one pod may ask for and still fit every node.
+    gpus_per_node: int
+    node_groups: tuple[NodeGroupRecord, ...]
+    cluster_name: str | None = None
+    region: str | None = None
+    # A Karpenter or Auto Mode pool's NodePool (and node class) name.
+    node_pool: str | None = None
+    # A pool that shares its GPUs: its config and what its nodes advertise.
+    sharing: SharingPlan | None = None
+    kind: str = POOL_RECORD_TYPE
+    version: int = RECORD_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = _ADAPTER.dump_python(self, mode="json", exclude_none=True)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> PoolRecord:
+        """The record in `data` (parsed JSON); RecordError says what is wrong with it."""
+        if not isinstance(data, dict) or data.get("kind") != POOL_RECORD_TYPE:
+            raise RecordError(f'not a gpu-pool record (no "kind": "{POOL_RECORD_TYPE}")')
+        version = data.get("version")
+        if not isinstance(version, int) or not 1 <= version <= RECORD_VERSION:
+            raise RecordError(
+                f"record version {version!r}; this gpu-pool reads versions 1 to "
+                f"{RECORD_VERSION}: upgrade the command to the library's version"
+            )
+        try:
+            return _ADAPTER.validate_python(data)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise RecordError(f"malformed record: {where}: {first['msg']}") from None
+
+
+_ADAPTER = TypeAdapter(PoolRecord)
+
+
+def pool_record(
+    plan: PoolPlan,
+    cluster_name: str | None,
+    region: str | None,
+    node_group_names: Sequence[str] | None = None,
+) -> PoolRecord:
+    """The record of `plan` on the cluster `cluster_name`; `node_group_names` (one per node
+    group, in plan order) when they are known."""
+    names: Sequence[str | None] = node_group_names or [None] * len(plan.node_groups)
+    gpus = [t.gpu_count for group in plan.entries for t in group]
+    return PoolRecord(
+        name=plan.name,
+        cluster_name=cluster_name,
+        region=region,
+        provisioner=plan.provisioner,
+        node_selector=plan.workload_node_selector,
+        tolerations=tuple(plan.workload_tolerations),
+        gpu_software=plan.gpu_software,
+        gpu_resource=plan.sharing.workload_resources[0] if plan.sharing else GPU_RESOURCE,
+        gpus_per_node=min(gpus, default=0),
+        node_groups=tuple(
+            NodeGroupRecord(
+                instance_types=tuple(t.name for t in group.instance_types),
+                zone=group.zone,
+                gpus=group.gpu_count,
+                name=name,
+            )
+            for group, name in zip(plan.node_groups, names, strict=True)
+        ),
+        node_pool=resource_name(plan.name) if plan.provisioner != "cluster-autoscaler" else None,
+        sharing=plan.sharing,
+    )
