@@ -15,6 +15,7 @@ from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, u
 from gpu_pool.checks.between_pools import check_pool_among
 from gpu_pool.checks.controllers import check_node_selector
 from gpu_pool.checks.pool import check_pool
+from gpu_pool.checks.reserved import check_karpenter_features
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import AppSettings
@@ -48,9 +49,12 @@ def check_settings(
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own
     and against the pools before it; then the app (Kubernetes version, endpoint, zones, system
     nodes, the controllers' pins), the pools' zones against `known_zones` (the region's zones
-    from cdk.context.json; empty: not looked up yet), and where each controller in use runs."""
+    from cdk.context.json; empty: not looked up yet), the Karpenter features the pools need, and
+    where each controller in use runs."""
     pools = [check_pool_on_cluster(plan, plans[:index]) for index, plan in enumerate(plans)]
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
+    for plan in plans:
+        app += check_karpenter_features(plan, settings.karpenter.chart_version)
     for selector, setting, used in (
         (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),
         (settings.karpenter.node_selector, "karpenter", uses_karpenter(settings)),

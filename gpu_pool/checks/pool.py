@@ -1,11 +1,12 @@
 """The rules about one GPU pool on its own: its instance types, GPU software, labels and
-taints, ASG tag budget, sizes, disk and zones."""
+taints, ASG tag budget, sizes, disk, zones, reserved capacity and EFA."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
 from gpu_pool.checks.karpenter import check_karpenter_pool
+from gpu_pool.checks.reserved import check_training
 from gpu_pool.checks.syntax import (
     LABEL_VALUE,
     QUALIFIED_KEY,
@@ -56,6 +57,7 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
         findings += _check_scaling(pool, prefix)
     findings += _check_disk(pool, prefix)
     findings += _check_zones(pool.zones, prefix)
+    findings += check_training(plan)
     return findings
 
 

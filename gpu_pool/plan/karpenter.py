@@ -32,9 +32,9 @@ from gpu_pool.model.labels import (
     ZONE_LABEL,
 )
 from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
+from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.settings import PoolSettings, Taint
 
-_CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}
 _KUBERNETES_ARCH = {Architecture.X86_64: "amd64", Architecture.ARM64: "arm64"}
 # Bottlerocket's OS volume as Karpenter sizes it by default; the data volume holds images.
 _BOTTLEROCKET_OS_VOLUME_GIB = 4
@@ -55,6 +55,7 @@ class KarpenterPoolPlan:
     taints: tuple[Taint, ...]
     ami_alias: str
     gpu_limit: int
+    capacity: CapacityPlan
 
     @property
     def architectures(self) -> list[Architecture]:
@@ -67,7 +68,10 @@ class KarpenterPoolPlan:
             _requirement(GPU_MANUFACTURER_LABEL, ["nvidia"]),
             _requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
             _requirement(ARCH_LABEL, [_KUBERNETES_ARCH[a] for a in self.architectures]),
-            _requirement(CAPACITY_TYPE_LABEL, [_CAPACITY_TYPES[self.settings.capacity_type]]),
+            _requirement(
+                CAPACITY_TYPE_LABEL,
+                self.capacity.karpenter_capacity_types(self.settings.capacity_type),
+            ),
         ]
         if self.settings.zones:
             requirements.append(_requirement(ZONE_LABEL, list(self.settings.zones)))
@@ -75,6 +79,10 @@ class KarpenterPoolPlan:
 
     def node_pool(self) -> dict[str, Any]:
         karpenter = self.settings.karpenter
+        # Reserved nodes: never consolidated (EKS UG ml/ml-node-pools suggests WhenEmpty and
+        # consolidateAfter Never; the reservation is paid for whether a node runs or not) and
+        # never expired inside the reservation (a block's end drains them anyway).
+        reserved = self.capacity.reserved
         node_spec: dict[str, Any] = {
             "nodeClassRef": {
                 "group": NODE_CLASS_GROUP,
@@ -83,7 +91,7 @@ class KarpenterPoolPlan:
             },
             "requirements": self.requirements(),
             "taints": [t.node_taint() for t in self.taints],
-            "expireAfter": karpenter.expire_after,
+            "expireAfter": "Never" if reserved else karpenter.expire_after,
         }
         if karpenter.termination_grace_period is not None:
             node_spec["terminationGracePeriod"] = karpenter.termination_grace_period
@@ -96,7 +104,7 @@ class KarpenterPoolPlan:
                 # Only empty nodes: a node running a GPU pod is never consolidated away.
                 "disruption": {
                     "consolidationPolicy": "WhenEmpty",
-                    "consolidateAfter": karpenter.consolidate_after,
+                    "consolidateAfter": "Never" if reserved else karpenter.consolidate_after,
                     "budgets": [dict(_DISRUPTION_BUDGET)],
                 },
                 "limits": {GPU_RESOURCE: str(self.gpu_limit), "nodes": str(self.settings.max_size)},
@@ -109,27 +117,38 @@ class KarpenterPoolPlan:
         subnet_ids: Sequence[str],
         security_group_ids: Sequence[str],
         tags: Mapping[str, str],
+        placement_group: str | None = None,
     ) -> dict[str, Any]:
-        """The EC2NodeClass; the arguments are deploy-time values (tokens in a stack)."""
+        """The EC2NodeClass; the arguments are deploy-time values (tokens in a stack);
+        `placement_group`: the EFA pool's cluster placement group, by name."""
         settings = self.settings
+        spec: dict[str, Any] = {
+            "amiSelectorTerms": [{"alias": self.ami_alias}],
+            "role": role,
+            "subnetSelectorTerms": [{"id": s} for s in subnet_ids],
+            "securityGroupSelectorTerms": [{"id": g} for g in security_group_ids],
+            "blockDeviceMappings": self._block_devices(),
+            "metadataOptions": {
+                "httpEndpoint": "enabled",
+                "httpProtocolIPv6": "disabled",
+                "httpPutResponseHopLimit": settings.imds_hop_limit,
+                "httpTokens": "required",
+            },
+            "tags": {POOL_LABEL: self.name, **tags},
+        }
+        reservations = self.capacity.karpenter_reservation_terms()
+        if reservations:
+            spec["capacityReservationSelectorTerms"] = reservations
+        if placement_group is not None:
+            # EFA: with networkInterfaces unset, Karpenter gives a node one EFA interface per
+            # card when its pods request vpc.amazonaws.com/efa (v1.14.1
+            # pkg/providers/amifamily/resolver.go:261, launchtemplate/launchtemplate.go:334).
+            spec["placementGroupSelector"] = {"name": placement_group}
         return {
             "apiVersion": NODE_CLASS_API,
             "kind": "EC2NodeClass",
             "metadata": {"name": resource_name(self.name)},
-            "spec": {
-                "amiSelectorTerms": [{"alias": self.ami_alias}],
-                "role": role,
-                "subnetSelectorTerms": [{"id": s} for s in subnet_ids],
-                "securityGroupSelectorTerms": [{"id": g} for g in security_group_ids],
-                "blockDeviceMappings": self._block_devices(),
-                "metadataOptions": {
-                    "httpEndpoint": "enabled",
-                    "httpProtocolIPv6": "disabled",
-                    "httpPutResponseHopLimit": settings.imds_hop_limit,
-                    "httpTokens": "required",
-                },
-                "tags": {POOL_LABEL: self.name, **tags},
-            },
+            "spec": spec,
         }
 
     def _block_devices(self) -> list[dict[str, Any]]:
@@ -169,7 +188,9 @@ class KarpenterPoolPlan:
             **self.labels,
             NODE_POOL_LABEL: resource_name(self.name),
             "karpenter.k8s.aws/ec2nodeclass": resource_name(self.name),
-            CAPACITY_TYPE_LABEL: _CAPACITY_TYPES[self.settings.capacity_type],
+            CAPACITY_TYPE_LABEL: self.capacity.karpenter_capacity_types(
+                self.settings.capacity_type
+            )[0],
             INSTANCE_TYPE_LABEL: instance_type.name,
             ARCH_LABEL: _KUBERNETES_ARCH[instance_type.architecture],
             "kubernetes.io/os": "linux",
@@ -189,6 +210,7 @@ def karpenter_pool_plan(
     setting: str,
     instance_types: Sequence[GpuInstanceType],
     labels: Mapping[str, str],
+    capacity: CapacityPlan,
 ) -> KarpenterPoolPlan:
     largest = max((t.gpu_count for t in instance_types), default=0)
     gpu_limit = settings.karpenter.gpu_limit
@@ -201,6 +223,7 @@ def karpenter_pool_plan(
         taints=tuple(settings.taints),
         ami_alias=settings.karpenter.ami_alias or KARPENTER_AMI_ALIASES[settings.ami_family],
         gpu_limit=settings.max_size * largest if gpu_limit is None else gpu_limit,
+        capacity=capacity,
     )
 
 

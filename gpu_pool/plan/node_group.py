@@ -24,6 +24,8 @@ class NodeGroupPlan:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     disk_size_gib: int
+    # Launches into reserved capacity (an ODCR or a Capacity Block), already paid for.
+    reserved: bool = False
 
     @property
     def gpu_count(self) -> int:
@@ -35,10 +37,15 @@ class NodeGroupPlan:
         return self.instance_types[0].architecture
 
     @property
-    def scale_up_cost(self) -> tuple[int, float]:
+    def scale_up_cost(self) -> tuple[int, int, float]:
         """How much a scale-up of this group costs, for ranking groups that fit the same pod:
-        GPUs per node first, then the dearest family's price per GPU-hour."""
-        return self.gpu_count, max(t.family.usd_per_gpu_hour for t in self.instance_types)
+        reserved groups first (their capacity is paid for whether used or not), then GPUs per
+        node, then the dearest family's price per GPU-hour."""
+        return (
+            0 if self.reserved else 1,
+            self.gpu_count,
+            max(t.family.usd_per_gpu_hour for t in self.instance_types),
+        )
 
     def node_template_tags(self) -> dict[str, str]:
         """The tags CA's zero-node template of this group is built from."""

@@ -20,6 +20,7 @@ from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.model.labels import POOL_LABEL
+from gpu_pool.plan.capacity import CapacityPlan, capacity_plan
 from gpu_pool.plan.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
@@ -50,6 +51,8 @@ class PoolPlan:
     # Cluster Autoscaler pools: their node groups; Karpenter pools: none, and `karpenter`.
     node_groups: tuple[NodeGroupPlan, ...]
     karpenter: KarpenterPoolPlan | None
+    # Reserved capacity and EFA, for both provisioners.
+    capacity: CapacityPlan
     gpu_software: str
     chart: GpuSoftwareChart | None
     unresolved: tuple[Finding, ...]
@@ -110,10 +113,12 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
     operator = software == "gpu-operator"
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = None
+    instance_types = [t for _, group in entries for t in group]
+    # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ).
+    capacity = capacity_plan(settings, min((t.efa_interfaces for t in instance_types), default=0))
     if settings.provisioner == "karpenter":
-        instance_types = [t for _, group in entries for t in group]
         labels = node_labels(settings.name, settings.labels, instance_types, gpu_operator=operator)
-        karpenter = karpenter_pool_plan(settings, setting, instance_types, labels)
+        karpenter = karpenter_pool_plan(settings, setting, instance_types, labels, capacity)
     else:
         node_groups = tuple(
             NodeGroupPlan(
@@ -125,6 +130,7 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
                 labels=node_labels(settings.name, settings.labels, group, gpu_operator=operator),
                 taints=tuple(settings.taints),
                 disk_size_gib=settings.disk_size_gib,
+                reserved=capacity.reserved,
             )
             for zone in _zones(settings)
             for index, group in entries
@@ -135,6 +141,7 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
         entries=tuple(group for _, group in entries),
         node_groups=node_groups,
         karpenter=karpenter,
+        capacity=capacity,
         gpu_software=software,
         chart=gpu_software_chart(settings, software),
         unresolved=tuple(unresolved),

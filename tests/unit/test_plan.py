@@ -91,7 +91,37 @@ def test_one_group_per_entry_and_zone_in_the_order_of_the_settings():
 
 def test_scale_up_cost_ranks_by_gpus_then_the_dearest_family():
     groups = plan_pool(PoolSettings(instance_types=[["g6.xlarge", "g5.xlarge"]])).node_groups
-    assert groups[0].scale_up_cost == (1, 1.006)
+    # Not reserved (1), one GPU, the dearer of g6 and g5 per GPU-hour.
+    assert groups[0].scale_up_cost == (1, 1, 1.006)
+
+
+def test_reserved_groups_cost_less_than_any_on_demand_group():
+    reserved = plan_pool(
+        PoolSettings(
+            instance_types=["p5.48xlarge"],
+            capacity_reservation={"type": "odcr", "id": "cr-0123456789abcdef0"},
+        )
+    ).node_groups[0]
+    cheapest = plan_pool(PoolSettings(instance_types=["g6f.large"])).node_groups[0]
+    assert reserved.reserved and not cheapest.reserved
+    assert reserved.scale_up_cost < cheapest.scale_up_cost
+
+
+def test_capacity_resolves_once_per_pool_for_both_provisioners():
+    block = {"type": "capacity-block", "id": "cr-0123456789abcdef0"}
+    for provisioner in ("cluster-autoscaler", "karpenter"):
+        plan = plan_pool(
+            PoolSettings(
+                provisioner=provisioner,
+                instance_types=["p5.48xlarge"],
+                zones=["us-east-1a"],
+                efa=True,
+                capacity_reservation=block,
+            )
+        )
+        assert plan.capacity.efa_interfaces == 32
+        assert plan.capacity.capacity_block
+    assert plan_pool(PoolSettings(instance_types=["p5.48xlarge"])).capacity.efa_interfaces == 0
 
 
 def test_an_explicit_ami_type_wins_and_bottlerocket_is_derived_per_architecture():
@@ -182,7 +212,11 @@ def test_a_karpenter_pool_has_a_node_pool_plan_and_no_node_groups():
     assert karpenter is not None
     assert karpenter.gpu_limit == 12  # 3 nodes of the largest type, 4 GPUs
     assert karpenter.requirements() == [
-        {"key": "karpenter.k8s.aws/instance-gpu-manufacturer", "operator": "In", "values": ["nvidia"]},
+        {
+            "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
+            "operator": "In",
+            "values": ["nvidia"],
+        },
         {
             "key": "node.kubernetes.io/instance-type",
             "operator": "In",
