@@ -32,11 +32,16 @@ class PoolConstruct(Construct):
         report(self, ClusterPools.of(cluster).add(plan))
 
     def _finish(self, cluster: eks.ICluster, tags: Mapping[str, str] | None) -> None:
-        """Install the GPU software and tag everything, once the subclass has built its nodes
-        (after every settings error it may raise)."""
+        """Install the GPU software (and an EFA pool's EFA device plugin) and tag everything,
+        once the subclass has built its nodes (after every settings error it may raise)."""
         self.gpu_software = (
             install_gpu_software(self, cluster, self.plan.chart)
             if self.plan.chart is not None
+            else None
+        )
+        self.efa_device_plugin = (
+            install_gpu_software(self, cluster, self.plan.efa_chart)
+            if self.plan.efa_chart is not None
             else None
         )
         for key, value in (tags or {}).items():

@@ -15,7 +15,7 @@ from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, u
 from gpu_pool.checks.between_pools import check_pool_among
 from gpu_pool.checks.controllers import check_node_selector
 from gpu_pool.checks.pool import check_pool
-from gpu_pool.checks.reserved import check_karpenter_features
+from gpu_pool.checks.reserved import check_efa_on_existing_cluster, check_karpenter_features
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import AppSettings
@@ -55,6 +55,7 @@ def check_settings(
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
     for plan in plans:
         app += check_karpenter_features(plan, settings.karpenter.chart_version)
+        app += check_efa_on_existing_cluster(plan, settings.cluster.existing is not None)
     for selector, setting, used in (
         (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),
         (settings.karpenter.node_selector, "karpenter", uses_karpenter(settings)),

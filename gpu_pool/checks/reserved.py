@@ -165,6 +165,18 @@ def check_karpenter_features(plan: PoolPlan, chart_version: str | None) -> Itera
             )
 
 
+def check_efa_on_existing_cluster(plan: PoolPlan, existing: bool) -> Iterator[Finding]:
+    """The app makes an EFA pool's security group in the cluster's VPC, which it knows only for
+    the cluster it creates (cluster.existing names no VPC)."""
+    if existing and plan.settings.efa:
+        yield error(
+            f"{plan.setting}.efa",
+            "true on cluster.existing: the app knows no VPC there for the EFA security group; "
+            "use the GpuNodePool or KarpenterNodePool construct with `vpc` and "
+            "`cluster_security_group_id`, or a cluster the app creates",
+        )
+
+
 def _zones(zones: list[str]) -> str:
     return f"{len(zones)} zones ({', '.join(zones)})" if zones else "no zone (every subnet's)"
 

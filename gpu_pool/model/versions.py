@@ -174,11 +174,13 @@ KARPENTER_AMI_ALIASES = {
 KARPENTER_RESERVED_CAPACITY_SINCE = "1.6.0"
 KARPENTER_PLACEMENT_GROUP_SINCE = "1.11.0"
 
-# aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml: chart 0.5.30, image v0.5.20. Its
-# default tolerations are CriticalAddonsOnly only: the GPU pools' taints are added per pool.
+# aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml (master, 2026-08-03): version
+# v0.5.30 (spelled with its v), image v0.5.20. Its default tolerations are CriticalAddonsOnly
+# only (the GPU pools' taints are added per pool); its required affinity lists the EFA instance
+# types (values.yaml supportedInstanceLabels), every EFA type of the GPU catalog included.
 EFA_DEVICE_PLUGIN = ChartPin(
     chart="aws-efa-k8s-device-plugin",
     repository="https://aws.github.io/eks-charts",
-    version="0.5.30",
+    version="v0.5.30",
     namespace="kube-system",
 )

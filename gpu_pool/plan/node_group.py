@@ -26,6 +26,8 @@ class NodeGroupPlan:
     disk_size_gib: int
     # Launches into reserved capacity (an ODCR or a Capacity Block), already paid for.
     reserved: bool = False
+    # EFA interfaces per node; 0: no EFA.
+    efa_interfaces: int = 0
 
     @property
     def gpu_count(self) -> int:
@@ -49,7 +51,9 @@ class NodeGroupPlan:
 
     def node_template_tags(self) -> dict[str, str]:
         """The tags CA's zero-node template of this group is built from."""
-        return node_template_tags(self.labels, self.taints, self.gpu_count, self.disk_size_gib)
+        return node_template_tags(
+            self.labels, self.taints, self.gpu_count, self.disk_size_gib, self.efa_interfaces
+        )
 
     def autoscaler_tags(self, cluster_name: str) -> dict[str, str]:
         """Every ASG tag CA needs: discovery, then the node template."""

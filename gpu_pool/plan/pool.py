@@ -21,7 +21,12 @@ from gpu_pool.model.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.model.labels import POOL_LABEL
 from gpu_pool.plan.capacity import CapacityPlan, capacity_plan
-from gpu_pool.plan.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
+from gpu_pool.plan.gpu_software import (
+    GpuSoftwareChart,
+    efa_device_plugin_chart,
+    gpu_software_chart,
+    resolved_gpu_software,
+)
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
@@ -55,6 +60,8 @@ class PoolPlan:
     capacity: CapacityPlan
     gpu_software: str
     chart: GpuSoftwareChart | None
+    # EFA pools: the EFA device plugin, one release per pool.
+    efa_chart: GpuSoftwareChart | None
     unresolved: tuple[Finding, ...]
 
     @property
@@ -131,6 +138,7 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
                 taints=tuple(settings.taints),
                 disk_size_gib=settings.disk_size_gib,
                 reserved=capacity.reserved,
+                efa_interfaces=capacity.efa_interfaces,
             )
             for zone in _zones(settings)
             for index, group in entries
@@ -144,6 +152,7 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
         capacity=capacity,
         gpu_software=software,
         chart=gpu_software_chart(settings, software),
+        efa_chart=efa_device_plugin_chart(settings),
         unresolved=tuple(unresolved),
     )
 

@@ -145,3 +145,41 @@ NAMED_SETTINGS: dict[str, dict] = {
     "bottlerocket": BOTTLEROCKET,
     "operator": OPERATOR,
 }
+
+# Training pools (#22): a Capacity Block of p5.48xlarge with EFA and its on-demand fallback for
+# the same workload, an ODCR pool of node groups, and a Karpenter pool on an ODCR with EFA that
+# falls back to on-demand itself.
+CAPACITY_BLOCK_ID = "cr-0123456789abcdef0"
+ODCR_ID = "cr-0fedcba9876543210"
+TRAINING_LABELS = {"workload": "training"}
+TRAINING = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "pools": {
+        "train": {
+            "instance_types": ["p5.48xlarge"],
+            "zones": ["us-east-1a"],
+            "efa": True,
+            "labels": TRAINING_LABELS,
+            "capacity_reservation": {"type": "capacity-block", "id": CAPACITY_BLOCK_ID},
+        },
+        "train-od": {
+            "instance_types": ["p5.48xlarge"],
+            "zones": ["us-east-1a"],
+            "efa": True,
+            "labels": TRAINING_LABELS,
+        },
+        "odcr": {
+            "instance_types": ["g6e.12xlarge"],
+            "capacity_reservation": {"type": "odcr", "id": ODCR_ID},
+        },
+        "kodcr": {
+            "provisioner": "karpenter",
+            "labels": {"workload": "training-karpenter"},
+            "instance_types": ["p5en.48xlarge"],
+            "zones": ["us-east-1a"],
+            "efa": True,
+            "capacity_reservation": {"type": "odcr", "id": ODCR_ID, "fallback": "on-demand"},
+        },
+    },
+}

@@ -6,14 +6,24 @@ encrypted (with a customer key when given), and IMDSv2 required with a hop limit
 default, so a pod, one network hop further than the node, cannot read the node role's
 credentials (EKS Pod Identity gives pods their own). The node group keeps its instance types and
 AMI type; the template carries no AMI and no user data, so EKS still builds the node's bootstrap.
+
+A training pool's template adds its capacity (plan/capacity.py): the reservation it launches
+into, for a Capacity Block the market type and the one instance type (EKS UG
+ml/capacity-blocks-mng: in the template, not the node group), and for EFA one interface per
+network card in a cluster placement group. Interfaces carry their security groups themselves:
+a template with NetworkInterfaces may not set SecurityGroupIds (AWS PCS UG, "Create or update
+an EC2 launch template"; EC2 CreateLaunchTemplate), nor a SubnetId (EKS CreateNodegroup).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from gpu_pool.model.ami import IMAGE_VOLUME
+from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.settings import AmiFamily
 
 
@@ -29,7 +39,13 @@ class NodeLaunchTemplate(Construct):
         disk_size_gib: int,
         kms_key_arn: str | None,
         imds_hop_limit: int,
+        capacity: CapacityPlan | None = None,
+        instance_type: str | None = None,
+        security_group_ids: Sequence[str] = (),
+        placement_group: str | None = None,
     ) -> None:
+        """`capacity`: a training pool's (default none); `instance_type`: a Capacity Block's
+        one type; `security_group_ids` and `placement_group` (a name): an EFA pool's."""
         super().__init__(scope, construct_id)
         self.resource = ec2.CfnLaunchTemplate(
             self,
@@ -54,7 +70,27 @@ class NodeLaunchTemplate(Construct):
                 ),
             ),
         )
+        if capacity is not None:
+            self._add_capacity(capacity, instance_type, list(security_group_ids), placement_group)
         # What a node group's LaunchTemplate takes: this template at its newest version, so a
         # change rolls the nodes (an update that respects PDBs, not a replacement).
         self.id = self.resource.ref
         self.version = self.resource.attr_latest_version_number
+
+    def _add_capacity(
+        self,
+        capacity: CapacityPlan,
+        instance_type: str | None,
+        security_group_ids: list[str],
+        placement_group: str | None,
+    ) -> None:
+        data = {
+            "CapacityReservationSpecification": capacity.capacity_reservation_specification(),
+            "InstanceMarketOptions": capacity.instance_market_options(),
+            "InstanceType": instance_type if capacity.capacity_block else None,
+            "NetworkInterfaces": capacity.network_interfaces(security_group_ids) or None,
+            "Placement": {"GroupName": placement_group} if placement_group else None,
+        }
+        for key, value in data.items():
+            if value is not None:
+                self.resource.add_property_override(f"LaunchTemplateData.{key}", value)

@@ -9,6 +9,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.efa import efa_network
 from gpu_pool.cdk.node_role import node_role as new_node_role
 from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
@@ -50,6 +51,10 @@ class GpuNodePool(PoolConstruct):
         entry if the cluster uses access entries only.
     :param tags: extra AWS tags on everything the pool creates (node groups, role, custom
         resources); default none.
+    :param vpc: the cluster's VPC, for an EFA pool's security group; default: the cluster's
+        (an `eks.Cluster`'s; an imported cluster must pass it with `cluster_security_group_id`).
+    :param cluster_security_group_id: the security group EKS created for the cluster, which an
+        EFA pool's network interfaces join with the EFA group; default: the cluster's.
     :param kubernetes_version: the minor the node groups run, e.g. "1.36"; they follow it when
         the cluster is upgraded (one node at a time, PodDisruptionBudgets respected, no surge of
         GPU instances). Default: the version of an `eks.Cluster`; for an imported cluster, none
@@ -71,6 +76,8 @@ class GpuNodePool(PoolConstruct):
         node_role: iam.IRole | None = None,
         tags: Mapping[str, str] | None = None,
         kubernetes_version: str | None = None,
+        vpc: ec2.IVpc | None = None,
+        cluster_security_group_id: str | None = None,
     ) -> None:
         plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
         if plan.provisioner != "cluster-autoscaler":
@@ -84,6 +91,17 @@ class GpuNodePool(PoolConstruct):
         pools = ClusterPools.of(cluster)
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         self.node_role: iam.IRole = node_role or new_node_role(self, "NodeRole")
+        capacity = plan.capacity
+        security_group_ids: list[str] = []
+        self.placement_group: ec2.CfnPlacementGroup | None = None
+        if capacity.efa:
+            self.placement_group, efa_group = efa_network(
+                self, self.plan, cluster, vpc, cluster_security_group_id
+            )
+            security_group_ids = [
+                cluster_security_group_id or cluster.cluster_security_group_id,
+                efa_group.attr_group_id,
+            ]
         self.launch_template = NodeLaunchTemplate(
             self,
             "LaunchTemplate",
@@ -91,6 +109,10 @@ class GpuNodePool(PoolConstruct):
             disk_size_gib=plan.settings.disk_size_gib,
             kms_key_arn=plan.settings.volume_kms_key_arn,
             imds_hop_limit=plan.settings.imds_hop_limit,
+            capacity=capacity,
+            instance_type=plan.entries[0][0].name if capacity.capacity_block else None,
+            security_group_ids=security_group_ids,
+            placement_group=self.placement_group.ref if self.placement_group else None,
         )
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []
@@ -107,7 +129,7 @@ class GpuNodePool(PoolConstruct):
         group: NodeGroupPlan,
         subnets: Sequence[ec2.ISubnet],
     ) -> tuple[eks.CfnNodegroup, AsgTags]:
-        settings = self.plan.settings
+        settings, capacity = self.plan.settings, self.plan.capacity
         nodegroup = eks.CfnNodegroup(
             self,
             group.construct_id,
@@ -115,8 +137,12 @@ class GpuNodePool(PoolConstruct):
             node_role=self.node_role.role_arn,
             subnets=[s.subnet_id for s in subnets],
             ami_type=group.ami_type,
-            instance_types=[t.name for t in group.instance_types],
-            capacity_type=settings.capacity_type,
+            # A Capacity Block's one type is in the launch template, never here (EKS UG
+            # ml/capacity-blocks-mng).
+            instance_types=(
+                None if capacity.capacity_block else [t.name for t in group.instance_types]
+            ),
+            capacity_type=capacity.node_group_capacity_type(settings.capacity_type),
             # The volume size is in the launch template; CloudFormation refuses both.
             launch_template=eks.CfnNodegroup.LaunchTemplateSpecificationProperty(
                 id=self.launch_template.id, version=self.launch_template.version
