@@ -18,6 +18,7 @@ from gpu_pool.cli.inspect.cluster import (
     node_ready,
     pool_selector,
 )
+from gpu_pool.cli.inspect.reserved import efa_verdict, reservation_id, reservation_verdict
 from gpu_pool.plan.pool import PoolPlan
 
 
@@ -29,8 +30,9 @@ def doctor_verdicts(
     aws: Any = None,
     custom: Any = None,
 ) -> list[Verdict]:
-    """Every pool's nodes and their GPUs, the device plugins' reach; for node-group pools the
-    autoscaler and (with AWS) the ASG tags; for Karpenter pools its controller, each NodePool,
+    """Every pool's nodes and their GPUs (and EFA interfaces), the device plugins' reach, each
+    reserved pool's reservation (with AWS); for node-group pools the autoscaler and (with AWS)
+    the ASG tags; for Karpenter pools its controller, each NodePool,
     EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
@@ -41,6 +43,7 @@ def doctor_verdicts(
     for pool in pools:
         verdicts += _node_verdicts(core, pool, daemon_sets)
     verdicts += _device_plugin_rollout(daemon_sets)
+    verdicts += _reservation_verdicts(pools, aws)
     if any(pool.provisioner == "cluster-autoscaler" for pool in pools):
         verdicts.append(autoscaler_state(apps, cluster_name))
         if aws is None:
@@ -105,7 +108,21 @@ def _node_verdicts(core: Any, pool: PoolPlan, daemon_sets: list[Any]) -> list[Ve
             )
         else:
             verdicts.append(Verdict("ok", f"node {name}", f"Ready, nvidia.com/gpu: {gpus}"))
+            efa = efa_verdict(node, pool)
+            if efa is not None:
+                verdicts.append(efa)
     return verdicts
+
+
+def _reservation_verdicts(pools: Sequence[PoolPlan], aws: Any) -> list[Verdict]:
+    """Each reserved pool's reservation: not started, active or ended (needs AWS)."""
+    named = [p for p in pools if reservation_id(p) is not None]
+    if not named:
+        return []
+    if aws is None:
+        return [Verdict("warn", "reservations", "not checked: no AWS credentials or region")]
+    ec2 = aws("ec2")
+    return [v for v in (reservation_verdict(ec2, p) for p in named) if v is not None]
 
 
 def _device_plugin_rollout(daemon_sets: list[Any]) -> list[Verdict]:

@@ -289,6 +289,7 @@ def _verify(
     aws: Callable[[str], Any] | None,
     clock: Clock | None,
 ) -> int:
+    from gpu_pool.cli.inspect.reserved import reservation_id
     from gpu_pool.cli.verify import Timeouts, Verifier
 
     core, apps, custom = _kubernetes(args, settings)
@@ -311,6 +312,8 @@ def _verify(
         autoscaling=aws("autoscaling") if aws else None,
         custom=custom,
         clock=clock,
+        # Only a pool reserved by id has a reservation to read.
+        ec2=aws("ec2") if aws and reservation_id(pool) else None,
     )
     return verifier.run()
 
