@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpu_pool.model.findings import Finding, error
+from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.versions import (
     EXACT_VERSION,
     KARPENTER,
     KARPENTER_PLACEMENT_GROUP_SINCE,
     KARPENTER_RESERVED_CAPACITY_SINCE,
 )
+from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
 
 
@@ -163,6 +164,31 @@ def check_karpenter_features(plan: PoolPlan, chart_version: str | None) -> Itera
                 f"karpenter.chart_version to {since} or newer (the pin is {KARPENTER.version}), "
                 "or use provisioner: cluster-autoscaler",
             )
+
+
+def check_reservation_facts(plan: PoolPlan, facts: ReservationFacts) -> Iterator[Finding]:
+    """The pool's stated zone, type and size against its Capacity Block as EC2 describes it
+    (looked up once and cached in cdk.context.json)."""
+    pool, prefix = plan.settings, plan.setting
+    source = f"reservation {facts.reservation_id} (cdk.context.json)"
+    if pool.zones and pool.zones != [facts.zone]:
+        yield error(
+            f"{prefix}.zones",
+            f"{', '.join(pool.zones)}, but {source} is in {facts.zone}: list [{facts.zone}]",
+        )
+    types = [t.name for group in plan.entries for t in group]
+    if types and types != [facts.instance_type]:
+        yield error(
+            f"{prefix}.instance_types",
+            f"{', '.join(types)}, but {source} holds {facts.instance_type}: list "
+            f"[{facts.instance_type}]",
+        )
+    if pool.max_size > facts.count:
+        yield warning(
+            f"{prefix}.max_size",
+            f"{pool.max_size}, but {source} holds {facts.count} instances: launches beyond "
+            f"them fail; set {facts.count}",
+        )
 
 
 def check_efa_on_existing_cluster(plan: PoolPlan, existing: bool) -> Iterator[Finding]:

@@ -99,6 +99,16 @@ class CapacityPlan:
         return [{"id": self.reservation.id}]
 
 
+@dataclass(frozen=True)
+class ReservationFacts:
+    """A reservation as EC2 describes it: where it is, what it holds, how many."""
+
+    reservation_id: str
+    zone: str
+    instance_type: str
+    count: int
+
+
 def capacity_plan(settings: PoolSettings, efa_interfaces: int) -> CapacityPlan:
     """The pool's capacity; `efa_interfaces` is its instance type's (0 unless `efa`)."""
     return CapacityPlan(settings.capacity_reservation, efa_interfaces if settings.efa else 0)

@@ -301,3 +301,34 @@ def test_odcr_preference_and_resource_group_forms(preference):
     assert plan.capacity.capacity_reservation_specification() == {
         "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": group}
     }
+
+
+def test_a_cached_block_lookup_that_disagrees_stops_the_synth_before_anything_is_built():
+    """The CLI caches the lookup in cdk.context.json; here the context holds its answer."""
+    import aws_cdk as cdk
+
+    from gpu_pool.cdk.stack import GpuPoolStack
+    from gpu_pool.settings import ConfigError, load_settings
+
+    probe = cdk.Stack(
+        cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1")
+    )
+    key = cdk.ContextProvider.get_key(
+        probe,
+        provider="cc-api-provider",
+        props={
+            "typeName": "AWS::EC2::CapacityReservation",
+            "exactIdentifier": CAPACITY_BLOCK_ID,
+            "propertiesToReturn": ["AvailabilityZone", "InstanceType", "TotalInstanceCount"],
+        },
+    ).key
+    answer = {"AvailabilityZone": "us-east-1b", "InstanceType": "p5.48xlarge"}
+    app = cdk.App(context={key: [{**answer, "TotalInstanceCount": 4}]})
+    with pytest.raises(ConfigError) as err:
+        GpuPoolStack(app, "T", settings=load_settings(TRAINING, None))
+    assert str(err.value).splitlines() == [
+        f"pools.train.zones: us-east-1a, but reservation {CAPACITY_BLOCK_ID} (cdk.context.json) "
+        "is in us-east-1b: list [us-east-1b]"
+    ]
+    (stack,) = app.node.children
+    assert stack.node.children == []
