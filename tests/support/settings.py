@@ -135,17 +135,6 @@ OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
 
 
 # Every named settings set above, for tools that synthesize them all.
-NAMED_SETTINGS: dict[str, dict] = {
-    "multi": MULTI,
-    "existing": EXISTING,
-    "three-pools": THREE_POOLS,
-    "karpenter": KARPENTER,
-    "mixed": MIXED,
-    "karpenter-operator": KARPENTER_OPERATOR,
-    "bottlerocket": BOTTLEROCKET,
-    "operator": OPERATOR,
-}
-
 # Training pools (#22): a Capacity Block of p5.48xlarge with EFA and its on-demand fallback for
 # the same workload, an ODCR pool of node groups, and a Karpenter pool on an ODCR with EFA that
 # falls back to on-demand itself.
@@ -182,4 +171,16 @@ TRAINING = {
             "capacity_reservation": {"type": "odcr", "id": ODCR_ID, "fallback": "on-demand"},
         },
     },
+}
+
+NAMED_SETTINGS: dict[str, dict] = {
+    "multi": MULTI,
+    "existing": EXISTING,
+    "three-pools": THREE_POOLS,
+    "karpenter": KARPENTER,
+    "mixed": MIXED,
+    "karpenter-operator": KARPENTER_OPERATOR,
+    "bottlerocket": BOTTLEROCKET,
+    "operator": OPERATOR,
+    "training": TRAINING,
 }
