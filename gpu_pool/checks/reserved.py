@@ -19,6 +19,7 @@ from gpu_pool.model.versions import (
 )
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.settings.models import CapacityReservationSettings
 
 
 def check_training(plan: PoolPlan) -> Iterator[Finding]:
@@ -30,7 +31,7 @@ def check_training(plan: PoolPlan) -> Iterator[Finding]:
     if reservation.capacity_block:
         yield from _check_capacity_block(plan)
     else:
-        yield from _check_odcr(plan)
+        yield from _check_odcr(plan, reservation)
 
 
 def _types(plan: PoolPlan) -> list[str]:
@@ -68,7 +69,7 @@ def _check_capacity_block(plan: PoolPlan) -> Iterator[Finding]:
     pool, prefix = plan.settings, plan.setting
     setting = f"{prefix}.capacity_reservation"
     types = _types(plan)
-    if len(pool.instance_types) != 1 or len(types) > 1:
+    if len(types) > 1:
         yield error(
             f"{prefix}.instance_types",
             f"{len(types)} types ({', '.join(types)}) with a capacity-block: a block is one "
@@ -108,10 +109,8 @@ def _check_capacity_block(plan: PoolPlan) -> Iterator[Finding]:
         )
 
 
-def _check_odcr(plan: PoolPlan) -> Iterator[Finding]:
+def _check_odcr(plan: PoolPlan, reservation: CapacityReservationSettings) -> Iterator[Finding]:
     pool, prefix = plan.settings, plan.setting
-    reservation = pool.capacity_reservation
-    assert reservation is not None
     setting = f"{prefix}.capacity_reservation"
     if pool.capacity_type == "SPOT":
         yield error(
@@ -130,8 +129,8 @@ def _check_odcr(plan: PoolPlan) -> Iterator[Finding]:
             given = "resource_group_arn" if reservation.resource_group_arn else "preference"
             yield error(
                 f"{setting}.{given}",
-                "Karpenter selects reservations by id only (no open matching, no resource "
-                "groups): name the reservation's id, or use provisioner: cluster-autoscaler",
+                "Karpenter has no open matching and no resource groups (it selects reservations "
+                "by id): name the reservation's id, or use provisioner: cluster-autoscaler",
             )
     elif reservation.fallback == "on-demand" and reservation.preference is None:
         yield error(

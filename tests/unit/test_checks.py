@@ -731,7 +731,7 @@ CASES = {
         [
             (
                 "E",
-                "pool.capacity_reservation.preference: Karpenter selects reservations by id only (no open matching, no resource groups): name the reservation's id, or use provisioner: cluster-autoscaler",
+                "pool.capacity_reservation.preference: Karpenter has no open matching and no resource groups (it selects reservations by id): name the reservation's id, or use provisioner: cluster-autoscaler",
             ),
         ],
     ),
