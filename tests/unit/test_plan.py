@@ -259,3 +259,34 @@ def test_pools_are_planned_in_the_order_the_settings_list_them_with_their_paths(
 )
 def test_construct_ids_are_pascal_case(text, expected):
     assert pascal_case(text) == expected
+
+
+def test_karpenter_capacity_block_pool_passes_the_pinned_crds():
+    from tests.support.crd_validation import validate
+
+    plan = plan_pool(
+        PoolSettings(
+            provisioner="karpenter",
+            instance_types=["p5.48xlarge"],
+            zones=["us-east-1a"],
+            capacity_reservation={"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+        )
+    ).karpenter
+    assert plan is not None
+    node_pool = plan.node_pool()
+    requirements = {
+        r["key"]: r["values"] for r in node_pool["spec"]["template"]["spec"]["requirements"]
+    }
+    # A block is reserved capacity only: no on-demand fallback inside the NodePool.
+    assert requirements["karpenter.sh/capacity-type"] == ["reserved"]
+    node_class = plan.ec2_node_class(
+        role="gpu-pool-karpenter-node",
+        subnet_ids=["subnet-0123456789abcdef0"],
+        security_group_ids=["sg-0123456789abcdef0"],
+        tags={},
+    )
+    assert node_class["spec"]["capacityReservationSelectorTerms"] == [
+        {"id": "cr-0123456789abcdef0"}
+    ]
+    assert "placementGroupSelector" not in node_class["spec"]
+    assert validate(node_pool) == [] and validate(node_class) == []
