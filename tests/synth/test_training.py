@@ -332,3 +332,51 @@ def test_a_cached_block_lookup_that_disagrees_stops_the_synth_before_anything_is
     ]
     (stack,) = app.node.children
     assert stack.node.children == []
+
+
+def test_an_imported_clusters_efa_pool_needs_its_vpc_and_security_group():
+    import aws_cdk as cdk
+    from aws_cdk import aws_ec2 as ec2
+
+    from aws_cdk import aws_eks_v2 as eks
+    from aws_cdk import aws_iam as iam
+
+    from gpu_pool import ConfigError, GpuNodePool
+    from gpu_pool.settings import PoolSettings
+
+    stack = cdk.Stack(cdk.App(), "S")
+    provider = eks.KubectlProvider.from_kubectl_provider_attributes(
+        stack,
+        "Kubectl",
+        service_token="arn:aws:lambda:us-east-1:123456789012:function:kubectl",
+        role=iam.Role.from_role_arn(stack, "KubectlRole", "arn:aws:iam::123456789012:role/k"),
+    )
+    cluster = eks.Cluster.from_cluster_attributes(
+        stack, "C", cluster_name="platform", kubectl_provider=provider
+    )
+    subnet = ec2.Subnet.from_subnet_attributes(
+        stack, "Subnet", subnet_id="subnet-0aaaaaaaaaaaaaaaa", availability_zone="us-east-1a"
+    )
+    settings = PoolSettings(
+        name="train", instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True
+    )
+    with pytest.raises(ConfigError) as raised:
+        GpuNodePool(stack, "Train", cluster=cluster, subnets=[subnet], settings=settings)
+    assert str(raised.value) == (
+        "pool.efa: an imported cluster's EFA pool needs `vpc` and `cluster_security_group_id` "
+        "(its EFA security group lives in the VPC, and its interfaces join the cluster security "
+        "group)"
+    )
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack, "Vpc", vpc_id="vpc-0123456789abcdef0", availability_zones=["us-east-1a"]
+    )
+    pool = GpuNodePool(
+        stack,
+        "Train2",
+        cluster=cluster,
+        subnets=[subnet],
+        settings=settings.model_copy(update={"name": "train2"}),
+        vpc=vpc,
+        cluster_security_group_id="sg-0123456789abcdef0",
+    )
+    assert pool.placement_group is not None
