@@ -183,20 +183,19 @@ def test_scale_up_ranks_the_reserved_group_before_its_on_demand_fallback(trainin
 
 
 def test_efa_node_template_advertises_interfaces_and_hugepages(training_template):
-    templates = {
-        r["Properties"]["Tags"][0]["Value"]: r
-        for r in resources(training_template, ASG_TAGS).values()
-    }
-    assert templates
+    """CA's zero-node template (its own parsing rules) offers what an EFA pod requests."""
+    pools = []
     for r in resources(training_template, ASG_TAGS).values():
         tags = {render(t["Key"]): t["Value"] for t in r["Properties"]["Tags"]}
         pool = tags["k8s.io/cluster-autoscaler/node-template/label/gpu-pool.io/pool"]
+        pools.append(pool)
         allocatable = node_template(tags)["allocatable"]
         if pool in ("train", "train-od"):
             assert allocatable["vpc.amazonaws.com/efa"] == "32"
             assert allocatable["hugepages-2Mi"] == "10256Mi"
         else:
             assert "vpc.amazonaws.com/efa" not in allocatable
+    assert sorted(pools) == ["odcr", "train", "train-od"]
 
 
 def test_every_efa_node_runs_one_efa_plugin_and_every_gpu_node_one_nvidia_plugin(
@@ -337,7 +336,6 @@ def test_a_cached_block_lookup_that_disagrees_stops_the_synth_before_anything_is
 def test_an_imported_clusters_efa_pool_needs_its_vpc_and_security_group():
     import aws_cdk as cdk
     from aws_cdk import aws_ec2 as ec2
-
     from aws_cdk import aws_eks_v2 as eks
     from aws_cdk import aws_iam as iam
 
