@@ -32,7 +32,8 @@ SOURCE = f"reservation {BLOCK} (cdk.context.json)"
             [
                 (
                     "E",
-                    f"pools.train.zones: us-east-1a, but {SOURCE} is in us-east-1b: list [us-east-1b]",
+                    f"pools.train.zones: us-east-1a, but {SOURCE} is in us-east-1b: list "
+                    "[us-east-1b]",
                 )
             ],
         ),
