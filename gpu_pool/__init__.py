@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from gpu_pool.plan.pool import plan_pool as plan_pool
     from gpu_pool.settings import AppSettings as AppSettings
     from gpu_pool.settings import AutoscalerSettings as AutoscalerSettings
+    from gpu_pool.settings import CapacityReservationSettings as CapacityReservationSettings
     from gpu_pool.settings import ChartVersions as ChartVersions
     from gpu_pool.settings import ClusterSettings as ClusterSettings
     from gpu_pool.settings import ConfigError as ConfigError
@@ -44,6 +45,7 @@ _EXPORTS = {
     "GpuPoolStack": "gpu_pool.cdk.stack",
     "AppSettings": "gpu_pool.settings",
     "AutoscalerSettings": "gpu_pool.settings",
+    "CapacityReservationSettings": "gpu_pool.settings",
     "ChartVersions": "gpu_pool.settings",
     "MetricsSettings": "gpu_pool.settings",
     "SharingSettings": "gpu_pool.settings",

@@ -16,6 +16,7 @@ from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     MULTI,
     OPERATOR,
     THREE_POOLS,
+    TRAINING,
 )
 
 
@@ -52,6 +53,13 @@ def mixed_template():
     from tests.support.cfn import synth
 
     return synth(MIXED)
+
+
+@pytest.fixture(scope="session")
+def training_template():
+    from tests.support.cfn import synth
+
+    return synth(TRAINING)
 
 
 @pytest.fixture(scope="session")

@@ -48,11 +48,17 @@ class PoolConstruct(Construct):
         tags: Mapping[str, str] | None,
         node_group_names: Sequence[str] = (),
     ) -> None:
-        """Install the GPU software, tag everything and record the pool, once the subclass has
-        built its nodes (after every settings error it may raise)."""
+        """Install the GPU software (and an EFA pool's EFA device plugin), tag everything and
+        record the pool, once the subclass has built its nodes (after every settings error it
+        may raise)."""
         self.gpu_software = (
             install_gpu_software(self, cluster, self.plan.chart)
             if self.plan.chart is not None
+            else None
+        )
+        self.efa_device_plugin = (
+            install_gpu_software(self, cluster, self.plan.efa_chart)
+            if self.plan.efa_chart is not None
             else None
         )
         for key, value in (tags or {}).items():

@@ -21,6 +21,7 @@ from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report
+from gpu_pool.cdk.reservations import capacity_blocks
 from gpu_pool.checks import check_settings
 from gpu_pool.checks.app import uses_autoscaler, uses_karpenter
 from gpu_pool.model.karpenter_api import resource_name
@@ -41,7 +42,12 @@ class GpuPoolStack(Stack):
             for z in self.availability_zones
             if not Token.is_unresolved(z) and not z.startswith("dummy")
         ]
-        found = check_settings(settings, plans, known_zones=known_zones)
+        found = check_settings(
+            settings,
+            plans,
+            known_zones=known_zones,
+            reservations=capacity_blocks(self, plans),
+        )
         # Every error before anything is built; each pool construct reports its own warnings.
         report(self, [f for pool in found.pools for f in pool if f.error] + found.app)
         pools = ClusterPools()

@@ -7,7 +7,7 @@ is the part a single pool construct runs when it joins a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -16,8 +16,14 @@ from gpu_pool.checks.between_pools import check_pool_among
 from gpu_pool.checks.controllers import check_node_selector
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
+from gpu_pool.checks.reserved import (
+    check_efa_on_existing_cluster,
+    check_karpenter_features,
+    check_reservation_facts,
+)
 from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
+from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import AppSettings
 
@@ -46,19 +52,29 @@ def check_settings(
     *,
     known_zones: Sequence[str] = (),
     today: date | None = None,
+    reservations: Mapping[str, ReservationFacts] | None = None,
 ) -> SettingsFindings:
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own,
     against the pools before it, and against its cluster's minor and stack's Region; then the
-    app (Kubernetes version, endpoint, zones, system nodes, the controllers' pins), the pools'
-    zones against `known_zones` (the region's zones from cdk.context.json; empty: not looked up
-    yet), and where each controller in use runs."""
+    app (Kubernetes version, endpoint, zones, system nodes, the controllers' pins, GPU metrics),
+    the pools' zones against `known_zones` (the region's zones from cdk.context.json; empty: not
+    looked up yet), the Karpenter features the pools need, and where each controller in use
+    runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts; a
+    pool not in it is not judged)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
     pools = [
         check_pool_on_cluster(plan, plans[:index]) + check_pool_target(plan, minor, region)
         for index, plan in enumerate(plans)
     ]
+    for plan, findings in zip(plans, pools, strict=True):
+        facts = (reservations or {}).get(plan.name)
+        if facts is not None:
+            findings += check_reservation_facts(plan, facts)
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
     app += check_metrics(settings.metrics)
+    for plan in plans:
+        app += check_karpenter_features(plan, settings.karpenter.chart_version)
+        app += check_efa_on_existing_cluster(plan, settings.cluster.existing is not None)
     for selector, setting, used in (
         (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),
         (settings.karpenter.node_selector, "karpenter", uses_karpenter(settings)),

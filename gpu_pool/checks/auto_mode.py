@@ -77,6 +77,14 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
             "be changed: remove imds_hop_limit, or use another provisioner for a workload that "
             "reads instance metadata",
         )
+    for name in ("capacity_reservation", "efa"):
+        if getattr(settings, name):
+            yield error(
+                f"{prefix}.{name}",
+                "is not built for provisioner: auto-mode (its NodeClass takes reservations and "
+                "placement groups, but gpu-pool renders neither there yet): use provisioner: "
+                "karpenter or cluster-autoscaler for a training pool (docs/training.md)",
+            )
     yield from _check_lifetime(plan)
     yield from check_node_pool(plan)
 

@@ -98,7 +98,11 @@ def _same_labels(plan: PoolPlan, other: PoolPlan) -> Iterator[Finding]:
             "kubernetes.io/arch selector may land on either: give the pools distinct labels, "
             "or select kubernetes.io/arch in the pod",
         )
-    elif set(plan.taints) == set(other.taints):
+    elif (
+        set(plan.taints) == set(other.taints) and plan.capacity.reserved == other.capacity.reserved
+    ):
+        # A reserved pool and an on-demand one with the same labels are a reservation and its
+        # fallback: landing on either is the point (the expander tries the reserved first).
         yield warning(
             f"{plan.setting}.labels",
             f"pool '{plan.name}' has the same labels and taints as pool '{other.name}'; a pod "

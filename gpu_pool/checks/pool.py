@@ -1,5 +1,5 @@
 """The rules about one GPU pool on its own: its instance types, GPU software, labels and
-taints, ASG tag budget, sizes, disk and zones."""
+taints, ASG tag budget, sizes, disk, zones, reserved capacity and EFA."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 
 from gpu_pool.checks.auto_mode import check_auto_mode_pool
 from gpu_pool.checks.karpenter import check_karpenter_pool
+from gpu_pool.checks.reserved import check_training
 from gpu_pool.checks.sharing import check_sharing
 from gpu_pool.checks.syntax import (
     LABEL_VALUE,
@@ -71,6 +72,8 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
             )
     findings += _check_disk(pool, prefix)
     findings += _check_zones(pool.zones, prefix)
+    if plan.auto_mode is None:  # Auto Mode refuses the training settings (checks/auto_mode.py)
+        findings += check_training(plan)
     return findings
 
 

@@ -20,6 +20,7 @@ from gpu_pool.cli.inspect.cluster import (
     node_ready,
     pool_selector,
 )
+from gpu_pool.cli.inspect.reserved import efa_verdict, reservation_verdict
 from gpu_pool.model.versions import NVIDIA_GPU_OPERATOR
 from gpu_pool.plan.record import PoolRecord
 
@@ -33,12 +34,13 @@ def doctor_verdicts(
     custom: Any = None,
     metrics: str | None = None,
 ) -> list[Verdict]:
-    """Every pool's nodes and their GPUs, the device plugins' reach; for node-group pools the
-    autoscaler and (with AWS) the ASG tags; for Karpenter pools its controller, each NodePool,
-    EC2NodeClass and unfinished NodeClaim, and (with AWS) the interruption queue; for Auto Mode
-    pools each NodePool, NodeClass and unfinished NodeClaim; with `metrics` (the `metrics.gpu`
-    setting; None where the pools come from records, which do not say it) other than none,
-    whether each GPU node exports them.
+    """Every pool's nodes and their GPUs (and EFA interfaces), the device plugins' reach, each
+    reserved pool's reservation (with AWS); for node-group pools the autoscaler and (with AWS)
+    the ASG tags; for Karpenter pools its controller, each NodePool, EC2NodeClass and unfinished
+    NodeClaim, and (with AWS) the interruption queue; for Auto Mode pools each NodePool,
+    NodeClass and unfinished NodeClaim; with `metrics` (the `metrics.gpu` setting; None where
+    the pools come from records, which do not say it) other than none, whether each GPU node
+    exports them.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
     CustomObjectsApi Karpenter's objects are read with.
@@ -54,6 +56,7 @@ def doctor_verdicts(
     # automode/auto-accelerated.adoc): a cluster of Auto Mode pools has none to find.
     if daemon_sets or any(pool.provisioner != "auto-mode" for pool in pools):
         verdicts += _device_plugin_rollout(daemon_sets)
+    verdicts += _reservation_verdicts(pools, aws)
     if metrics in EXPORTER_PODS:
         verdicts += _metrics_verdicts(core, gpu_nodes, metrics)
     if any(pool.provisioner == "cluster-autoscaler" for pool in pools):
@@ -136,6 +139,9 @@ def _node_verdicts(
             )
         else:
             verdicts.append(Verdict("ok", f"node {name}", f"Ready, nvidia.com/gpu: {gpus}"))
+            efa = efa_verdict(node, pool)
+            if efa is not None:
+                verdicts.append(efa)
     return verdicts
 
 
@@ -214,6 +220,17 @@ def _shared_node_verdict(
         "device plugin (kubectl -n kube-system rollout restart daemonset "
         f"nvidia-device-plugin-{pool}; the GPU Operator's for a MIG pool)",
     )
+
+
+def _reservation_verdicts(pools: Sequence[PoolRecord], aws: Any) -> list[Verdict]:
+    """Each reserved pool's reservation: not started, active or ended (needs AWS)."""
+    named = [p for p in pools if p.reservation_id is not None]
+    if not named:
+        return []
+    if aws is None:
+        return [Verdict("warn", "reservations", "not checked: no AWS credentials or region")]
+    ec2 = aws("ec2")
+    return [v for v in (reservation_verdict(ec2, p) for p in named) if v is not None]
 
 
 def _device_plugin_rollout(daemon_sets: list[Any]) -> list[Verdict]:

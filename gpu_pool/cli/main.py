@@ -351,6 +351,8 @@ def _verify(
         custom=custom,
         clock=clock,
         resource=resource,
+        # Only a pool reserved by id has a reservation to read.
+        ec2=aws("ec2") if aws and pool.reservation_id else None,
     )
     return verifier.run()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_pool.plan.node_template import EFA_RESOURCE
 from gpu_pool.plan.record import PoolRecord
 
 # CUDA base image with nvidia-smi (NVIDIA NGC, CUDA 12.9 on Ubuntu 24.04): runs on every GPU in
@@ -24,7 +25,11 @@ def smoke_test_pod(
     resource: str | None = None,
 ) -> dict[str, Any]:
     """A pod that asks for `gpus` of `resource` (default: the pool's first in
-    `smoke_resources`), selects the pool's nodes and tolerates its taints."""
+    `smoke_resources`), and on an EFA pool one EFA interface (which proves the EFA device plugin
+    serves the node), selects the pool's nodes and tolerates its taints."""
+    limits = {resource or smoke_resources(pool)[0]: str(gpus)}
+    if pool.efa_interfaces:
+        limits[EFA_RESOURCE] = "1"
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -41,7 +46,7 @@ def smoke_test_pod(
                     "name": "nvidia-smi",
                     "image": SMOKE_TEST_IMAGE,
                     "command": ["nvidia-smi"],
-                    "resources": {"limits": {resource or smoke_resources(pool)[0]: str(gpus)}},
+                    "resources": {"limits": limits},
                 }
             ],
         },

@@ -26,6 +26,7 @@ from gpu_pool.cli.inspect.cluster import (
     node_ready,
     pool_selector,
 )
+from gpu_pool.cli.inspect.reserved import reservation_verdict
 from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_pod
 from gpu_pool.plan.record import PoolRecord
 
@@ -100,8 +101,10 @@ class Verifier:
         clock: Clock | None = None,
         custom: Any = None,
         resource: str | None = None,
+        ec2: Any = None,
     ) -> None:
-        """`autoscaling` (a boto3 client) reads ASG activities when a launch stalls; `custom`
+        """`autoscaling` (a boto3 client) reads ASG activities when a launch stalls, and `ec2`
+        a reserved pool's reservation (not started or ended is its own verdict); `custom`
         (CustomObjectsApi) is needed for a Karpenter pool: NodeClaims and the NodePool are
         custom objects. `resource`: what the smoke pod asks one of (default: the pool's first
         in `smoke_resources`, e.g. a share or a MIG profile)."""
@@ -110,7 +113,7 @@ class Verifier:
         self.timeouts = timeouts
         # Looked up now, not at import: the caller (or a test) may have replaced it.
         self.out = out or sys.stdout
-        self.autoscaling = autoscaling
+        self.autoscaling, self.ec2 = autoscaling, ec2
         self.clock = clock or SystemClock()
         self.pod_name = f"gpu-pool-smoke-test-{secrets.token_hex(3)}"
         self.resource = resource or smoke_resources(pool)[0]
@@ -314,6 +317,13 @@ class Verifier:
         if run.node_claim is not None:
             return self._claim_not_launched(run.node_claim)
         evidence = [f"scale-up: {run.scale_up_message}"]
+        reservation = reservation_verdict(self.ec2, self.pool) if self.ec2 is not None else None
+        if reservation is not None and reservation.status != "ok":
+            return Failure(
+                f"the pool's reservation cannot take launches: {reservation.detail}",
+                [*evidence, f"{reservation.subject}: {reservation.detail}"],
+                reservation.fix,
+            )
         if self.autoscaling is not None:
             activities = self.autoscaling.describe_scaling_activities(MaxRecords=20)["Activities"]
             failed = [a for a in activities if a.get("StatusCode") in ("Failed", "Cancelled")]

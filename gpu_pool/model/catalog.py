@@ -103,6 +103,11 @@ class GpuFamily:
     ec2_counts_gpus: bool = True
     # Its GPU's MIG partitioning; None: the GPU has no MIG.
     mig: MigGpu | None = None
+    # EFA interfaces per size, one per network card; sizes not listed have no EFA. EC2
+    # DescribeInstanceTypes NetworkInfo.EfaInfo.MaximumEfaInterfaces, as Karpenter publishes it
+    # (resource vpc.amazonaws.com/efa in aws/karpenter-provider-aws v1.14.1
+    # website/content/en/docs/reference/instance-types.md).
+    efa_by_size: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,8 @@ class GpuInstanceType:
     name: str
     family: GpuFamily
     gpu_count: int
+    # EFA interfaces (network cards carrying one), 0: no EFA.
+    efa_interfaces: int = 0
 
     @property
     def architecture(self) -> Architecture:
@@ -124,10 +131,20 @@ _X86 = Architecture.X86_64
 _ARM = Architecture.ARM64
 _ONE_TO_16XL = {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1}
 _G5_G6_SIZES = {**_ONE_TO_16XL, "12xlarge": 4, "24xlarge": 4, "48xlarge": 8}
+_ONE_EFA_FROM_8XL = {"8xlarge": 1, "12xlarge": 1, "16xlarge": 1, "24xlarge": 1, "48xlarge": 1}
 
 _FAMILIES = [
-    GpuFamily("g4dn", "nvidia-t4", _X86, {**_ONE_TO_16XL, "12xlarge": 4, "metal": 8}, 0.526),
-    GpuFamily("g5", "nvidia-a10g", _X86, dict(_G5_G6_SIZES), 1.006),
+    GpuFamily(
+        "g4dn",
+        "nvidia-t4",
+        _X86,
+        {**_ONE_TO_16XL, "12xlarge": 4, "metal": 8},
+        0.526,
+        efa_by_size={"8xlarge": 1, "12xlarge": 1, "16xlarge": 1, "metal": 1},
+    ),
+    GpuFamily(
+        "g5", "nvidia-a10g", _X86, dict(_G5_G6_SIZES), 1.006, efa_by_size=dict(_ONE_EFA_FROM_8XL)
+    ),
     GpuFamily(
         "g5g",
         "nvidia-t4g",
@@ -142,9 +159,20 @@ _FAMILIES = [
         },
         0.42,
     ),
-    GpuFamily("g6", "nvidia-l4", _X86, dict(_G5_G6_SIZES), 0.8048),
-    GpuFamily("g6e", "nvidia-l40s", _X86, dict(_G5_G6_SIZES), 1.861),
-    GpuFamily("gr6", "nvidia-l4", _X86, {"4xlarge": 1, "8xlarge": 1}, 1.5392),
+    GpuFamily(
+        "g6", "nvidia-l4", _X86, dict(_G5_G6_SIZES), 0.8048, efa_by_size=dict(_ONE_EFA_FROM_8XL)
+    ),
+    GpuFamily(
+        "g6e",
+        "nvidia-l40s",
+        _X86,
+        dict(_G5_G6_SIZES),
+        1.861,
+        efa_by_size={**_ONE_EFA_FROM_8XL, "24xlarge": 2, "48xlarge": 4},
+    ),
+    GpuFamily(
+        "gr6", "nvidia-l4", _X86, {"4xlarge": 1, "8xlarge": 1}, 1.5392, efa_by_size={"8xlarge": 1}
+    ),
     # Fractional L4: EC2 reports 0 whole GPUs, the node shows one (partial) device, so the
     # node template must be told 1 or Cluster Autoscaler never picks the group.
     GpuFamily(
@@ -179,20 +207,71 @@ _FAMILIES = [
         },
         3.36312,
         mig=RTX_PRO_6000_96GB,
+        efa_by_size={"8xlarge": 1, "12xlarge": 1, "24xlarge": 2, "48xlarge": 4},
     ),
     # RTX PRO 4500 needs driver 595+, which the 580 AMIs lack (amazon-eks-ami#2768). Sizes are
     # not listed: any g7 type is refused before its GPU count would matter.
     GpuFamily("g7", "nvidia-rtx-pro-4500", _X86, {}, 2.52, min_driver=595),
     GpuFamily("p3", "nvidia-v100", _X86, {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}, 3.06),
-    GpuFamily("p3dn", "nvidia-v100", _X86, {"24xlarge": 8}, 3.9015),
+    GpuFamily("p3dn", "nvidia-v100", _X86, {"24xlarge": 8}, 3.9015, efa_by_size={"24xlarge": 1}),
     # p4d: A100 40GB; p4de: A100 80GB.
-    GpuFamily("p4d", "nvidia-a100", _X86, {"24xlarge": 8}, 2.7447, mig=A100_40GB),
-    GpuFamily("p4de", "nvidia-a100", _X86, {"24xlarge": 8}, 3.4309, mig=A100_80GB),
-    GpuFamily("p5", "nvidia-h100", _X86, {"4xlarge": 1, "48xlarge": 8}, 6.88, mig=H100_80GB),
+    GpuFamily(
+        "p4d",
+        "nvidia-a100",
+        _X86,
+        {"24xlarge": 8},
+        2.7447,
+        mig=A100_40GB,
+        efa_by_size={"24xlarge": 4},
+    ),
+    GpuFamily(
+        "p4de",
+        "nvidia-a100",
+        _X86,
+        {"24xlarge": 8},
+        3.4309,
+        mig=A100_80GB,
+        efa_by_size={"24xlarge": 4},
+    ),
+    GpuFamily(
+        "p5",
+        "nvidia-h100",
+        _X86,
+        {"4xlarge": 1, "48xlarge": 8},
+        6.88,
+        mig=H100_80GB,
+        efa_by_size={"4xlarge": 1, "48xlarge": 32},
+    ),
     # p5e is missing from the pricing table (sold as Capacity Blocks): p5en's price, same GPU.
-    GpuFamily("p5e", "nvidia-h200", _X86, {"48xlarge": 8}, 7.912, mig=H200_141GB),
-    GpuFamily("p5en", "nvidia-h200", _X86, {"48xlarge": 8}, 7.912, mig=H200_141GB),
-    GpuFamily("p6-b200", "nvidia-b200", _X86, {"48xlarge": 8}, 14.2416, mig=B200_180GB),
+    GpuFamily(
+        "p5e",
+        "nvidia-h200",
+        _X86,
+        {"48xlarge": 8},
+        7.912,
+        mig=H200_141GB,
+        efa_by_size={"48xlarge": 32},
+    ),
+    GpuFamily(
+        "p5en",
+        "nvidia-h200",
+        _X86,
+        {"48xlarge": 8},
+        7.912,
+        mig=H200_141GB,
+        efa_by_size={"48xlarge": 16},
+    ),
+    GpuFamily(
+        "p6-b200",
+        "nvidia-b200",
+        _X86,
+        {"48xlarge": 8},
+        14.2416,
+        mig=B200_180GB,
+        efa_by_size={"48xlarge": 8},
+    ),
+    # Karpenter's data gives p6-b300.48xlarge 16 EFA interfaces, but not which network cards
+    # carry them (the type has a separate ENA card): not offered for EFA until that is checked.
     GpuFamily("p6-b300", "nvidia-b300", _X86, {"48xlarge": 8}, 17.802),
 ]
 
@@ -248,4 +327,4 @@ def lookup(name: str) -> GpuInstanceType:
             f"'{name}' is not a {family_name} size in the catalog "
             f"(sizes: {', '.join(family.gpus_by_size)})"
         )
-    return GpuInstanceType(name, family, family.gpus_by_size[size])
+    return GpuInstanceType(name, family, family.gpus_by_size[size], family.efa_by_size.get(size, 0))

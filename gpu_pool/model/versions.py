@@ -174,3 +174,22 @@ KARPENTER_AMI_ALIASES = {
     "AL2023": "al2023@v20260714",
     "BOTTLEROCKET": "bottlerocket@v1.66.0",
 }
+
+# The oldest Karpenter with each feature a training pool needs. Reserved capacity: ODCRs from
+# v1.3 behind the ReservedCapacity feature gate (alpha, off), on by default with Capacity Blocks
+# from v1.6 (website/content/en/docs/tasks/odcrs.md and reference/settings.md, "Feature
+# Gates", at v1.14.1). EFA placement: EC2NodeClass placementGroupSelector from v1.11.0
+# (aws/karpenter-provider-aws#9030, first tagged in v1.11.0).
+KARPENTER_RESERVED_CAPACITY_SINCE = "1.6.0"
+KARPENTER_PLACEMENT_GROUP_SINCE = "1.11.0"
+
+# aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml (master, 2026-08-03): version
+# v0.5.30 (spelled with its v), image v0.5.20. Its default tolerations are CriticalAddonsOnly
+# only (the GPU pools' taints are added per pool); its required affinity lists the EFA instance
+# types (values.yaml supportedInstanceLabels), every EFA type of the GPU catalog included.
+EFA_DEVICE_PLUGIN = ChartPin(
+    chart="aws-efa-k8s-device-plugin",
+    repository="https://aws.github.io/eks-charts",
+    version="v0.5.30",
+    namespace="kube-system",
+)

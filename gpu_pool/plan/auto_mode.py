@@ -86,6 +86,7 @@ class AutoModePoolPlan:
             labels=self.labels,
             requirements=self.requirements(),
             expire_after=self.expire_after,
+            consolidate_after=self.settings.karpenter.consolidate_after,
             gpu_limit=self.gpu_limit,
         )
 

@@ -24,7 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_pool.model.labels import GPU_PRESENT_LABEL, OPERANDS_LABEL, POOL_LABEL
-from gpu_pool.model.versions import NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR, ChartPin
+from gpu_pool.model.versions import (
+    EFA_DEVICE_PLUGIN,
+    NVIDIA_DEVICE_PLUGIN,
+    NVIDIA_GPU_OPERATOR,
+    ChartPin,
+)
 from gpu_pool.plan.sharing import MIG_DISABLED, SharingPlan
 from gpu_pool.settings import PoolSettings, Taint, deep_merge
 
@@ -83,9 +88,15 @@ def device_plugin_values(
     selector_labels: Mapping[str, str],
     taints: Sequence[Taint],
     sharing: SharingPlan | None = None,
+    *,
+    efa: bool = False,
 ) -> dict[str, Any]:
     """The plugin on the selected nodes only; a sharing pool's config as the chart's one config
-    and its default (the nodes' config label names it too)."""
+    and its default (the nodes' config label names it too). On EFA pools MOFED is off
+    explicitly: plugin 0.19.0 to 0.19.2 turned it on by default (mounting /dev/infiniband, which
+    the EFA plugin owns) and 0.19.3 reverted it (NVIDIA/k8s-device-plugin v0.20.0 values.yaml
+    `mofedEnabled: null`, passed as MOFED_ENABLED only when a bool); a version override must not
+    bring it back."""
     values: dict[str, Any] = {
         "nodeSelector": dict(selector_labels),
         "tolerations": [_CRITICAL_ADDONS_TOLERATION, *(t.any_value_toleration() for t in taints)],
@@ -95,6 +106,8 @@ def device_plugin_values(
             "map": sharing.device_plugin_config_map(),
             "default": sharing.config_name,
         }
+    if efa:
+        values["mofedEnabled"] = False
     return values
 
 
@@ -154,7 +167,7 @@ def gpu_software_chart(
     plugin or the GPU Operator, with the pool's sharing config; None for `none`, where the AMI
     ships the plugin."""
     if software == "device-plugin":
-        values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints, sharing)
+        values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints, sharing, efa=pool.efa)
         return GpuSoftwareChart(
             construct_id="DevicePlugin",
             pin=NVIDIA_DEVICE_PLUGIN,
@@ -197,3 +210,25 @@ def _operator_device_plugin_pod(values: Mapping[str, Any]) -> dict[str, Any] | N
         },
         "tolerations": values["daemonsets"]["tolerations"],
     }
+
+
+def efa_device_plugin_chart(pool: PoolSettings) -> GpuSoftwareChart | None:
+    """The EFA device plugin of an EFA pool (None otherwise): its own release, on the pool's
+    nodes only, tolerating the pool's taints, so each EFA node runs exactly one."""
+    if not pool.efa:
+        return None
+    tolerations = [t.any_value_toleration() for t in pool.taints]
+    values = {"nodeSelector": {POOL_LABEL: pool.name}, "tolerations": tolerations}
+    return GpuSoftwareChart(
+        construct_id="EfaDevicePlugin",
+        pin=EFA_DEVICE_PLUGIN,
+        version=EFA_DEVICE_PLUGIN.version,
+        release=f"aws-efa-k8s-device-plugin-{pool.name}",
+        values=values,
+        # The chart's template adds CriticalAddonsOnly before the values' tolerations
+        # (templates/daemonset.yaml); its instance-type affinity admits every catalog EFA type.
+        device_plugin_pod={
+            "nodeSelector": values["nodeSelector"],
+            "tolerations": [_CRITICAL_ADDONS_TOLERATION, *tolerations],
+        },
+    )

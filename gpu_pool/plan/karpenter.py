@@ -25,8 +25,8 @@ from gpu_pool.model.karpenter_api import (
 )
 from gpu_pool.model.labels import ARCH_LABEL, INSTANCE_TYPE_LABEL, POOL_LABEL, ZONE_LABEL
 from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
+from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.plan.node_pool import (
-    CAPACITY_TYPES,
     KUBERNETES_ARCH,
     gpu_limit,
     node_pool,
@@ -50,6 +50,7 @@ class KarpenterPoolPlan:
     taints: tuple[Taint, ...]
     ami_alias: str
     gpu_limit: int
+    capacity: CapacityPlan
 
     @property
     def architectures(self) -> list[Architecture]:
@@ -66,13 +67,20 @@ class KarpenterPoolPlan:
             requirement(GPU_MANUFACTURER_LABEL, ["nvidia"]),
             requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
             requirement(ARCH_LABEL, [KUBERNETES_ARCH[a] for a in self.architectures]),
-            requirement(CAPACITY_TYPE_LABEL, [CAPACITY_TYPES[self.settings.capacity_type]]),
+            requirement(
+                CAPACITY_TYPE_LABEL,
+                self.capacity.karpenter_capacity_types(self.settings.capacity_type),
+            ),
         ]
         if self.settings.zones:
             requirements.append(requirement(ZONE_LABEL, list(self.settings.zones)))
         return requirements
 
     def node_pool(self) -> dict[str, Any]:
+        # Reserved nodes: never consolidated (EKS UG ml/ml-node-pools suggests WhenEmpty and
+        # consolidateAfter Never; the reservation is paid for whether a node runs or not) and
+        # never expired inside the reservation (a block's end drains them anyway).
+        reserved = self.capacity.reserved
         return node_pool(
             self.settings,
             node_class_ref={
@@ -82,7 +90,8 @@ class KarpenterPoolPlan:
             },
             labels=self.labels,
             requirements=self.requirements(),
-            expire_after=self.expire_after,
+            expire_after="Never" if reserved else self.expire_after,
+            consolidate_after="Never" if reserved else self.settings.karpenter.consolidate_after,
             gpu_limit=self.gpu_limit,
         )
 
@@ -92,27 +101,38 @@ class KarpenterPoolPlan:
         subnet_ids: Sequence[str],
         security_group_ids: Sequence[str],
         tags: Mapping[str, str],
+        placement_group: str | None = None,
     ) -> dict[str, Any]:
-        """The EC2NodeClass; the arguments are deploy-time values (tokens in a stack)."""
+        """The EC2NodeClass; the arguments are deploy-time values (tokens in a stack);
+        `placement_group`: the EFA pool's cluster placement group, by name."""
         settings = self.settings
+        spec: dict[str, Any] = {
+            "amiSelectorTerms": [{"alias": self.ami_alias}],
+            "role": role,
+            "subnetSelectorTerms": [{"id": s} for s in subnet_ids],
+            "securityGroupSelectorTerms": [{"id": g} for g in security_group_ids],
+            "blockDeviceMappings": self._block_devices(),
+            "metadataOptions": {
+                "httpEndpoint": "enabled",
+                "httpProtocolIPv6": "disabled",
+                "httpPutResponseHopLimit": settings.imds_hop_limit,
+                "httpTokens": "required",
+            },
+            "tags": {POOL_LABEL: self.name, **tags},
+        }
+        reservations = self.capacity.karpenter_reservation_terms()
+        if reservations:
+            spec["capacityReservationSelectorTerms"] = reservations
+        if placement_group is not None:
+            # EFA: with networkInterfaces unset, Karpenter gives a node one EFA interface per
+            # card when its pods request vpc.amazonaws.com/efa (v1.14.1
+            # pkg/providers/amifamily/resolver.go:261, launchtemplate/launchtemplate.go:334).
+            spec["placementGroupSelector"] = {"name": placement_group}
         return {
             "apiVersion": NODE_CLASS_API,
             "kind": "EC2NodeClass",
             "metadata": {"name": resource_name(self.name)},
-            "spec": {
-                "amiSelectorTerms": [{"alias": self.ami_alias}],
-                "role": role,
-                "subnetSelectorTerms": [{"id": s} for s in subnet_ids],
-                "securityGroupSelectorTerms": [{"id": g} for g in security_group_ids],
-                "blockDeviceMappings": self._block_devices(),
-                "metadataOptions": {
-                    "httpEndpoint": "enabled",
-                    "httpProtocolIPv6": "disabled",
-                    "httpPutResponseHopLimit": settings.imds_hop_limit,
-                    "httpTokens": "required",
-                },
-                "tags": {POOL_LABEL: self.name, **tags},
-            },
+            "spec": spec,
         }
 
     def _block_devices(self) -> list[dict[str, Any]]:
@@ -152,7 +172,9 @@ class KarpenterPoolPlan:
             **self.labels,
             NODE_POOL_LABEL: resource_name(self.name),
             "karpenter.k8s.aws/ec2nodeclass": resource_name(self.name),
-            CAPACITY_TYPE_LABEL: CAPACITY_TYPES[self.settings.capacity_type],
+            CAPACITY_TYPE_LABEL: self.capacity.karpenter_capacity_types(
+                self.settings.capacity_type
+            )[0],
             INSTANCE_TYPE_LABEL: instance_type.name,
             ARCH_LABEL: KUBERNETES_ARCH[instance_type.architecture],
             "kubernetes.io/os": "linux",
@@ -172,6 +194,7 @@ def karpenter_pool_plan(
     setting: str,
     instance_types: Sequence[GpuInstanceType],
     labels: Mapping[str, str],
+    capacity: CapacityPlan,
 ) -> KarpenterPoolPlan:
     largest = max((t.gpu_count for t in instance_types), default=0)
     return KarpenterPoolPlan(
@@ -183,4 +206,5 @@ def karpenter_pool_plan(
         taints=tuple(settings.taints),
         ami_alias=settings.karpenter.ami_alias or KARPENTER_AMI_ALIASES[settings.ami_family],
         gpu_limit=gpu_limit(settings, largest),
+        capacity=capacity,
     )

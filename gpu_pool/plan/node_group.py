@@ -27,6 +27,10 @@ class NodeGroupPlan:
     # The GPU resources a node advertises when pods share its GPUs (plan/sharing.py); None:
     # its physical GPUs, as nvidia.com/gpu.
     gpu_resources: Mapping[str, int] | None = None
+    # Launches into reserved capacity (an ODCR or a Capacity Block), already paid for.
+    reserved: bool = False
+    # EFA interfaces per node; 0: no EFA.
+    efa_interfaces: int = 0
 
     @property
     def gpu_count(self) -> int:
@@ -38,15 +42,22 @@ class NodeGroupPlan:
         return self.instance_types[0].architecture
 
     @property
-    def scale_up_cost(self) -> tuple[int, float]:
+    def scale_up_cost(self) -> tuple[int, int, float]:
         """How much a scale-up of this group costs, for ranking groups that fit the same pod:
-        GPUs per node first, then the dearest family's price per GPU-hour."""
-        return self.gpu_count, max(t.family.usd_per_gpu_hour for t in self.instance_types)
+        reserved groups first (their capacity is paid for whether used or not), then GPUs per
+        node, then the dearest family's price per GPU-hour."""
+        return (
+            0 if self.reserved else 1,
+            self.gpu_count,
+            max(t.family.usd_per_gpu_hour for t in self.instance_types),
+        )
 
     def node_template_tags(self) -> dict[str, str]:
         """The tags CA's zero-node template of this group is built from."""
         resources = self.gpu_resources or {GPU_RESOURCE: self.gpu_count}
-        return node_template_tags(self.labels, self.taints, resources, self.disk_size_gib)
+        return node_template_tags(
+            self.labels, self.taints, resources, self.disk_size_gib, self.efa_interfaces
+        )
 
     def autoscaler_tags(self, cluster_name: str) -> dict[str, str]:
         """Every ASG tag CA needs: discovery, then the node template."""

@@ -33,6 +33,7 @@ def node_pool(
     labels: Mapping[str, str],
     requirements: Sequence[Mapping[str, Any]],
     expire_after: str,
+    consolidate_after: str,
     gpu_limit: int,
 ) -> dict[str, Any]:
     """The NodePool `gpu-pool-<pool>`: its nodes carry the pool's labels and taints, only empty
@@ -55,7 +56,7 @@ def node_pool(
             "template": {"metadata": {"labels": dict(labels)}, "spec": node_spec},
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
-                "consolidateAfter": karpenter.consolidate_after,
+                "consolidateAfter": consolidate_after,
                 "budgets": [dict(_DISRUPTION_BUDGET)],
             },
             "limits": {GPU_RESOURCE: str(gpu_limit), "nodes": str(settings.max_size)},

@@ -21,6 +21,11 @@ from gpu_pool.model.labels import (
 )
 from gpu_pool.settings import Taint
 
+# The EFA device plugin's resource (aws/eks-charts aws-efa-k8s-device-plugin), and the 2 MiB
+# hugepages the EFA installer reserves on EKS's NVIDIA AMIs: 5128 pages (EKS UG ml/node-efa).
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+EFA_HUGEPAGES = f"{5128 * 2}Mi"
+
 
 def gpu_model_label(instance_types: Sequence[GpuInstanceType]) -> str:
     """The accelerator label value: the GPU model, or `nvidia-mixed` for a mixed-model group."""
@@ -55,11 +60,17 @@ def node_template_tags(
     taints: Sequence[Taint],
     gpu_resources: Mapping[str, int],
     disk_size_gib: int,
+    efa_interfaces: int = 0,
 ) -> dict[str, str]:
     """The ASG tags Cluster Autoscaler builds a zero-node group's template from: the GPU
-    resources a node advertises (nvidia.com/gpu, or its shares), disk, labels and taints."""
+    resources a node advertises (nvidia.com/gpu, or its shares), disk, labels and taints; an EFA
+    node also advertises its EFA interfaces and the hugepages its EFA driver reserves, which EFA
+    pods request (EKS UG ml/node-efa), or CA would never scale such a group up from zero."""
     tags = {f"{RESOURCE_TAG_PREFIX}{name}": str(count) for name, count in gpu_resources.items()}
     tags[f"{RESOURCE_TAG_PREFIX}ephemeral-storage"] = f"{disk_size_gib}Gi"
+    if efa_interfaces:
+        tags[f"{RESOURCE_TAG_PREFIX}{EFA_RESOURCE}"] = str(efa_interfaces)
+        tags[f"{RESOURCE_TAG_PREFIX}hugepages-2Mi"] = EFA_HUGEPAGES
     tags.update({f"{LABEL_TAG_PREFIX}{k}": v for k, v in labels.items()})
     tags.update({f"{TAINT_TAG_PREFIX}{t.key}": t.template_tag_value() for t in taints})
     return tags

@@ -22,7 +22,13 @@ from gpu_pool.model.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.model.labels import POOL_LABEL
 from gpu_pool.plan.auto_mode import AutoModePoolPlan, auto_mode_pool_plan
-from gpu_pool.plan.gpu_software import GpuSoftwareChart, gpu_software_chart, resolved_gpu_software
+from gpu_pool.plan.capacity import CapacityPlan, capacity_plan
+from gpu_pool.plan.gpu_software import (
+    GpuSoftwareChart,
+    efa_device_plugin_chart,
+    gpu_software_chart,
+    resolved_gpu_software,
+)
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
@@ -55,8 +61,12 @@ class PoolPlan:
     node_groups: tuple[NodeGroupPlan, ...]
     karpenter: KarpenterPoolPlan | None
     auto_mode: AutoModePoolPlan | None
+    # Reserved capacity and EFA, for both provisioners.
+    capacity: CapacityPlan
     gpu_software: str
     chart: GpuSoftwareChart | None
+    # EFA pools: the EFA device plugin, one release per pool.
+    efa_chart: GpuSoftwareChart | None
     unresolved: tuple[Finding, ...]
     # How pods share the pool's GPUs; None: they do not (mode none).
     sharing: SharingPlan | None = None
@@ -119,11 +129,13 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
     sharing = sharing_plan(settings, [t for _, group in entries for t in group])
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = auto_mode = None
+    instance_types = [t for _, group in entries for t in group]
+    # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ).
+    capacity = capacity_plan(settings, min((t.efa_interfaces for t in instance_types), default=0))
     if settings.provisioner in ("karpenter", "auto-mode"):
-        instance_types = [t for _, group in entries for t in group]
         labels = node_labels(settings.name, settings.labels, instance_types, gpu_operator=operator)
         if settings.provisioner == "karpenter":
-            karpenter = karpenter_pool_plan(settings, setting, instance_types, labels)
+            karpenter = karpenter_pool_plan(settings, setting, instance_types, labels, capacity)
         else:
             auto_mode = auto_mode_pool_plan(settings, setting, instance_types, labels)
     else:
@@ -141,6 +153,8 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
                 taints=tuple(settings.taints),
                 disk_size_gib=settings.disk_size_gib,
                 gpu_resources=sharing.advertised(group[0].gpu_count) if sharing else None,
+                reserved=capacity.reserved,
+                efa_interfaces=capacity.efa_interfaces,
             )
             for zone in _zones(settings)
             for index, group in entries
@@ -152,8 +166,10 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
         node_groups=node_groups,
         karpenter=karpenter,
         auto_mode=auto_mode,
+        capacity=capacity,
         gpu_software=software,
         chart=gpu_software_chart(settings, software, sharing),
+        efa_chart=efa_device_plugin_chart(settings),
         unresolved=tuple(unresolved),
         sharing=sharing,
     )

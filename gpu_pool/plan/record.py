@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from gpu_pool.model.karpenter_api import resource_name
 from gpu_pool.model.labels import GPU_RESOURCE
+from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.sharing import SharingPlan
 from gpu_pool.settings.models import Provisioner
@@ -64,8 +65,21 @@ class PoolRecord:
     node_pool: str | None = None
     # A pool that shares its GPUs: its config and what its nodes advertise.
     sharing: SharingPlan | None = None
+    # A training pool's reserved capacity and EFA (what verify and doctor read); None: neither.
+    capacity: CapacityPlan | None = None
     kind: str = POOL_RECORD_TYPE
     version: int = RECORD_VERSION
+
+    @property
+    def efa_interfaces(self) -> int:
+        """EFA interfaces per node; 0: no EFA."""
+        return self.capacity.efa_interfaces if self.capacity is not None else 0
+
+    @property
+    def reservation_id(self) -> str | None:
+        """The reservation the pool launches into, where it names one by id."""
+        reservation = self.capacity.reservation if self.capacity is not None else None
+        return reservation.id if reservation is not None else None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = _ADAPTER.dump_python(self, mode="json", exclude_none=True)
@@ -124,4 +138,5 @@ def pool_record(
         ),
         node_pool=resource_name(plan.name) if plan.provisioner != "cluster-autoscaler" else None,
         sharing=plan.sharing,
+        capacity=plan.capacity if plan.capacity.reserved or plan.capacity.efa else None,
     )

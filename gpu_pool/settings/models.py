@@ -185,6 +185,70 @@ class KarpenterPoolSettings(_Settings):
     """The NodePool's nvidia.com/gpu limit; None: max_size nodes of the pool's largest type."""
 
 
+ReservationType = Literal["capacity-block", "odcr"]
+ReservationId = Annotated[
+    str,
+    matching(r"^cr-[0-9a-f]{17}$", "a capacity reservation id (cr- and 17 hex digits)"),
+]
+
+
+class CapacityReservationSettings(_Settings):
+    """Reserved capacity the pool's nodes launch into: an On-Demand Capacity Reservation (ODCR)
+    or a Capacity Block for ML (docs/training.md).
+
+    A Capacity Block is named by `id`; its instance type and zone are the pool's one
+    `instance_types` entry and its one `zones` entry. An ODCR pool names one of `id`,
+    `resource_group_arn` or `preference`.
+    """
+
+    type: ReservationType
+    """capacity-block (a Capacity Block for ML) or odcr (an On-Demand Capacity Reservation)."""
+    id: ReservationId | None = None
+    """The reservation's id (cr- and 17 hex digits); required for a capacity-block."""
+    resource_group_arn: str | None = matching(
+        r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:[0-9]{12}:group/.+$",
+        "a resource group ARN (arn:aws:resource-groups:<region>:<account>:group/<name>)",
+        default=None,
+    )
+    """odcr only: launch into any reservation of this resource group (cluster-autoscaler pools)."""
+    preference: Literal["open", "capacity-reservations-only"] | None = None
+    """odcr only, instead of id or resource_group_arn (cluster-autoscaler pools): open launches
+    into any open reservation that matches, else on demand; capacity-reservations-only launches
+    only into reservations."""
+    fallback: Literal["on-demand", "none"] = "none"
+    """odcr only: on-demand lets a Karpenter pool launch on-demand nodes when the reservation is
+    used up (capacity types reserved and on-demand); none: reserved capacity only. Node groups
+    fall back through a second, on-demand pool instead (docs/training.md)."""
+
+    @model_validator(mode="after")
+    def _one_target(self) -> CapacityReservationSettings:
+        # Each message starts with a field name: the parent prefixes this model's path.
+        targets = [
+            name
+            for name in ("id", "resource_group_arn", "preference")
+            if getattr(self, name) is not None
+        ]
+        if self.type == "capacity-block":
+            if self.id is None:
+                raise ValueError("id: required with type capacity-block (cr- and 17 hex digits)")
+            extra: list[str] = [n for n in ("resource_group_arn", "preference") if n in targets]
+            if extra or self.fallback != "none":
+                raise ValueError(
+                    f"{(extra or ['fallback'])[0]}: odcr only; a capacity-block is named by its "
+                    "id alone (fall back through a second, on-demand pool)"
+                )
+        elif len(targets) != 1:
+            raise ValueError(
+                f"{targets[1] if targets else 'id'}: an odcr names exactly one of id, "
+                f"resource_group_arn or preference (got {', '.join(targets) or 'none'})"
+            )
+        return self
+
+    @property
+    def capacity_block(self) -> bool:
+        return self.type == "capacity-block"
+
+
 SharingMode = Literal["none", "time-slicing", "mig"]
 MigStrategy = Literal["single", "mixed"]
 
@@ -283,6 +347,12 @@ class PoolSettings(_Settings):
     """The NodePool's disruption and limits, with provisioner: karpenter or auto-mode."""
     sharing: SharingSettings = SharingSettings()
     """How pods share the pool's GPUs: none (default), time-slicing or mig."""
+    capacity_reservation: CapacityReservationSettings | None = None
+    """Reserved capacity (an ODCR or a Capacity Block for ML) the nodes launch into; None: on
+    demand or Spot as capacity_type says (docs/training.md)."""
+    efa: bool = False
+    """Elastic Fabric Adapter: one EFA interface per network card, a cluster placement group and
+    a security group open within the pool; needs one zone and an EFA type (docs/training.md)."""
 
 
 class AutoscalerSettings(_Settings):

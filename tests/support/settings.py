@@ -183,6 +183,44 @@ OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
 
 
 # Every named settings set above, for tools that synthesize them all.
+# Training pools (#22): a Capacity Block of p5.48xlarge with EFA and its on-demand fallback for
+# the same workload, an ODCR pool of node groups, and a Karpenter pool on an ODCR with EFA that
+# falls back to on-demand itself.
+CAPACITY_BLOCK_ID = "cr-0123456789abcdef0"
+ODCR_ID = "cr-0fedcba9876543210"
+TRAINING_LABELS = {"workload": "training"}
+TRAINING = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "pools": {
+        "train": {
+            "instance_types": ["p5.48xlarge"],
+            "zones": ["us-east-1a"],
+            "efa": True,
+            "labels": TRAINING_LABELS,
+            "capacity_reservation": {"type": "capacity-block", "id": CAPACITY_BLOCK_ID},
+        },
+        "train-od": {
+            "instance_types": ["p5.48xlarge"],
+            "zones": ["us-east-1a"],
+            "efa": True,
+            "labels": TRAINING_LABELS,
+        },
+        "odcr": {
+            "instance_types": ["g6e.12xlarge"],
+            "capacity_reservation": {"type": "odcr", "id": ODCR_ID},
+        },
+        "kodcr": {
+            "provisioner": "karpenter",
+            "labels": {"workload": "training-karpenter"},
+            "instance_types": ["p5en.48xlarge"],
+            "zones": ["us-east-1a"],
+            "efa": True,
+            "capacity_reservation": {"type": "odcr", "id": ODCR_ID, "fallback": "on-demand"},
+        },
+    },
+}
+
 NAMED_SETTINGS: dict[str, dict] = {
     "multi": MULTI,
     "existing": EXISTING,
@@ -194,4 +232,5 @@ NAMED_SETTINGS: dict[str, dict] = {
     "mixed-auto-mode": MIXED_AUTO_MODE,
     "bottlerocket": BOTTLEROCKET,
     "operator": OPERATOR,
+    "training": TRAINING,
 }

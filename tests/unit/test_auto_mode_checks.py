@@ -152,6 +152,23 @@ CASES = {
             )
         ],
     ),
+    "training-settings-not-built": (
+        auto(
+            instance_types=["p5.48xlarge"],
+            efa=True,
+            capacity_reservation={"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+        ),
+        [
+            (
+                "E",
+                "pool.capacity_reservation: is not built for provisioner: auto-mode (its NodeClass takes reservations and placement groups, but gpu-pool renders neither there yet): use provisioner: karpenter or cluster-autoscaler for a training pool (docs/training.md)",
+            ),
+            (
+                "E",
+                "pool.efa: is not built for provisioner: auto-mode (its NodeClass takes reservations and placement groups, but gpu-pool renders neither there yet): use provisioner: karpenter or cluster-autoscaler for a training pool (docs/training.md)",
+            ),
+        ],
+    ),
     "existing-cluster": (
         {"cluster": EXISTING, "pool": {"provisioner": "auto-mode"}},
         [

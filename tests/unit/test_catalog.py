@@ -59,3 +59,36 @@ def test_refuses_what_it_cannot_vouch_for(name, message):
     with pytest.raises(CatalogError) as err:
         catalog.lookup(name)
     assert str(err.value).startswith(message)
+
+
+# EC2 MaximumEfaInterfaces as Karpenter v1.14.1 publishes it (vpc.amazonaws.com/efa in
+# website/content/en/docs/reference/instance-types.md); 0: no EFA.
+@pytest.mark.parametrize(
+    ("name", "interfaces"),
+    [
+        ("p4d.24xlarge", 4),
+        ("p4de.24xlarge", 4),
+        ("p5.4xlarge", 1),
+        ("p5.48xlarge", 32),
+        ("p5e.48xlarge", 32),
+        ("p5en.48xlarge", 16),
+        ("p6-b200.48xlarge", 8),
+        ("p3dn.24xlarge", 1),
+        ("g5.8xlarge", 1),
+        ("g5.48xlarge", 1),
+        ("g6.12xlarge", 1),
+        ("g6e.24xlarge", 2),
+        ("g6e.48xlarge", 4),
+        ("g7e.48xlarge", 4),
+        ("g4dn.metal", 1),
+        ("gr6.8xlarge", 1),
+        ("g5.4xlarge", 0),
+        ("g6.xlarge", 0),
+        ("g6f.large", 0),
+        ("p3.16xlarge", 0),
+        # 16 EFA interfaces, but which cards carry them is not verified: refused for EFA.
+        ("p6-b300.48xlarge", 0),
+    ],
+)
+def test_efa_interfaces_per_instance_type(name, interfaces):
+    assert catalog.lookup(name).efa_interfaces == interfaces

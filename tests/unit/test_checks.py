@@ -605,6 +605,251 @@ CASES = {
             ),
         ],
     ),
+    # Training pools (reserved capacity, EFA): #22 item 4.
+    "efa-type-without-efa": (
+        {
+            "region": "us-east-1",
+            "pool": {"instance_types": ["g5.xlarge"], "zones": ["us-east-1a"], "efa": True},
+        },
+        [
+            (
+                "E",
+                "pool.efa: true, but g5.xlarge has no EFA (EC2 MaximumEfaInterfaces 0): choose an EFA type such as p5.48xlarge, p4d.24xlarge or g6e.48xlarge, or set efa: false",
+            ),
+        ],
+    ),
+    "efa-several-zones": (
+        {
+            "region": "us-east-1",
+            "pool": {
+                "instance_types": ["p5.48xlarge"],
+                "zones": ["us-east-1a", "us-east-1b"],
+                "efa": True,
+            },
+        },
+        [
+            (
+                "E",
+                "pool.zones: 2 zones (us-east-1a, us-east-1b) with efa: EFA nodes talk over one cluster placement group, which lives in one zone: list exactly one zone",
+            ),
+        ],
+    ),
+    "efa-every-zone": (
+        {"pool": {"instance_types": ["p5.48xlarge"], "efa": True}},
+        [
+            (
+                "E",
+                "pool.zones: no zone (every subnet's) with efa: EFA nodes talk over one cluster placement group, which lives in one zone: list exactly one zone",
+            ),
+        ],
+    ),
+    "efa-types-differ-in-cards": (
+        {
+            "region": "us-east-1",
+            "pool": {
+                "instance_types": [["p5.48xlarge", "p5en.48xlarge"]],
+                "zones": ["us-east-1a"],
+                "efa": True,
+            },
+        },
+        [
+            (
+                "E",
+                "pool.instance_types: EFA interface counts differ (p5.48xlarge: 32, p5en.48xlarge: 16); the pool's launch template has one interface per network card of one type: list types with the same count",
+            ),
+        ],
+    ),
+    "capacity-block-several-types": (
+        {
+            "region": "us-east-1",
+            "pool": {
+                "instance_types": ["p5.48xlarge", "p5en.48xlarge"],
+                "zones": ["us-east-1a"],
+                "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+            },
+        },
+        [
+            (
+                "E",
+                "pool.instance_types: 2 types (p5.48xlarge, p5en.48xlarge) with a capacity-block: a block is one instance type, and its launch template names exactly that one: list only it",
+            ),
+        ],
+    ),
+    "capacity-block-several-zones": (
+        {
+            "region": "us-east-1",
+            "pool": {
+                "instance_types": ["p5.48xlarge"],
+                "zones": ["us-east-1a", "us-east-1b"],
+                "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+            },
+        },
+        [
+            (
+                "E",
+                "pool.zones: 2 zones (us-east-1a, us-east-1b) with a capacity-block: a block lives in one zone and its node groups may only use that zone's subnets: list exactly the block's zone",
+            ),
+        ],
+    ),
+    "capacity-block-min-size": (
+        {
+            "region": "us-east-1",
+            "pool": {
+                "instance_types": ["p5.48xlarge"],
+                "zones": ["us-east-1a"],
+                "min_size": 1,
+                "desired_size": 1,
+                "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+            },
+        },
+        [
+            (
+                "W",
+                "pool.min_size: 1: that many GPU nodes per node group run (and bill) even when idle; 0 lets the pool scale to zero",
+            ),
+            (
+                "E",
+                "pool.min_size: 1 with a capacity-block: before the block starts every launch fails, and EKS scales the group to 0 before it ends: set 0 and let the autoscaler scale up",
+            ),
+            (
+                "E",
+                "pool.desired_size: 1 with a capacity-block: a desired size before the block starts gives launch errors until it does: set 0",
+            ),
+        ],
+    ),
+    "capacity-block-fractional-gpu": (
+        {
+            "region": "us-east-1",
+            "pool": {
+                "instance_types": ["g6f.xlarge"],
+                "zones": ["us-east-1a"],
+                "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+            },
+        },
+        [
+            (
+                "E",
+                "pool.instance_types: 'g6f.xlarge' (fractional L4: one partial GPU per node) is not sold as Capacity Blocks for ML: blocks are whole-GPU types such as p5.48xlarge",
+            ),
+        ],
+    ),
+    "capacity-block-spot": (
+        {
+            "region": "us-east-1",
+            "pool": {
+                "instance_types": ["p5.48xlarge"],
+                "zones": ["us-east-1a"],
+                "capacity_type": "SPOT",
+                "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+            },
+        },
+        [
+            (
+                "E",
+                "pool.capacity_type: SPOT with pool.capacity_reservation.type capacity-block: a block's instances are reserved, never Spot: set ON_DEMAND (the node group's capacity type becomes CAPACITY_BLOCK)",
+            ),
+        ],
+    ),
+    "odcr-with-spot": (
+        {
+            "pool": {
+                "capacity_type": "SPOT",
+                "capacity_reservation": {
+                    "type": "odcr",
+                    "preference": "capacity-reservations-only",
+                },
+            }
+        },
+        [
+            (
+                "E",
+                "pool.capacity_type: SPOT with pool.capacity_reservation.type odcr: reservations hold on-demand capacity and a Spot launch never uses them: set ON_DEMAND, or drop capacity_reservation",
+            ),
+        ],
+    ),
+    "odcr-only-with-fallback": (
+        {
+            "pool": {
+                "capacity_reservation": {
+                    "type": "odcr",
+                    "preference": "capacity-reservations-only",
+                    "fallback": "on-demand",
+                }
+            }
+        },
+        [
+            (
+                "E",
+                "pool.capacity_reservation.fallback: on-demand with preference capacity-reservations-only, which never launches outside a reservation: set fallback: none, or preference: open",
+            ),
+        ],
+    ),
+    "odcr-target-fallback-on-node-groups": (
+        {
+            "pool": {
+                "capacity_reservation": {
+                    "type": "odcr",
+                    "id": "cr-0123456789abcdef0",
+                    "fallback": "on-demand",
+                }
+            }
+        },
+        [
+            (
+                "E",
+                "pool.capacity_reservation.fallback: on-demand on node groups whose launch template targets the reservation and can name nothing else: add a second, on-demand pool for the workload (the priority expander ranks the reserved groups first), or use preference: open",
+            ),
+        ],
+    ),
+    "karpenter-odcr-open-matching": (
+        {
+            "pool": {
+                "provisioner": "karpenter",
+                "capacity_reservation": {"type": "odcr", "preference": "open"},
+            }
+        },
+        [
+            (
+                "E",
+                "pool.capacity_reservation.preference: Karpenter has no open matching and no resource groups (it selects reservations by id): name the reservation's id, or use provisioner: cluster-autoscaler",
+            ),
+        ],
+    ),
+    "karpenter-reserved-too-old": (
+        {
+            "karpenter": {"chart_version": "1.5.0"},
+            "cluster": {"kubernetes_version": "1.33"},
+            "pool": {
+                "provisioner": "karpenter",
+                "capacity_reservation": {"type": "odcr", "id": "cr-0123456789abcdef0"},
+            },
+        },
+        [
+            (
+                "E",
+                "pool.capacity_reservation: Karpenter 1.5.0 has no reserved capacity (it came in 1.6.0): set karpenter.chart_version to 1.6.0 or newer (the pin is 1.14.1), or use provisioner: cluster-autoscaler",
+            ),
+        ],
+    ),
+    "karpenter-efa-too-old": (
+        {
+            "region": "us-east-1",
+            "karpenter": {"chart_version": "1.10.0"},
+            "cluster": {"kubernetes_version": "1.34"},
+            "pool": {
+                "provisioner": "karpenter",
+                "instance_types": ["p5.48xlarge"],
+                "zones": ["us-east-1a"],
+                "efa": True,
+            },
+        },
+        [
+            (
+                "E",
+                "pool.efa: Karpenter 1.10.0 has no EC2NodeClass placementGroupSelector (it came in 1.11.0): set karpenter.chart_version to 1.11.0 or newer (the pin is 1.14.1), or use provisioner: cluster-autoscaler",
+            ),
+        ],
+    ),
 }
 
 

@@ -91,7 +91,37 @@ def test_one_group_per_entry_and_zone_in_the_order_of_the_settings():
 
 def test_scale_up_cost_ranks_by_gpus_then_the_dearest_family():
     groups = plan_pool(PoolSettings(instance_types=[["g6.xlarge", "g5.xlarge"]])).node_groups
-    assert groups[0].scale_up_cost == (1, 1.006)
+    # Not reserved (1), one GPU, the dearer of g6 and g5 per GPU-hour.
+    assert groups[0].scale_up_cost == (1, 1, 1.006)
+
+
+def test_reserved_groups_cost_less_than_any_on_demand_group():
+    reserved = plan_pool(
+        PoolSettings(
+            instance_types=["p5.48xlarge"],
+            capacity_reservation={"type": "odcr", "id": "cr-0123456789abcdef0"},
+        )
+    ).node_groups[0]
+    cheapest = plan_pool(PoolSettings(instance_types=["g6f.large"])).node_groups[0]
+    assert reserved.reserved and not cheapest.reserved
+    assert reserved.scale_up_cost < cheapest.scale_up_cost
+
+
+def test_capacity_resolves_once_per_pool_for_both_provisioners():
+    block = {"type": "capacity-block", "id": "cr-0123456789abcdef0"}
+    for provisioner in ("cluster-autoscaler", "karpenter"):
+        plan = plan_pool(
+            PoolSettings(
+                provisioner=provisioner,
+                instance_types=["p5.48xlarge"],
+                zones=["us-east-1a"],
+                efa=True,
+                capacity_reservation=block,
+            )
+        )
+        assert plan.capacity.efa_interfaces == 32
+        assert plan.capacity.capacity_block
+    assert plan_pool(PoolSettings(instance_types=["p5.48xlarge"])).capacity.efa_interfaces == 0
 
 
 def test_an_explicit_ami_type_wins_and_bottlerocket_is_derived_per_architecture():
@@ -182,7 +212,11 @@ def test_a_karpenter_pool_has_a_node_pool_plan_and_no_node_groups():
     assert karpenter is not None
     assert karpenter.gpu_limit == 12  # 3 nodes of the largest type, 4 GPUs
     assert karpenter.requirements() == [
-        {"key": "karpenter.k8s.aws/instance-gpu-manufacturer", "operator": "In", "values": ["nvidia"]},
+        {
+            "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
+            "operator": "In",
+            "values": ["nvidia"],
+        },
         {
             "key": "node.kubernetes.io/instance-type",
             "operator": "In",
@@ -225,3 +259,34 @@ def test_pools_are_planned_in_the_order_the_settings_list_them_with_their_paths(
 )
 def test_construct_ids_are_pascal_case(text, expected):
     assert pascal_case(text) == expected
+
+
+def test_karpenter_capacity_block_pool_passes_the_pinned_crds():
+    from tests.support.crd_validation import validate
+
+    plan = plan_pool(
+        PoolSettings(
+            provisioner="karpenter",
+            instance_types=["p5.48xlarge"],
+            zones=["us-east-1a"],
+            capacity_reservation={"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+        )
+    ).karpenter
+    assert plan is not None
+    node_pool = plan.node_pool()
+    requirements = {
+        r["key"]: r["values"] for r in node_pool["spec"]["template"]["spec"]["requirements"]
+    }
+    # A block is reserved capacity only: no on-demand fallback inside the NodePool.
+    assert requirements["karpenter.sh/capacity-type"] == ["reserved"]
+    node_class = plan.ec2_node_class(
+        role="gpu-pool-karpenter-node",
+        subnet_ids=["subnet-0123456789abcdef0"],
+        security_group_ids=["sg-0123456789abcdef0"],
+        tags={},
+    )
+    assert node_class["spec"]["capacityReservationSelectorTerms"] == [
+        {"id": "cr-0123456789abcdef0"}
+    ]
+    assert "placementGroupSelector" not in node_class["spec"]
+    assert validate(node_pool) == [] and validate(node_class) == []

@@ -79,6 +79,47 @@ def test_config_file_merges_over_context(tmp_path, suffix):
             "cluster.existing.subnets_by_zone.eu-west-1a[0]: 'subnet-1' is not a subnet id (subnet- "
             "and 8 or 17 hex digits)",
         ),
+        (
+            {"pool": {"capacity_reservation": {"type": "odcr", "id": "cr-123"}}},
+            "pool.capacity_reservation.id: 'cr-123' is not a capacity reservation id (cr- and 17 "
+            "hex digits)",
+        ),
+        (
+            {"pool": {"capacity_reservation": {"type": "capacity-block"}}},
+            "pool.capacity_reservation.id: required with type capacity-block (cr- and 17 hex "
+            "digits)",
+        ),
+        (
+            {
+                "pool": {
+                    "capacity_reservation": {
+                        "type": "capacity-block",
+                        "id": "cr-0123456789abcdef0",
+                        "preference": "open",
+                    }
+                }
+            },
+            "pool.capacity_reservation.preference: odcr only; a capacity-block is named by its id "
+            "alone (fall back through a second, on-demand pool)",
+        ),
+        (
+            {"pool": {"capacity_reservation": {"type": "odcr"}}},
+            "pool.capacity_reservation.id: an odcr names exactly one of id, resource_group_arn or "
+            "preference (got none)",
+        ),
+        (
+            {
+                "pool": {
+                    "capacity_reservation": {
+                        "type": "odcr",
+                        "id": "cr-0123456789abcdef0",
+                        "preference": "open",
+                    }
+                }
+            },
+            "pool.capacity_reservation.preference: an odcr names exactly one of id, "
+            "resource_group_arn or preference (got id, preference)",
+        ),
         ([], "context 'gpu-pool' must be a mapping of settings"),
     ],
 )

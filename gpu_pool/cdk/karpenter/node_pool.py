@@ -8,6 +8,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
+from gpu_pool.cdk.efa import efa_network
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
@@ -27,6 +28,7 @@ class KarpenterNodePool(PoolConstruct):
     :param subnets: private subnets for the nodes; with `settings.zones`, some in each zone.
     :param settings: the pool's settings (provisioner: karpenter) or plan.
     :param tags: AWS tags on the launched instances and the pool's resources. Default: none.
+    :param vpc: the cluster's VPC, for an EFA pool's security group. Default: the eks.Cluster's.
 
     What other constructs use: `node_pool` and `node_class` (the manifests),
     `workload_node_selector`, `workload_tolerations`, and `plan`.
@@ -42,6 +44,7 @@ class KarpenterNodePool(PoolConstruct):
         subnets: Sequence[ec2.ISubnet],
         settings: PoolSettings | PoolPlan,
         tags: Mapping[str, str] | None = None,
+        vpc: ec2.IVpc | None = None,
     ) -> None:
         plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings)
         if plan.karpenter is None:
@@ -53,6 +56,13 @@ class KarpenterNodePool(PoolConstruct):
         super().__init__(scope, construct_id, cluster=cluster, plan=plan)
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         subnet_ids = [s.subnet_id for group in placements.values() for s in group]
+        security_group_ids = [karpenter.security_group_id]
+        self.placement_group: ec2.CfnPlacementGroup | None = None
+        if plan.capacity.efa:
+            self.placement_group, efa_group = efa_network(
+                self, plan, cluster, vpc, karpenter.security_group_id
+            )
+            security_group_ids.append(efa_group.attr_group_id)
         self.node_class = eks.KubernetesManifest(
             self,
             "NodeClass",
@@ -61,8 +71,9 @@ class KarpenterNodePool(PoolConstruct):
                 plan.karpenter.ec2_node_class(
                     role=karpenter.node_role.role_name,
                     subnet_ids=subnet_ids,
-                    security_group_ids=[karpenter.security_group_id],
+                    security_group_ids=security_group_ids,
                     tags=dict(tags or {}),
+                    placement_group=self.placement_group.ref if self.placement_group else None,
                 )
             ],
         )

@@ -11,17 +11,25 @@ A pool's `tags` go on its instances and their volumes through the template's Tag
 EKS copies a node group's own tags to neither ("Tag Amazon EC2 instances",
 https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html), so without them cost
 allocation by tag misses the GPU bill. Karpenter pools get the same through their EC2NodeClass.
+
+A training pool's template adds its capacity (plan/capacity.py): the reservation it launches
+into, for a Capacity Block the market type and the one instance type (EKS UG
+ml/capacity-blocks-mng: in the template, not the node group), and for EFA one interface per
+network card in a cluster placement group. Interfaces carry their security groups themselves:
+a template with NetworkInterfaces may not set SecurityGroupIds (AWS PCS UG, "Create or update
+an EC2 launch template"; EC2 CreateLaunchTemplate), nor a SubnetId (EKS CreateNodegroup).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import CfnTag
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from gpu_pool.model.ami import IMAGE_VOLUME
+from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.settings import AmiFamily
 
 # What a pool's tags go on: its nodes, and their EBS volumes.
@@ -41,8 +49,14 @@ class NodeLaunchTemplate(Construct):
         kms_key_arn: str | None,
         imds_hop_limit: int,
         tags: Mapping[str, str] | None = None,
+        capacity: CapacityPlan | None = None,
+        instance_type: str | None = None,
+        security_group_ids: Sequence[str] = (),
+        placement_group: str | None = None,
     ) -> None:
-        """`tags`: on every instance and volume launched from it; default none."""
+        """`tags`: on every instance and volume launched from it (default none); `capacity`: a
+        training pool's (default none); `instance_type`: a Capacity Block's one type;
+        `security_group_ids` and `placement_group` (a name): an EFA pool's."""
         super().__init__(scope, construct_id)
         tag_list = [CfnTag(key=k, value=v) for k, v in sorted((tags or {}).items())]
         self.resource = ec2.CfnLaunchTemplate(
@@ -76,7 +90,27 @@ class NodeLaunchTemplate(Construct):
                 else None,
             ),
         )
+        if capacity is not None:
+            self._add_capacity(capacity, instance_type, list(security_group_ids), placement_group)
         # What a node group's LaunchTemplate takes: this template at its newest version, so a
         # change rolls the nodes (an update that respects PDBs, not a replacement).
         self.id = self.resource.ref
         self.version = self.resource.attr_latest_version_number
+
+    def _add_capacity(
+        self,
+        capacity: CapacityPlan,
+        instance_type: str | None,
+        security_group_ids: list[str],
+        placement_group: str | None,
+    ) -> None:
+        data = {
+            "CapacityReservationSpecification": capacity.capacity_reservation_specification(),
+            "InstanceMarketOptions": capacity.instance_market_options(),
+            "InstanceType": instance_type if capacity.capacity_block else None,
+            "NetworkInterfaces": capacity.network_interfaces(security_group_ids) or None,
+            "Placement": {"GroupName": placement_group} if placement_group else None,
+        }
+        for key, value in data.items():
+            if value is not None:
+                self.resource.add_property_override(f"LaunchTemplateData.{key}", value)

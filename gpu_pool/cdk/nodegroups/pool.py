@@ -9,6 +9,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.efa import efa_network
 from gpu_pool.cdk.node_role import node_role as new_node_role
 from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
@@ -51,11 +52,14 @@ class GpuNodePool(PoolConstruct):
     :param node_role: the nodes' role. Default: a new role with EKS's node group policies.
     :param tags: AWS tags on the pool's resources, instances and volumes. Default: none.
     :param kubernetes_version: the node groups' minor, e.g. "1.36". Default: the eks.Cluster's.
+    :param vpc: the cluster's VPC, for an EFA pool's security group. Default: the eks.Cluster's.
+    :param cluster_security_group_id: the group EFA interfaces join. Default: the eks.Cluster's.
 
     A node role of your own needs EKS's managed node group policies, and an access entry if the
     cluster uses access entries only. With `kubernetes_version` the groups follow the cluster
     on upgrade, one node at a time (PodDisruptionBudgets respected, no surge of GPU
     instances); without one (an imported cluster) a group keeps the minor it was created with.
+    An EFA pool on an imported cluster needs `vpc` and `cluster_security_group_id`.
 
     What other constructs use: `nodegroups`, `node_role`, `asg_names` (deploy-time tokens, one
     per node group), `workload_node_selector` and `workload_tolerations` (what a pod needs to
@@ -74,6 +78,8 @@ class GpuNodePool(PoolConstruct):
         node_role: iam.IRole | None = None,
         tags: Mapping[str, str] | None = None,
         kubernetes_version: str | None = None,
+        vpc: ec2.IVpc | None = None,
+        cluster_security_group_id: str | None = None,
     ) -> None:
         plan = settings if isinstance(settings, PoolPlan) else plan_pool(settings or PoolSettings())
         if plan.provisioner != "cluster-autoscaler":
@@ -94,6 +100,17 @@ class GpuNodePool(PoolConstruct):
         pools = ClusterPools.of(cluster)
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         self.node_role: iam.IRole = node_role or new_node_role(self, "NodeRole")
+        capacity = plan.capacity
+        security_group_ids: list[str] = []
+        self.placement_group: ec2.CfnPlacementGroup | None = None
+        if capacity.efa:
+            self.placement_group, efa_group = efa_network(
+                self, self.plan, cluster, vpc, cluster_security_group_id
+            )
+            security_group_ids = [
+                cluster_security_group_id or cluster.cluster_security_group_id,
+                efa_group.attr_group_id,
+            ]
         self.launch_template = NodeLaunchTemplate(
             self,
             "LaunchTemplate",
@@ -102,6 +119,10 @@ class GpuNodePool(PoolConstruct):
             kms_key_arn=plan.settings.volume_kms_key_arn,
             imds_hop_limit=plan.settings.imds_hop_limit,
             tags=tags,
+            capacity=capacity,
+            instance_type=plan.entries[0][0].name if capacity.capacity_block else None,
+            security_group_ids=security_group_ids,
+            placement_group=self.placement_group.ref if self.placement_group else None,
         )
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []
@@ -120,7 +141,7 @@ class GpuNodePool(PoolConstruct):
         group: NodeGroupPlan,
         subnets: Sequence[ec2.ISubnet],
     ) -> tuple[eks.CfnNodegroup, AsgTags]:
-        settings = self.plan.settings
+        settings, capacity = self.plan.settings, self.plan.capacity
         nodegroup = eks.CfnNodegroup(
             self,
             group.construct_id,
@@ -128,8 +149,12 @@ class GpuNodePool(PoolConstruct):
             node_role=self.node_role.role_arn,
             subnets=[s.subnet_id for s in subnets],
             ami_type=group.ami_type,
-            instance_types=[t.name for t in group.instance_types],
-            capacity_type=settings.capacity_type,
+            # A Capacity Block's one type is in the launch template, never here (EKS UG
+            # ml/capacity-blocks-mng).
+            instance_types=(
+                None if capacity.capacity_block else [t.name for t in group.instance_types]
+            ),
+            capacity_type=capacity.node_group_capacity_type(settings.capacity_type),
             # The volume size is in the launch template; CloudFormation refuses both.
             launch_template=eks.CfnNodegroup.LaunchTemplateSpecificationProperty(
                 id=self.launch_template.id, version=self.launch_template.version

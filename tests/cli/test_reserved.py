@@ -1,0 +1,193 @@
+"""Training pools on a running cluster (#22 item 5): a reservation that has not started or has
+ended is a named verdict in doctor and verify; an EFA pool's nodes must advertise their EFA
+interfaces; the smoke test requests one."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+import yaml
+
+from gpu_pool.cli.inspect.reserved import efa_verdict, reservation_verdict
+from gpu_pool.cli.smoke_test import smoke_test_pod
+from gpu_pool.plan.pool import plan_pool
+from gpu_pool.plan.record import PoolRecord, pool_record
+from gpu_pool.settings import PoolSettings
+from tests.support.aws_stubs import stubbed
+from tests.support.command import run
+from tests.support.fake_kube import SCALE_UP, Scenario, daemon_set, node
+
+BLOCK = "cr-0123456789abcdef0"
+
+
+def record(settings: PoolSettings) -> PoolRecord:
+    """The pool as the command sees it (from the settings, a cloud assembly or a stack)."""
+    return pool_record(plan_pool(settings), "gpu-pool", None)
+
+
+START = datetime(2026, 12, 5, 11, 30, tzinfo=UTC)
+END = datetime(2026, 12, 12, 11, 30, tzinfo=UTC)
+TRAIN = {
+    "instance_types": ["p5.48xlarge"],
+    "zones": ["us-east-1a"],
+    "efa": True,
+    "capacity_reservation": {"type": "capacity-block", "id": BLOCK},
+}
+
+
+def _ec2(state, **fields):
+    reservation = {
+        "CapacityReservationId": BLOCK,
+        "State": state,
+        "StartDate": START,
+        "EndDate": END,
+        "TotalInstanceCount": 4,
+        "AvailableInstanceCount": fields.get("available", 0),
+    }
+    return stubbed(
+        "ec2",
+        [
+            (
+                "describe_capacity_reservations",
+                {"CapacityReservations": [reservation]},
+                {"CapacityReservationIds": [BLOCK]},
+            )
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        (
+            "scheduled",
+            (
+                "warn",
+                f"pool train reservation {BLOCK}",
+                "scheduled: starts 2026-12-05 11:30 UTC; until then every launch fails and the "
+                "pool gets no node",
+            ),
+        ),
+        (
+            "active",
+            (
+                "ok",
+                f"pool train reservation {BLOCK}",
+                "active, 3 of 4 instances free, ends 2026-12-12 11:30 UTC",
+            ),
+        ),
+        (
+            "expired",
+            (
+                "fail",
+                f"pool train reservation {BLOCK}",
+                "expired on 2026-12-12 11:30 UTC: the pool can launch no node into it",
+            ),
+        ),
+    ],
+)
+def test_reservation_state_is_its_own_verdict(state, expected):
+    plan = record(PoolSettings(name="train", **TRAIN))
+    verdict = reservation_verdict(_ec2(state, available=3), plan)
+    assert verdict is not None
+    assert (verdict.status, verdict.subject, verdict.detail) == expected
+
+
+def test_pools_without_a_reservation_id_are_not_looked_up():
+    preference = PoolSettings(capacity_reservation={"type": "odcr", "preference": "open"})
+    assert reservation_verdict(None, record(preference)) is None
+    assert reservation_verdict(None, record(PoolSettings())) is None
+
+
+@pytest.mark.parametrize(
+    ("allocatable", "status"), [({"vpc.amazonaws.com/efa": "32"}, "ok"), ({}, "fail")]
+)
+def test_efa_node_must_advertise_one_interface_per_card(allocatable, status):
+    plan = record(PoolSettings(name="train", **TRAIN))
+    gpu_node = node(pool="train", gpus=8)
+    gpu_node["status"]["allocatable"].update(allocatable)
+    verdict = efa_verdict(gpu_node, plan)
+    assert verdict is not None and verdict.status == status
+    if status == "fail":
+        assert verdict.detail == "vpc.amazonaws.com/efa: 0, expected 32 (one per network card)"
+    assert efa_verdict(gpu_node, record(PoolSettings())) is None
+
+
+def test_smoke_test_requests_efa_on_efa_pools_only():
+    efa = smoke_test_pod(record(PoolSettings(name="train", **TRAIN)))
+    plain = smoke_test_pod(record(PoolSettings()))
+    assert efa["spec"]["containers"][0]["resources"]["limits"] == {
+        "nvidia.com/gpu": "1",
+        "vpc.amazonaws.com/efa": "1",
+    }
+    assert plain["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+
+
+def _config(tmp_path):
+    path = tmp_path / "training.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {"region": "us-east-1", "account": "123456789012", "pools": {"train": TRAIN}}
+        )
+    )
+    return str(path)
+
+
+def test_doctor_names_a_block_that_has_not_started(tmp_path, capsys):
+    clients = {"ec2": _ec2("scheduled")}
+    scenario = Scenario(nodes=[], daemon_sets=[daemon_set(pool="train")])
+    run(
+        tmp_path,
+        scenario,
+        "--config",
+        _config(tmp_path),
+        command="doctor",
+        aws=lambda service: clients.get(service) or _no_asgs(service),
+    )
+    out = capsys.readouterr().out
+    assert (
+        f"[warn] pool train reservation {BLOCK}: scheduled: starts 2026-12-05 11:30 UTC; until "
+        "then every launch fails and the pool gets no node"
+    ) in out.splitlines()
+
+
+def test_verify_names_an_ended_block_instead_of_a_generic_stall(tmp_path, capsys):
+    ec2 = _ec2("expired")
+    code, fake = run(
+        tmp_path,
+        Scenario(events=[(2, SCALE_UP)], daemon_sets=[daemon_set(pool="train")]),
+        "--config",
+        _config(tmp_path),
+        aws=lambda service: ec2 if service == "ec2" else _no_activities(),
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert (
+        ": the pool's reservation cannot take launches: expired on 2026-12-12 11:30 UTC: the "
+        "pool can launch no node into it\n"
+    ) in out
+    (created,) = fake.created
+    assert json.dumps(created["spec"]["containers"][0]["resources"]["limits"]) == json.dumps(
+        {"nvidia.com/gpu": "1", "vpc.amazonaws.com/efa": "1"}
+    )
+
+
+def _no_activities():
+    return stubbed("autoscaling", [])
+
+
+def _no_asgs(service):
+    if service == "autoscaling":
+        return stubbed(
+            "autoscaling",
+            [
+                (
+                    "describe_auto_scaling_groups",
+                    {"AutoScalingGroups": []},
+                    {"Filters": [{"Name": "tag:eks:cluster-name", "Values": ["gpu-pool"]}]},
+                )
+            ],
+        )
+    return stubbed(service, [])
