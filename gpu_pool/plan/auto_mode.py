@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from gpu_pool.model.auto_mode_api import (
     COMPUTE_TYPE_LABEL,
@@ -24,33 +24,20 @@ from gpu_pool.model.auto_mode_api import (
     NODE_CLASS_GROUP,
     NODE_CLASS_LABEL,
 )
-from gpu_pool.model.catalog import Architecture, GpuInstanceType
-from gpu_pool.model.karpenter_api import CAPACITY_TYPE_LABEL, NODE_POOL_LABEL, resource_name
-from gpu_pool.model.labels import ARCH_LABEL, INSTANCE_TYPE_LABEL, POOL_LABEL, ZONE_LABEL
-from gpu_pool.plan.node_pool import (
-    CAPACITY_TYPES,
-    KUBERNETES_ARCH,
-    gpu_limit,
-    node_pool,
-    requirement,
-)
+from gpu_pool.model.catalog import GpuInstanceType
+from gpu_pool.model.karpenter_api import resource_name
+from gpu_pool.model.labels import POOL_LABEL
+from gpu_pool.plan.node_pool import NodePoolPlan, gpu_limit
 from gpu_pool.settings import PoolSettings
 
 
 @dataclass(frozen=True)
-class AutoModePoolPlan:
+class AutoModePoolPlan(NodePoolPlan):
     """One pool as an Auto Mode NodePool with its own NodeClass."""
 
-    name: str
-    setting: str
-    settings: PoolSettings
-    instance_types: tuple[GpuInstanceType, ...]
-    labels: Mapping[str, str]
-    gpu_limit: int
-
-    @property
-    def architectures(self) -> list[Architecture]:
-        return sorted({t.architecture for t in self.instance_types})
+    node_class_group: ClassVar[str] = NODE_CLASS_GROUP
+    node_class_kind: ClassVar[str] = "NodeClass"
+    gpu_manufacturer_label: ClassVar[str] = GPU_MANUFACTURER_LABEL
 
     @property
     def expire_after(self) -> str:
@@ -61,33 +48,6 @@ class AutoModePoolPlan:
             karpenter.expire_after
             if "expire_after" in karpenter.model_fields_set
             else DEFAULT_EXPIRE_AFTER
-        )
-
-    def requirements(self) -> list[dict[str, Any]]:
-        """An NVIDIA type of the pool, its CPU architecture(s), capacity type and zones."""
-        requirements = [
-            requirement(GPU_MANUFACTURER_LABEL, ["nvidia"]),
-            requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
-            requirement(ARCH_LABEL, [KUBERNETES_ARCH[a] for a in self.architectures]),
-            requirement(CAPACITY_TYPE_LABEL, [CAPACITY_TYPES[self.settings.capacity_type]]),
-        ]
-        if self.settings.zones:
-            requirements.append(requirement(ZONE_LABEL, list(self.settings.zones)))
-        return requirements
-
-    def node_pool(self) -> dict[str, Any]:
-        return node_pool(
-            self.settings,
-            node_class_ref={
-                "group": NODE_CLASS_GROUP,
-                "kind": "NodeClass",
-                "name": resource_name(self.name),
-            },
-            labels=self.labels,
-            requirements=self.requirements(),
-            expire_after=self.expire_after,
-            consolidate_after=self.settings.karpenter.consolidate_after,
-            gpu_limit=self.gpu_limit,
         )
 
     def node_class(
@@ -118,24 +78,14 @@ class AutoModePoolPlan:
     def launched_node_labels(
         self, instance_type: GpuInstanceType, zone: str | None = None
     ) -> dict[str, str]:
-        """The labels a node this NodePool launches carries: the template's, and the
-        well-known ones Auto Mode sets (create-node-pool.adoc, "Supported Labels")."""
-        labels = {
-            **self.labels,
-            NODE_POOL_LABEL: resource_name(self.name),
+        """With those Auto Mode sets (create-node-pool.adoc, "Supported Labels")."""
+        return {
+            **super().launched_node_labels(instance_type, zone),
             NODE_CLASS_LABEL: resource_name(self.name),
             COMPUTE_TYPE_LABEL: "auto",
-            CAPACITY_TYPE_LABEL: CAPACITY_TYPES[self.settings.capacity_type],
-            INSTANCE_TYPE_LABEL: instance_type.name,
-            ARCH_LABEL: KUBERNETES_ARCH[instance_type.architecture],
-            "kubernetes.io/os": "linux",
-            GPU_MANUFACTURER_LABEL: "nvidia",
             INSTANCE_FAMILY_LABEL: instance_type.family.family,
             GPU_COUNT_LABEL: str(instance_type.gpu_count),
         }
-        if zone is not None:
-            labels[ZONE_LABEL] = zone
-        return labels
 
 
 def auto_mode_pool_plan(

@@ -11,27 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from gpu_pool.model.ami import IMAGE_VOLUME
-from gpu_pool.model.catalog import Architecture, GpuInstanceType
+from gpu_pool.model.catalog import GpuInstanceType
 from gpu_pool.model.karpenter_api import (
-    CAPACITY_TYPE_LABEL,
     GPU_MANUFACTURER_LABEL,
     NODE_CLASS_API,
     NODE_CLASS_GROUP,
-    NODE_POOL_LABEL,
     resource_name,
 )
-from gpu_pool.model.labels import ARCH_LABEL, INSTANCE_TYPE_LABEL, POOL_LABEL, ZONE_LABEL
+from gpu_pool.model.labels import POOL_LABEL
 from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
 from gpu_pool.plan.capacity import CapacityPlan
-from gpu_pool.plan.node_pool import (
-    KUBERNETES_ARCH,
-    gpu_limit,
-    node_pool,
-    requirement,
-)
+from gpu_pool.plan.node_pool import NodePoolPlan, gpu_limit
 from gpu_pool.settings import PoolSettings, Taint
 
 # Bottlerocket's OS volume as Karpenter sizes it by default; the data volume holds images.
@@ -39,61 +32,31 @@ _BOTTLEROCKET_OS_VOLUME_GIB = 4
 
 
 @dataclass(frozen=True)
-class KarpenterPoolPlan:
+class KarpenterPoolPlan(NodePoolPlan):
     """One pool as a Karpenter NodePool with its own EC2NodeClass."""
 
-    name: str
-    setting: str
-    settings: PoolSettings
-    instance_types: tuple[GpuInstanceType, ...]
-    labels: Mapping[str, str]
+    node_class_group: ClassVar[str] = NODE_CLASS_GROUP
+    node_class_kind: ClassVar[str] = "EC2NodeClass"
+    gpu_manufacturer_label: ClassVar[str] = GPU_MANUFACTURER_LABEL
+
     taints: tuple[Taint, ...]
     ami_alias: str
-    gpu_limit: int
     capacity: CapacityPlan
 
-    @property
-    def architectures(self) -> list[Architecture]:
-        return sorted({t.architecture for t in self.instance_types})
-
+    # Reserved nodes: never consolidated (EKS UG ml/ml-node-pools suggests WhenEmpty and
+    # consolidateAfter Never; the reservation is paid for whether a node runs or not) and never
+    # expired inside the reservation (a block's end drains them anyway).
     @property
     def expire_after(self) -> str:
-        return self.settings.karpenter.expire_after
+        return "Never" if self.capacity.reserved else self.settings.karpenter.expire_after
 
-    def requirements(self) -> list[dict[str, Any]]:
-        """What every node of the pool is: an NVIDIA GPU type of the pool, its CPU
-        architecture(s), its capacity type and (if listed) zones."""
-        requirements = [
-            requirement(GPU_MANUFACTURER_LABEL, ["nvidia"]),
-            requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
-            requirement(ARCH_LABEL, [KUBERNETES_ARCH[a] for a in self.architectures]),
-            requirement(
-                CAPACITY_TYPE_LABEL,
-                self.capacity.karpenter_capacity_types(self.settings.capacity_type),
-            ),
-        ]
-        if self.settings.zones:
-            requirements.append(requirement(ZONE_LABEL, list(self.settings.zones)))
-        return requirements
+    @property
+    def consolidate_after(self) -> str:
+        return "Never" if self.capacity.reserved else self.settings.karpenter.consolidate_after
 
-    def node_pool(self) -> dict[str, Any]:
-        # Reserved nodes: never consolidated (EKS UG ml/ml-node-pools suggests WhenEmpty and
-        # consolidateAfter Never; the reservation is paid for whether a node runs or not) and
-        # never expired inside the reservation (a block's end drains them anyway).
-        reserved = self.capacity.reserved
-        return node_pool(
-            self.settings,
-            node_class_ref={
-                "group": NODE_CLASS_GROUP,
-                "kind": "EC2NodeClass",
-                "name": resource_name(self.name),
-            },
-            labels=self.labels,
-            requirements=self.requirements(),
-            expire_after="Never" if reserved else self.expire_after,
-            consolidate_after="Never" if reserved else self.settings.karpenter.consolidate_after,
-            gpu_limit=self.gpu_limit,
-        )
+    def capacity_types(self) -> list[str]:
+        """`reserved` (with `on-demand` as its fallback) for a reserved pool."""
+        return self.capacity.karpenter_capacity_types(self.settings.capacity_type)
 
     def ec2_node_class(
         self,
@@ -166,27 +129,15 @@ class KarpenterPoolPlan:
     def launched_node_labels(
         self, instance_type: GpuInstanceType, zone: str | None = None
     ) -> dict[str, str]:
-        """The labels a node this NodePool launches carries: the template's, and those
-        Karpenter adds from the NodeClaim (well-known labels of the chosen offering)."""
-        labels = {
-            **self.labels,
-            NODE_POOL_LABEL: resource_name(self.name),
+        """With those Karpenter adds from the NodeClaim."""
+        return {
+            **super().launched_node_labels(instance_type, zone),
             "karpenter.k8s.aws/ec2nodeclass": resource_name(self.name),
-            CAPACITY_TYPE_LABEL: self.capacity.karpenter_capacity_types(
-                self.settings.capacity_type
-            )[0],
-            INSTANCE_TYPE_LABEL: instance_type.name,
-            ARCH_LABEL: KUBERNETES_ARCH[instance_type.architecture],
-            "kubernetes.io/os": "linux",
-            GPU_MANUFACTURER_LABEL: "nvidia",
             "karpenter.k8s.aws/instance-family": instance_type.family.family,
             "karpenter.k8s.aws/instance-gpu-count": str(instance_type.gpu_count),
             "karpenter.sh/registered": "true",
             "karpenter.sh/initialized": "true",
         }
-        if zone is not None:
-            labels[ZONE_LABEL] = zone
-        return labels
 
 
 def karpenter_pool_plan(

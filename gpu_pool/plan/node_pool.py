@@ -7,11 +7,17 @@ pool's either way.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from gpu_pool.model.catalog import Architecture
-from gpu_pool.model.karpenter_api import NODE_POOL_API, resource_name
-from gpu_pool.model.labels import GPU_RESOURCE
+from gpu_pool.model.catalog import Architecture, GpuInstanceType
+from gpu_pool.model.karpenter_api import (
+    CAPACITY_TYPE_LABEL,
+    NODE_POOL_API,
+    NODE_POOL_LABEL,
+    resource_name,
+)
+from gpu_pool.model.labels import ARCH_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL, ZONE_LABEL
 from gpu_pool.settings import PoolSettings
 
 CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}
@@ -24,6 +30,85 @@ _DISRUPTION_BUDGET = {"nodes": "1"}
 
 def requirement(key: str, values: Sequence[str]) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": list(values)}
+
+
+@dataclass(frozen=True)
+class NodePoolPlan:
+    """One pool as a NodePool: what Karpenter's and Auto Mode's pools share. A subclass names
+    its node class (`node_class_group`, `node_class_kind`) and its GPU manufacturer key."""
+
+    node_class_group: ClassVar[str]
+    node_class_kind: ClassVar[str]
+    gpu_manufacturer_label: ClassVar[str]
+
+    name: str
+    setting: str
+    settings: PoolSettings
+    instance_types: tuple[GpuInstanceType, ...]
+    labels: Mapping[str, str]
+    gpu_limit: int
+
+    @property
+    def architectures(self) -> list[Architecture]:
+        return sorted({t.architecture for t in self.instance_types})
+
+    @property
+    def expire_after(self) -> str:
+        return self.settings.karpenter.expire_after
+
+    @property
+    def consolidate_after(self) -> str:
+        return self.settings.karpenter.consolidate_after
+
+    def capacity_types(self) -> list[str]:
+        """The NodePool's karpenter.sh/capacity-type values: the pool's capacity type."""
+        return [CAPACITY_TYPES[self.settings.capacity_type]]
+
+    def requirements(self) -> list[dict[str, Any]]:
+        """What every node of the pool is: an NVIDIA GPU type of the pool, its CPU
+        architecture(s), its capacity type(s) and (if listed) zones."""
+        requirements = [
+            requirement(self.gpu_manufacturer_label, ["nvidia"]),
+            requirement(INSTANCE_TYPE_LABEL, [t.name for t in self.instance_types]),
+            requirement(ARCH_LABEL, [KUBERNETES_ARCH[a] for a in self.architectures]),
+            requirement(CAPACITY_TYPE_LABEL, self.capacity_types()),
+        ]
+        if self.settings.zones:
+            requirements.append(requirement(ZONE_LABEL, list(self.settings.zones)))
+        return requirements
+
+    def launched_node_labels(
+        self, instance_type: GpuInstanceType, zone: str | None = None
+    ) -> dict[str, str]:
+        """The labels a node this NodePool launches carries: the template's, and the
+        well-known ones of the chosen offering (a subclass adds its provider's own)."""
+        labels = {
+            **self.labels,
+            NODE_POOL_LABEL: resource_name(self.name),
+            CAPACITY_TYPE_LABEL: self.capacity_types()[0],
+            INSTANCE_TYPE_LABEL: instance_type.name,
+            ARCH_LABEL: KUBERNETES_ARCH[instance_type.architecture],
+            "kubernetes.io/os": "linux",
+            self.gpu_manufacturer_label: "nvidia",
+        }
+        if zone is not None:
+            labels[ZONE_LABEL] = zone
+        return labels
+
+    def node_pool(self) -> dict[str, Any]:
+        return node_pool(
+            self.settings,
+            node_class_ref={
+                "group": self.node_class_group,
+                "kind": self.node_class_kind,
+                "name": resource_name(self.name),
+            },
+            labels=self.labels,
+            requirements=self.requirements(),
+            expire_after=self.expire_after,
+            consolidate_after=self.consolidate_after,
+            gpu_limit=self.gpu_limit,
+        )
 
 
 def node_pool(
