@@ -25,9 +25,11 @@ def report(scope: Construct, findings: Iterable[Finding]) -> None:
 
 
 def warn(scope: Construct, findings: Iterable[Finding]) -> None:
-    """Attach each of `findings` to `scope` as a CDK warning (id `gpu-pool:<setting>`)."""
+    """Attach each of `findings` to `scope` as a CDK warning with the id `gpu-pool:<rule id>`,
+    which the CDK prints after it (`[ack: gpu-pool:GP-POOL-25]`) and an app can acknowledge it
+    by (`Annotations.of(scope).acknowledge_warning(id)`)."""
     for finding in findings:
-        Annotations.of(scope).add_warning_v2(f"gpu-pool:{finding.setting}", str(finding))
+        Annotations.of(scope).add_warning_v2(f"gpu-pool:{finding.rule}", str(finding))
 
 
 def located(scope: Construct) -> str:

@@ -24,6 +24,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
     if release is None:
         findings.append(
             error(
+                "GP-APP-01",
                 "cluster.kubernetes_version",
                 f"'{cluster.kubernetes_version}' is not supported; choose one of "
                 f"{', '.join(KUBERNETES_RELEASES)}",
@@ -33,6 +34,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
     if today > release.eks_creates_until and cluster.existing is None:
         findings.append(
             error(
+                "GP-APP-02",
                 "cluster.kubernetes_version",
                 f"EKS no longer creates {release.minor} clusters (extended support ended "
                 f"{release.eks_creates_until}), so the cluster would fail to create: use "
@@ -42,6 +44,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
     elif today > release.eks_creates_until:
         findings.append(
             warning(
+                "GP-APP-03",
                 "cluster.kubernetes_version",
                 f"{release.minor} left EKS extended support on {release.eks_creates_until}; EKS "
                 "upgrades such clusters itself: set the cluster's current minor here",
@@ -52,6 +55,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
     if layer is not None and layer != release.minor:
         findings.append(
             error(
+                "GP-APP-04",
                 "cluster.kubectl_layer_version",
                 f"'{layer}' does not match the cluster's {release.minor}; kubectl must match the "
                 f"API server's minor: remove the setting or set '{release.minor}'",
@@ -68,6 +72,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
     if not 0 <= system.min_size <= system.desired_size <= system.max_size or system.max_size < 1:
         findings.append(
             error(
+                "GP-APP-05",
                 "cluster.system_nodes",
                 f"sizes min {system.min_size}, desired {system.desired_size}, max "
                 f"{system.max_size} must satisfy 0 <= min <= desired <= max, max >= 1",
@@ -82,6 +87,7 @@ def _check_empty_pool_keys(settings: AppSettings) -> Iterator[Finding]:
     for key in ("pool", "pools"):
         if key in settings.model_fields_set and getattr(settings, key) is None:
             yield warning(
+                "GP-APP-06",
                 key,
                 "is empty (nothing under it, or every line commented out), so the default pool "
                 "applies: one pool 'gpu' of g5.xlarge nodes; give it settings or remove the key",
@@ -113,12 +119,14 @@ def _check_auto_mode_cluster(settings: AppSettings) -> Iterator[Finding]:
         return
     if existing.cluster_security_group_id is None:
         yield error(
+            "GP-APP-07",
             "cluster.existing.cluster_security_group_id",
             "required with an auto-mode pool: its NodeClass puts the nodes in the cluster "
             "security group; copy it from `aws eks describe-cluster` "
             "(resourcesVpcConfig.clusterSecurityGroupId)",
         )
     yield warning(
+        "GP-APP-08",
         "cluster.existing",
         f"auto-mode pools need EKS Auto Mode compute enabled on {settings.cluster.name} (aws "
         "eks describe-cluster: computeConfig.enabled true); without it the NodePool is never "
@@ -130,11 +138,13 @@ def _check_endpoint(cluster: ClusterSettings) -> Iterator[Finding]:
     narrowed = cluster.public_access_cidrs != ["0.0.0.0/0"]
     if cluster.existing is None and narrowed and cluster.endpoint_access == "private":
         yield error(
+            "GP-APP-09",
             "cluster.public_access_cidrs",
             "set, but endpoint_access is private (there is no public endpoint): remove it",
         )
     if cluster.existing is None and narrowed and cluster.endpoint_access == "public":
         yield error(
+            "GP-APP-10",
             "cluster.public_access_cidrs",
             "with endpoint_access public the nodes reach the API over the internet, so it "
             "cannot be narrowed: use endpoint_access public_and_private to narrow it",
@@ -147,11 +157,13 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
         for zone in existing.subnets_by_zone:
             if not ZONE.match(zone):
                 yield error(
+                    "GP-APP-11",
                     "cluster.existing.subnets_by_zone",
                     f"'{zone}' is not an availability zone name such as us-east-1a",
                 )
             elif settings.region and zone[:-1] != settings.region:
                 yield error(
+                    "GP-APP-12",
                     "cluster.existing.subnets_by_zone",
                     f"'{zone}' is not in region {settings.region}, where the stack and the "
                     "cluster are: use that region's subnets",
@@ -162,6 +174,7 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
             missing = [z for z in zones if z not in existing.subnets_by_zone]
             if missing:
                 yield error(
+                    "GP-APP-13",
                     f"{prefix}.zones",
                     f"{', '.join(missing)} not in cluster.existing.subnets_by_zone "
                     f"({', '.join(existing.subnets_by_zone)}): add its subnets or drop the zone",
@@ -169,12 +182,15 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
             continue
         if zones and settings.region is None:
             yield error(
+                "GP-APP-14",
                 f"{prefix}.zones",
                 "needs region: zone names only mean something in a known region",
             )
         for zone in zones:
             if settings.region and ZONE.match(zone) and zone[:-1] != settings.region:
-                yield error(f"{prefix}.zones", f"'{zone}' is not in region {settings.region}")
+                yield error(
+                    "GP-APP-15", f"{prefix}.zones", f"'{zone}' is not in region {settings.region}"
+                )
 
 
 def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
@@ -184,6 +200,7 @@ def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Findi
         return []
     return [
         error(
+            "GP-APP-16",
             f"{prefix}.zones",
             f"'{zone}' is not an availability zone of {settings.region} this account has "
             f"({', '.join(known)}, from cdk.context.json): choose among them",
@@ -203,6 +220,7 @@ def check_cli_pin(package_json: Path) -> list[Finding]:
     if version is None or not EXACT_VERSION.match(version):
         return [
             error(
+                "GP-APP-17",
                 "package.json devDependencies.aws-cdk",
                 f'{version!r} is not an exact version; pin the CDK CLI, e.g. "2.1148.1"',
             )

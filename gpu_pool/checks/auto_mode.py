@@ -21,12 +21,14 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
         family = gpu_type.family
         if not family.ec2_counts_gpus:
             yield error(
+                "GP-AUTO-01",
                 f"{prefix}.instance_types",
                 f"'{gpu_type.name}' ({family.note}) reports 0 GPUs in EC2's data and Auto Mode "
                 f"does not offer {family.family}: use provisioner: cluster-autoscaler for it",
             )
         elif family.family not in GPU_FAMILIES:
             yield error(
+                "GP-AUTO-02",
                 f"{prefix}.instance_types",
                 f"Auto Mode does not launch {family.family} ({gpu_type.name}); its NVIDIA "
                 f"families are {', '.join(sorted(GPU_FAMILIES))}: use one of them, or another "
@@ -34,6 +36,7 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
             )
     if "ami_family" in settings.model_fields_set and settings.ami_family != "BOTTLEROCKET":
         yield error(
+            "GP-AUTO-03",
             f"{prefix}.ami_family",
             f"{settings.ami_family}, but Auto Mode nodes run Bottlerocket, chosen and patched by "
             "EKS: remove ami_family",
@@ -46,12 +49,14 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
     for name, value in ignored.items():
         if value is not None:
             yield warning(
+                "GP-AUTO-04",
                 f"{prefix}.{name}",
                 f"'{value}' is ignored with provisioner: auto-mode, whose AMIs EKS chooses and "
                 "patches itself: remove it",
             )
     if settings.min_size > 0:
         yield error(
+            "GP-AUTO-05",
             f"{prefix}.min_size",
             f"{settings.min_size}: an Auto Mode NodePool launches nodes only for pending pods "
             "and keeps no minimum (static capacity is not built by gpu-pool): set 0, or use "
@@ -59,12 +64,14 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
         )
     if settings.desired_size > 0:
         yield warning(
+            "GP-AUTO-06",
             f"{prefix}.desired_size",
             f"{settings.desired_size} is ignored with provisioner: auto-mode, which launches "
             "nodes only for pending pods: leave it 0",
         )
     if settings.gpu_software not in (None, "none"):
         yield error(
+            "GP-AUTO-07",
             f"{prefix}.gpu_software",
             f"'{settings.gpu_software}', but Auto Mode runs the NVIDIA driver and device plugin "
             "itself (not as a visible DaemonSet); a second plugin would fight it: remove "
@@ -72,6 +79,7 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
         )
     if settings.imds_hop_limit != 1:
         yield error(
+            "GP-AUTO-08",
             f"{prefix}.imds_hop_limit",
             f"{settings.imds_hop_limit}, but Auto Mode enforces a hop limit of 1 and it cannot "
             "be changed: remove imds_hop_limit, or use another provisioner for a workload that "
@@ -80,6 +88,7 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
     for name in ("capacity_reservation", "efa"):
         if getattr(settings, name):
             yield error(
+                "GP-AUTO-09",
                 f"{prefix}.{name}",
                 "is not built for provisioner: auto-mode (its NodeClass takes reservations and "
                 "placement groups, but gpu-pool renders neither there yet): use provisioner: "
@@ -94,6 +103,7 @@ def _check_lifetime(plan: AutoModePoolPlan) -> Iterator[Finding]:
     hours = _hours(plan.expire_after)
     if hours is None or hours > MAX_NODE_LIFETIME_HOURS:
         yield error(
+            "GP-AUTO-10",
             f"{plan.setting}.karpenter.expire_after",
             f"{plan.expire_after}, but Auto Mode replaces every node after at most 21 days "
             f"({MAX_NODE_LIFETIME_HOURS}h): set {MAX_NODE_LIFETIME_HOURS}h or less, or leave it "

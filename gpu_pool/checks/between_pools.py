@@ -20,6 +20,7 @@ def check_pool_among(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding
         # select both pools' nodes).
         return [
             error(
+                "GP-PAIR-01",
                 f"{plan.setting}.name",
                 f"another pool on this cluster is already named '{plan.name}'; the name "
                 "labels the pool's nodes and names its device plugin release, so it must be "
@@ -31,6 +32,7 @@ def check_pool_among(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding
         if plan.gpu_software == other.gpu_software == "gpu-operator":
             findings.append(
                 error(
+                    "GP-PAIR-02",
                     f"{plan.setting}.gpu_software",
                     f"'gpu-operator', but pool '{other.name}' already installs the GPU "
                     "Operator, which is cluster-wide and installed once: use 'device-plugin' "
@@ -59,6 +61,7 @@ def check_one_device_plugin_per_node(plans: Sequence[PoolPlan], new: PoolPlan) -
             if plan is new:
                 if new_plugin is not None and not pod_fits_node(new_plugin, shape.labels, taints):
                     yield error(
+                        "GP-PAIR-03",
                         shape.setting,
                         f"the device plugin would not run on {nodes} (labels "
                         f"{dict(shape.labels)}); they would advertise no nvidia.com/gpu and GPU "
@@ -73,6 +76,7 @@ def check_one_device_plugin_per_node(plans: Sequence[PoolPlan], new: PoolPlan) -
                 plugin = _plugin_pod(other)
                 if plugin is not None and pod_fits_node(plugin, shape.labels, taints):
                     yield error(
+                        "GP-PAIR-04",
                         new.setting,
                         f"{nodes} would also run the device plugin of pool '{other.name}'; two "
                         "plugins on one node fight over its GPUs: pool names must be unique per "
@@ -92,6 +96,7 @@ def _same_labels(plan: PoolPlan, other: PoolPlan) -> Iterator[Finding]:
     other_arches = _architectures(other)
     if arches != other_arches:
         yield warning(
+            "GP-PAIR-05",
             f"{plan.setting}.labels",
             f"pool '{plan.name}' has the same labels as pool '{other.name}' but runs "
             f"{'/'.join(arches)} nodes where it runs {'/'.join(other_arches)}; a pod without a "
@@ -104,6 +109,7 @@ def _same_labels(plan: PoolPlan, other: PoolPlan) -> Iterator[Finding]:
         # A reserved pool and an on-demand one with the same labels are a reservation and its
         # fallback: landing on either is the point (the expander tries the reserved first).
         yield warning(
+            "GP-PAIR-06",
             f"{plan.setting}.labels",
             f"pool '{plan.name}' has the same labels and taints as pool '{other.name}'; a pod "
             f"that selects these labels may land on either: select {POOL_LABEL}: {plan.name}, "
@@ -135,6 +141,7 @@ def _pending_to_two_provisioners(plan: PoolPlan, other: PoolPlan) -> Iterator[Fi
         )
         if shape is not None:
             yield warning(
+                "GP-PAIR-07",
                 f"{plan.setting}.taints",
                 f"a GPU pod that tolerates pool '{tolerating.name}' ({tolerating.provisioner}) "
                 f"and selects no pool also fits pool '{fitting.name}' ({fitting.provisioner}): "

@@ -33,6 +33,7 @@ def check_karpenter_install(settings: AppSettings, minor: str) -> list[Finding]:
     if existing is not None and existing.cluster_security_group_id is None:
         findings.append(
             error(
+                "GP-CTRL-01",
                 "cluster.existing.cluster_security_group_id",
                 "required with a karpenter pool: Karpenter puts its nodes in the cluster "
                 "security group; copy it from `aws eks describe-cluster` "
@@ -51,6 +52,7 @@ def check_chart_registry_login(handler_role: str | None) -> list[Finding]:
     role = handler_role or "(the kubectl provider's handler role)"
     return [
         warning(
+            "GP-CTRL-02",
             "cluster.existing.kubectl_provider_role_arn",
             "Karpenter's charts come from oci://public.ecr.aws, which the imported cluster's "
             f"kubectl handler role {role} must log in to, or the deploy fails and rolls back: "
@@ -79,6 +81,7 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
         if minor is None:
             findings.append(
                 error(
+                    "GP-CTRL-03",
                     "cluster.kubernetes_version",
                     "unknown for an imported cluster, so no Cluster Autoscaler image can be "
                     "chosen (its minor must equal the cluster's): pass kubernetes_version or set "
@@ -88,6 +91,7 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
         elif autoscaler_image_tag(minor) is None:
             findings.append(
                 error(
+                    "GP-CTRL-04",
                     "cluster.kubernetes_version",
                     f"no Cluster Autoscaler image is pinned for {minor} (its minor must equal "
                     "the cluster's); choose another version, set autoscaler.image_tag, or set "
@@ -101,6 +105,7 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
     ):
         findings.append(
             error(
+                "GP-CTRL-05",
                 "autoscaler.image_tag",
                 f"'{tag}' does not match the cluster's minor {minor}; Cluster Autoscaler "
                 f"supports only its own minor: use a v{minor}.x tag",
@@ -118,11 +123,16 @@ def check_node_selector(
     for key, value in selector.items():
         if not QUALIFIED_KEY.match(key):
             findings.append(
-                error(f"{setting}.node_selector", f"'{key}' is not a label key: use {VALID_KEY}")
+                error(
+                    "GP-CTRL-06",
+                    f"{setting}.node_selector",
+                    f"'{key}' is not a label key: use {VALID_KEY}",
+                )
             )
         if not LABEL_VALUE.match(value):
             findings.append(
                 error(
+                    "GP-CTRL-07",
                     f"{setting}.node_selector.{key}",
                     f"'{value}' is not a label value: use {VALID_VALUE}",
                 )
@@ -136,6 +146,7 @@ def check_selector_avoids_pools(
     """A controller's nodeSelector selects none of the GPU pools' nodes."""
     return [
         error(
+            "GP-CTRL-08",
             f"{setting}.node_selector",
             f"{dict(selector)} selects pool '{plan.name}', whose GPU nodes are tainted: "
             f"the {setting} pod would stay Pending there (or keep a GPU node from "
@@ -174,6 +185,7 @@ def check_one_of_each(controllers: Sequence[InstalledController]) -> list[Findin
         if len(paths) > 1:
             findings.append(
                 error(
+                    "GP-CTRL-09",
                     setting,
                     f"{kind} is added {len(paths)} times to one cluster ({', '.join(paths)}); "
                     f"each installs Helm release '{release}' in the same namespace, so all but "
@@ -195,6 +207,7 @@ def check_pool_is_scaled(
         return []
     return [
         warning(
+            "GP-CTRL-10",
             f"{plan.setting}.min_size",
             "0, and no ClusterAutoscaler is added to this cluster: nothing starts the pool's "
             "first node unless a Cluster Autoscaler already runs on the cluster; add "
@@ -208,6 +221,7 @@ def check_expander(settings: AutoscalerSettings, node_groups: int) -> list[Findi
     if settings.enabled and settings.expander == "least-waste" and node_groups != 1:
         return [
             warning(
+                "GP-CTRL-11",
                 "autoscaler.expander",
                 "'least-waste' scores CPU and memory only: among GPU node groups that fit a pod "
                 "it picks at random (a p5.48xlarge as likely as a g5.xlarge); use 'priority', "
@@ -227,6 +241,7 @@ def check_karpenter_version(chart_version: str | None, minor: str | None) -> lis
     if oldest is None:
         return [
             error(
+                "GP-CTRL-12",
                 "cluster.kubernetes_version",
                 f"Karpenter's compatibility matrix starts at "
                 f"{min(KARPENTER_MIN_VERSION, key=_key)}; {minor} is not in it: upgrade the "
@@ -236,6 +251,7 @@ def check_karpenter_version(chart_version: str | None, minor: str | None) -> lis
     if _key(version) < _key(oldest):
         return [
             error(
+                "GP-CTRL-13",
                 "karpenter.chart_version",
                 f"Karpenter {version} does not support Kubernetes {minor} (it needs {oldest} or "
                 f"newer): use {KARPENTER.version}, or leave it unset",

@@ -18,6 +18,7 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
     for gpu_type in plan.instance_types:
         if not gpu_type.family.ec2_counts_gpus:
             yield error(
+                "GP-KARP-01",
                 f"{prefix}.instance_types",
                 f"'{gpu_type.name}' ({gpu_type.family.note}) reports 0 GPUs in EC2's data, which "
                 "is all Karpenter counts: it would never launch it for a pod requesting "
@@ -27,6 +28,7 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
     for size in ("min_size", "desired_size"):
         if getattr(settings, size) > 0:
             yield warning(
+                "GP-KARP-02",
                 f"{prefix}.{size}",
                 f"{getattr(settings, size)} is ignored with provisioner: karpenter, which "
                 "launches nodes only for pending pods and keeps no minimum: leave it 0",
@@ -35,6 +37,7 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
         value = getattr(settings, name)
         if value is not None:
             yield warning(
+                "GP-KARP-03",
                 f"{prefix}.{name}",
                 f"'{value}' is ignored with provisioner: karpenter, whose nodes take their AMI "
                 "from karpenter.ami_alias (the family from ami_family, the variant from each "
@@ -54,12 +57,14 @@ def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:
     expected = pinned.partition("@")[0]
     if family != expected:
         yield error(
+            "GP-KARP-04",
             setting,
             f"'{alias}' names AMI family {family} but ami_family is "
             f"{plan.settings.ami_family}: use {expected}@<version>",
         )
     if version == "latest":
         yield error(
+            "GP-KARP-05",
             setting,
             f"'{alias}': every AMI release would replace every node of the pool (drift), "
             f"running jobs included; pin a release such as {pinned} and move it on purpose",

@@ -11,6 +11,7 @@ def check_metrics(metrics: MetricsSettings) -> list[Finding]:
     if metrics.service_monitor and metrics.gpu != "dcgm-exporter":
         return [
             warning(
+                "GP-METRICS-01",
                 "metrics.service_monitor",
                 f"is used with metrics.gpu: dcgm-exporter only; with '{metrics.gpu}' no "
                 "ServiceMonitor is made: remove it, or set metrics.gpu: dcgm-exporter",

@@ -18,6 +18,7 @@ def check_node_pool(plan: KarpenterPoolPlan | AutoModePoolPlan) -> Iterator[Find
     prefix, settings = plan.setting, plan.settings
     if settings.max_size < 1:
         yield error(
+            "GP-NODEPOOL-01",
             f"{prefix}.max_size",
             f"{settings.max_size}: the NodePool's node limit; the pool could never run a GPU "
             "node: set 1 or more",
@@ -25,6 +26,7 @@ def check_node_pool(plan: KarpenterPoolPlan | AutoModePoolPlan) -> Iterator[Find
     largest = max(plan.instance_types, key=lambda t: t.gpu_count, default=None)
     if largest is not None and plan.gpu_limit < largest.gpu_count:
         yield error(
+            "GP-NODEPOOL-02",
             f"{prefix}.karpenter.gpu_limit",
             f"{plan.gpu_limit} is below the {largest.gpu_count} GPUs of {largest.name}: "
             f"Karpenter could never launch it: raise it to {largest.gpu_count} or more, or "
@@ -40,6 +42,7 @@ def _check_expiry(plan: KarpenterPoolPlan | AutoModePoolPlan) -> Iterator[Findin
     grace = plan.settings.karpenter.termination_grace_period
     if grace is None and plan.expire_after != "Never":
         yield warning(
+            "GP-NODEPOOL-03",
             f"{plan.setting}.karpenter.termination_grace_period",
             f"unset with expire_after {plan.expire_after}: an expired node is drained of "
             "all but its karpenter.sh/do-not-disrupt pods and then held, its free GPUs idle "
@@ -56,6 +59,7 @@ def _check_labels(plan: KarpenterPoolPlan | AutoModePoolPlan) -> Iterator[Findin
         name = key.rsplit("/", 1)[-1]
         if karpenter_refuses(key):
             yield error(
+                "GP-NODEPOOL-04",
                 setting,
                 f"'{key}' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and "
                 "karpenter.k8s.aws keys other than their well-known labels): the API server "
@@ -63,6 +67,7 @@ def _check_labels(plan: KarpenterPoolPlan | AutoModePoolPlan) -> Iterator[Findin
             )
         elif kubelet_refuses(key):
             yield error(
+                "GP-NODEPOOL-05",
                 setting,
                 f"'{key}' is a kubernetes.io/k8s.io label the kubelet refuses in --node-labels, "
                 "where Karpenter puts the pool's labels: every node would launch and never join; "

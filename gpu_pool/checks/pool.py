@@ -47,6 +47,7 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
     if not pool.instance_types:
         findings.append(
             error(
+                "GP-POOL-01",
                 f"{prefix}.instance_types",
                 "empty; list at least one, e.g. ['g5.xlarge']",
             )
@@ -65,6 +66,7 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
         if "karpenter" in pool.model_fields_set:
             findings.append(
                 warning(
+                    "GP-POOL-02",
                     f"{prefix}.karpenter",
                     "is used with provisioner: karpenter or auto-mode only; this pool's node "
                     "groups ignore it: remove it, or set one of those provisioners",
@@ -84,6 +86,7 @@ def _check_entries(plan: PoolPlan) -> Iterator[Finding]:
     if node_groups and pool.ami_type and not pool.ami_type.startswith(pool.ami_family):
         family = pool.ami_type.split("_", 1)[0]
         yield error(
+            "GP-POOL-03",
             f"{prefix}.ami_type",
             f"'{pool.ami_type}' is a {family} AMI but ami_family is {pool.ami_family}: drop "
             f"ami_type (it is derived from ami_family) or set ami_family: {family}",
@@ -94,6 +97,7 @@ def _check_entries(plan: PoolPlan) -> Iterator[Finding]:
         for gpu_type in group:
             if gpu_type.name in first_entry:
                 yield error(
+                    "GP-POOL-04",
                     setting,
                     f"'{gpu_type.name}' is listed again (first in instance_types"
                     f"[{first_entry[gpu_type.name]}]); a type belongs to one node group: "
@@ -112,6 +116,7 @@ def _check_node_group_entry(
     counts = {t.name: t.gpu_count for t in group}
     if len(set(counts.values())) > 1:
         yield error(
+            "GP-POOL-05",
             setting,
             f"instance types differ in GPU count ({pairs(counts)}); the autoscaler's node "
             "template has one count per node group: put them in separate entries",
@@ -119,6 +124,7 @@ def _check_node_group_entry(
     arches = {t.name: t.architecture.value for t in group}
     if len(set(arches.values())) > 1:
         yield error(
+            "GP-POOL-06",
             setting,
             f"instance types differ in CPU architecture ({pairs(arches)}); a node group has "
             "one AMI: put them in separate entries",
@@ -128,6 +134,7 @@ def _check_node_group_entry(
         for gpu_type in group:
             if ("ARM_64" in pool.ami_type) != (gpu_type.architecture is Architecture.ARM64):
                 yield error(
+                    "GP-POOL-07",
                     f"{prefix}.ami_type",
                     f"{pool.ami_type} does not run on {gpu_type.name} "
                     f"({gpu_type.architecture.value}): use "
@@ -144,12 +151,14 @@ def _check_gpu_software(plan: PoolPlan) -> Iterator[Finding]:
     setting = f"{prefix}.gpu_software"
     if software == "none" and not bottlerocket:
         yield error(
+            "GP-POOL-08",
             setting,
             "'none' on AL2023: its NVIDIA AMI carries no device plugin, so nodes would advertise "
             "no nvidia.com/gpu and GPU pods stay Pending; use 'device-plugin' or 'gpu-operator'",
         )
     if software == "device-plugin" and bottlerocket:
         yield error(
+            "GP-POOL-09",
             setting,
             "'device-plugin' on Bottlerocket: its NVIDIA AMI ships the device plugin, a second "
             "one would fight it; use 'none' (or 'gpu-operator', which then skips its own plugin)",
@@ -158,6 +167,7 @@ def _check_gpu_software(plan: PoolPlan) -> Iterator[Finding]:
         for part in ("driver", "toolkit"):
             if getattr(pool.gpu_operator, f"{part}_enabled"):
                 yield error(
+                    "GP-POOL-10",
                     f"{prefix}.gpu_operator.{part}_enabled",
                     f"true, but the EKS NVIDIA AMIs already carry the {part}; a second one "
                     "breaks the node's GPU stack: set it to false",
@@ -183,39 +193,55 @@ def _check_labels_and_taints(plan: PoolPlan) -> Iterator[Finding]:
     for key, value in pool.labels.items():
         if key in RESERVED_LABELS:
             yield error(
+                "GP-POOL-11",
                 f"{prefix}.labels",
                 f"'{key}' is set by gpu-pool itself ({_RESERVED_WHY[key]}): remove it",
             )
         elif not QUALIFIED_KEY.match(key):
-            yield error(f"{prefix}.labels", f"'{key}' is not a label key: use {VALID_KEY}")
+            yield error(
+                "GP-POOL-12", f"{prefix}.labels", f"'{key}' is not a label key: use {VALID_KEY}"
+            )
         if not LABEL_VALUE.match(value):
             yield error(
-                f"{prefix}.labels.{key}", f"'{value}' is not a label value: use {VALID_VALUE}"
+                "GP-POOL-13",
+                f"{prefix}.labels.{key}",
+                f"'{value}' is not a label value: use {VALID_VALUE}",
             )
     seen = set()
     for index, taint in enumerate(pool.taints):
         setting = f"{prefix}.taints[{index}]"
         if not QUALIFIED_KEY.match(taint.key):
-            yield error(setting, f"key '{taint.key}' is not a taint key: use {VALID_KEY}")
+            yield error(
+                "GP-POOL-14", setting, f"key '{taint.key}' is not a taint key: use {VALID_KEY}"
+            )
         if ":" in taint.value:
             yield error(
+                "GP-POOL-15",
                 setting,
                 f"value '{taint.value}' contains ':'; Cluster Autoscaler's taint tag is "
                 "value:Effect and would misread it: choose a value without ':'",
             )
         elif not LABEL_VALUE.match(taint.value):
-            yield error(setting, f"value '{taint.value}' is not a taint value: use {VALID_VALUE}")
+            yield error(
+                "GP-POOL-16",
+                setting,
+                f"value '{taint.value}' is not a taint value: use {VALID_VALUE}",
+            )
         if not taint.value:
             yield warning(
+                "GP-POOL-17",
                 setting,
                 f"taint '{taint.key}' has no value; pods tolerating it with operator Equal and a "
                 "value (as most examples do) will not match: give it a value, e.g. 'true'",
             )
         if (taint.key, taint.effect) in seen:
-            yield error(setting, f"duplicate taint '{taint.key}' with effect {taint.effect}")
+            yield error(
+                "GP-POOL-18", setting, f"duplicate taint '{taint.key}' with effect {taint.effect}"
+            )
         seen.add((taint.key, taint.effect))
     if not pool.taints:
         yield warning(
+            "GP-POOL-19",
             f"{prefix}.taints",
             "no taint: any pod can land on a GPU node and keep it (and its cost) alive; "
             "add e.g. nvidia.com/gpu=true:NoSchedule",
@@ -229,6 +255,7 @@ def _check_tag_budget(plan: PoolPlan) -> Iterator[Finding]:
         total = len(tags) + EKS_OWN_ASG_TAGS
         if total > MAX_ASG_TAGS:
             yield error(
+                "GP-POOL-20",
                 f"{plan.setting}.labels",
                 f"labels and taints need {len(tags)} ASG tags, plus {EKS_OWN_ASG_TAGS} EKS adds: "
                 f"{total}, over Auto Scaling's {MAX_ASG_TAGS} per group; use fewer labels/taints",
@@ -236,6 +263,7 @@ def _check_tag_budget(plan: PoolPlan) -> Iterator[Finding]:
         for key, value in tags.items():
             if len(key) > 128 or len(value) > 256:
                 yield error(
+                    "GP-POOL-21",
                     f"{plan.setting}.labels",
                     f"ASG tag '{key}' is longer than Auto Scaling allows (key 128, value 256)",
                 )
@@ -249,21 +277,28 @@ def _check_scaling(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
     }
     for name, value in sizes.items():
         if value < 0:
-            yield error(f"{prefix}.{name}", f"{value} is negative; sizes are 0 or more")
+            yield error(
+                "GP-POOL-22", f"{prefix}.{name}", f"{value} is negative; sizes are 0 or more"
+            )
     if pool.max_size == 0:
         yield error(
+            "GP-POOL-23",
             f"{prefix}.max_size",
             "0: the pool could never run a GPU node; set 1 or more",
         )
     if pool.min_size > pool.max_size:
-        yield error(f"{prefix}.min_size", f"{pool.min_size} is above max_size {pool.max_size}")
+        yield error(
+            "GP-POOL-24", f"{prefix}.min_size", f"{pool.min_size} is above max_size {pool.max_size}"
+        )
     elif not pool.min_size <= pool.desired_size <= pool.max_size:
         yield error(
+            "GP-POOL-25",
             f"{prefix}.desired_size",
             f"{pool.desired_size} is outside [min_size {pool.min_size}, max_size {pool.max_size}]",
         )
     if pool.min_size > 0:
         yield warning(
+            "GP-POOL-26",
             f"{prefix}.min_size",
             f"{pool.min_size}: that many GPU nodes per node group run (and bill) even when idle; "
             "0 lets the pool scale to zero",
@@ -273,9 +308,10 @@ def _check_scaling(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
 def _check_disk(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
     setting = f"{prefix}.disk_size_gib"
     if not 1 <= pool.disk_size_gib <= MAX_DISK_GIB:
-        yield error(setting, f"{pool.disk_size_gib} is outside 1..{MAX_DISK_GIB} GiB")
+        yield error("GP-POOL-27", setting, f"{pool.disk_size_gib} is outside 1..{MAX_DISK_GIB} GiB")
     elif pool.disk_size_gib < MIN_RECOMMENDED_DISK_GIB:
         yield warning(
+            "GP-POOL-28",
             setting,
             f"{pool.disk_size_gib} GiB: CUDA images are several GiB each and pods get evicted "
             f"under disk pressure; use {MIN_RECOMMENDED_DISK_GIB} or more (default 200)",
@@ -286,8 +322,9 @@ def _check_zones(zones: Sequence[str], prefix: str) -> Iterator[Finding]:
     for zone in zones:
         if not ZONE.match(zone):
             yield error(
+                "GP-POOL-29",
                 f"{prefix}.zones",
                 f"'{zone}' is not an availability zone name such as us-east-1a",
             )
     if len(set(zones)) != len(zones):
-        yield error(f"{prefix}.zones", "lists a zone twice")
+        yield error("GP-POOL-30", f"{prefix}.zones", "lists a zone twice")

@@ -45,6 +45,7 @@ def _check_efa(plan: PoolPlan) -> Iterator[Finding]:
     without = [t.name for group in plan.entries for t in group if t.efa_interfaces == 0]
     if without:
         yield error(
+            "GP-TRAIN-01",
             f"{prefix}.efa",
             f"true, but {', '.join(without)} has no EFA (EC2 MaximumEfaInterfaces 0): choose an "
             "EFA type such as p5.48xlarge, p4d.24xlarge or g6e.48xlarge, or set efa: false",
@@ -53,12 +54,14 @@ def _check_efa(plan: PoolPlan) -> Iterator[Finding]:
     if not without and len(set(counts.values())) > 1:
         listed = ", ".join(f"{name}: {count}" for name, count in counts.items())
         yield error(
+            "GP-TRAIN-02",
             f"{prefix}.instance_types",
             f"EFA interface counts differ ({listed}); the pool's launch template has one "
             "interface per network card of one type: list types with the same count",
         )
     if len(pool.zones) != 1:
         yield error(
+            "GP-TRAIN-03",
             f"{prefix}.zones",
             f"{_zones(pool.zones)} with efa: EFA nodes talk over one cluster placement group, "
             "which lives in one zone: list exactly one zone",
@@ -71,24 +74,28 @@ def _check_capacity_block(plan: PoolPlan) -> Iterator[Finding]:
     types = _types(plan)
     if len(types) > 1:
         yield error(
+            "GP-TRAIN-04",
             f"{prefix}.instance_types",
             f"{len(types)} types ({', '.join(types)}) with a capacity-block: a block is one "
             "instance type, and its launch template names exactly that one: list only it",
         )
     if len(pool.zones) != 1:
         yield error(
+            "GP-TRAIN-05",
             f"{prefix}.zones",
             f"{_zones(pool.zones)} with a capacity-block: a block lives in one zone and its "
             "node groups may only use that zone's subnets: list exactly the block's zone",
         )
     if pool.min_size > 0:
         yield error(
+            "GP-TRAIN-06",
             f"{prefix}.min_size",
             f"{pool.min_size} with a capacity-block: before the block starts every launch fails, "
             "and EKS scales the group to 0 before it ends: set 0 and let the autoscaler scale up",
         )
     if pool.desired_size > 0:
         yield error(
+            "GP-TRAIN-07",
             f"{prefix}.desired_size",
             f"{pool.desired_size} with a capacity-block: a desired size before the block starts "
             "gives launch errors until it does: set 0",
@@ -97,12 +104,14 @@ def _check_capacity_block(plan: PoolPlan) -> Iterator[Finding]:
         for gpu_type in group:
             if not gpu_type.family.ec2_counts_gpus:
                 yield error(
+                    "GP-TRAIN-08",
                     f"{prefix}.instance_types",
                     f"'{gpu_type.name}' ({gpu_type.family.note}) is not sold as Capacity Blocks "
                     "for ML: blocks are whole-GPU types such as p5.48xlarge",
                 )
     if pool.capacity_type == "SPOT":
         yield error(
+            "GP-TRAIN-09",
             f"{prefix}.capacity_type",
             f"SPOT with {setting}.type capacity-block: a block's instances are reserved, never "
             "Spot: set ON_DEMAND (the node group's capacity type becomes CAPACITY_BLOCK)",
@@ -114,12 +123,14 @@ def _check_odcr(plan: PoolPlan, reservation: CapacityReservationSettings) -> Ite
     setting = f"{prefix}.capacity_reservation"
     if pool.capacity_type == "SPOT":
         yield error(
+            "GP-TRAIN-10",
             f"{prefix}.capacity_type",
             f"SPOT with {setting}.type odcr: reservations hold on-demand capacity and a Spot "
             "launch never uses them: set ON_DEMAND, or drop capacity_reservation",
         )
     if reservation.preference == "capacity-reservations-only" and reservation.fallback != "none":
         yield error(
+            "GP-TRAIN-11",
             f"{setting}.fallback",
             "on-demand with preference capacity-reservations-only, which never launches "
             "outside a reservation: set fallback: none, or preference: open",
@@ -128,12 +139,14 @@ def _check_odcr(plan: PoolPlan, reservation: CapacityReservationSettings) -> Ite
         if reservation.id is None:
             given = "resource_group_arn" if reservation.resource_group_arn else "preference"
             yield error(
+                "GP-TRAIN-12",
                 f"{setting}.{given}",
                 "Karpenter has no open matching and no resource groups (it selects reservations "
                 "by id): name the reservation's id, or use provisioner: cluster-autoscaler",
             )
     elif reservation.fallback == "on-demand" and reservation.preference is None:
         yield error(
+            "GP-TRAIN-13",
             f"{setting}.fallback",
             "on-demand on node groups whose launch template targets the reservation and can name "
             "nothing else: add a second, on-demand pool for the workload (the priority expander "
@@ -158,6 +171,7 @@ def check_karpenter_features(plan: PoolPlan, chart_version: str | None) -> Itera
     for setting, since, feature in needs:
         if _key(version) < _key(since):
             yield error(
+                "GP-TRAIN-14",
                 f"{plan.setting}.{setting}",
                 f"Karpenter {version} has no {feature} (it came in {since}): set "
                 f"karpenter.chart_version to {since} or newer (the pin is {KARPENTER.version}), "
@@ -172,18 +186,21 @@ def check_reservation_facts(plan: PoolPlan, facts: ReservationFacts) -> Iterator
     source = f"reservation {facts.reservation_id} (cdk.context.json)"
     if pool.zones and pool.zones != [facts.zone]:
         yield error(
+            "GP-TRAIN-15",
             f"{prefix}.zones",
             f"{', '.join(pool.zones)}, but {source} is in {facts.zone}: list [{facts.zone}]",
         )
     types = [t.name for group in plan.entries for t in group]
     if types and types != [facts.instance_type]:
         yield error(
+            "GP-TRAIN-16",
             f"{prefix}.instance_types",
             f"{', '.join(types)}, but {source} holds {facts.instance_type}: list "
             f"[{facts.instance_type}]",
         )
     if pool.max_size > facts.count:
         yield warning(
+            "GP-TRAIN-17",
             f"{prefix}.max_size",
             f"{pool.max_size}, but {source} holds {facts.count} instances: launches beyond "
             f"them fail; set {facts.count}",
@@ -195,6 +212,7 @@ def check_efa_on_existing_cluster(plan: PoolPlan, existing: bool) -> Iterator[Fi
     the cluster it creates (cluster.existing names no VPC)."""
     if existing and plan.settings.efa:
         yield error(
+            "GP-TRAIN-18",
             f"{plan.setting}.efa",
             "true on cluster.existing: the app knows no VPC there for the EFA security group; "
             "use the GpuNodePool or KarpenterNodePool construct with `vpc` and "

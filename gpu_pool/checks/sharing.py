@@ -28,6 +28,7 @@ def check_sharing(plan: PoolPlan) -> Iterator[Finding]:
     for name, mode in _MODE_OF.items():
         if name in sharing.model_fields_set and mode != sharing.mode:
             yield error(
+                "GP-SHARE-01",
                 f"{prefix}.{name}",
                 f"is for mode {mode}, but mode is {sharing.mode}: remove it, or set mode: {mode}",
             )
@@ -36,6 +37,7 @@ def check_sharing(plan: PoolPlan) -> Iterator[Finding]:
     mode = f"'{sharing.mode}'"
     if plan.provisioner == "karpenter":
         yield error(
+            "GP-SHARE-02",
             f"{prefix}.mode",
             f"{mode} with provisioner: karpenter: Karpenter counts a node's physical GPUs from "
             "EC2's data, not the shares its device plugin advertises (kubernetes-sigs/"
@@ -46,6 +48,7 @@ def check_sharing(plan: PoolPlan) -> Iterator[Finding]:
         return
     if plan.provisioner == "auto-mode":
         yield error(
+            "GP-SHARE-03",
             f"{prefix}.mode",
             f"{mode} with provisioner: auto-mode: Auto Mode runs its own device plugin and its "
             "NodeClass has no setting to share GPUs with (EKS user guide, automode/"
@@ -55,6 +58,7 @@ def check_sharing(plan: PoolPlan) -> Iterator[Finding]:
         return
     if is_bottlerocket(plan.settings):
         yield error(
+            "GP-SHARE-04",
             f"{prefix}.mode",
             f"{mode} on Bottlerocket: its NVIDIA AMI runs its own device plugin, which takes "
             "sharing from Bottlerocket settings (settings.kubelet-device-plugins.nvidia: "
@@ -65,6 +69,7 @@ def check_sharing(plan: PoolPlan) -> Iterator[Finding]:
     if sharing.mode == "time-slicing":
         if sharing.replicas is None:
             yield error(
+                "GP-SHARE-05",
                 f"{prefix}.replicas",
                 "required with mode time-slicing: how many pods share each GPU, 2 to 48",
             )
@@ -76,6 +81,7 @@ def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
     sharing = plan.settings.sharing
     if plan.gpu_software != "gpu-operator":
         yield error(
+            "GP-SHARE-06",
             f"{plan.setting}.gpu_software",
             f"'{plan.gpu_software}' with sharing mode mig: only the GPU Operator's MIG manager "
             "partitions the GPUs (the device plugin advertises only partitions that exist): "
@@ -83,6 +89,7 @@ def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
         )
     if sharing.strategy is None:
         yield error(
+            "GP-SHARE-07",
             f"{prefix}.strategy",
             "required with mode mig: single (one profile on every GPU) or mixed (a layout of "
             "profiles)",
@@ -91,12 +98,14 @@ def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
     wrong, right = ("layout", "profile") if sharing.strategy == "single" else ("profile", "layout")
     if wrong in sharing.model_fields_set:
         yield error(
+            "GP-SHARE-08",
             f"{prefix}.{wrong}",
             f"is for strategy {'mixed' if wrong == 'layout' else 'single'}; strategy "
             f"{sharing.strategy} takes {right}: use {right}",
         )
     if getattr(sharing, right) is None:
         yield error(
+            "GP-SHARE-09",
             f"{prefix}.{right}",
             "required with strategy single: the profile every GPU is split into, e.g. 1g.10gb"
             if right == "profile"
@@ -110,6 +119,7 @@ def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
             mig = gpu_type.family.mig
             if mig is None:
                 yield error(
+                    "GP-SHARE-10",
                     f"{plan.setting}.instance_types[{index}]",
                     f"'{gpu_type.name}' ({gpu_type.family.gpu_model}) has no MIG; MIG GPUs on "
                     f"EC2: {_mig_families()}: use one of those, or sharing mode time-slicing",
@@ -118,6 +128,7 @@ def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
                 gpus.setdefault(id(mig), (gpu_type, mig))
     if len(gpus) > 1:
         yield error(
+            "GP-SHARE-11",
             f"{prefix}.mode",
             f"'mig' with instance types of different MIG GPUs "
             f"({', '.join(t.name for t, _ in gpus.values())}); one layout is for one GPU: put "
@@ -139,6 +150,7 @@ def _check_profiles(
     unknown = [p for p in wanted if p not in mig.profiles]
     for name in unknown:
         yield error(
+            "GP-SHARE-12",
             setting,
             f"'{name}' is not a MIG profile of {gpu}: use one of {', '.join(mig.profiles)}",
         )
@@ -148,6 +160,7 @@ def _check_profiles(
         most = mig.profiles[name].max_count
         if count > most:
             yield error(
+                "GP-SHARE-13",
                 setting,
                 f"{count} x '{name}', but {gpu} holds at most {most}: lower its count",
             )
@@ -155,6 +168,7 @@ def _check_profiles(
     memory = sum(mig.profiles[p].memory_slices * n for p, n in wanted.items())
     if compute > mig.compute_slices or memory > mig.memory_slices:
         yield error(
+            "GP-SHARE-14",
             setting,
             f"needs {compute} compute and {memory} memory slices; {gpu} has "
             f"{mig.compute_slices} and {mig.memory_slices}: take instances out of the layout",

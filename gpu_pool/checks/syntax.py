@@ -23,6 +23,7 @@ def exact_versions(prefix: str, versions: dict[str, str | None]) -> Iterator[Fin
     for name, value in versions.items():
         if value is not None and not EXACT_VERSION.match(value):
             yield error(
+                "GP-SYNTAX-01",
                 f"{prefix}.{name}",
                 f"'{value}' is not an exact version; pin one such as 1.2.3 (never 'latest' or a "
                 "range), or leave it unset for the tested pin in gpu_pool/model/versions.py",

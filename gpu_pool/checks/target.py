@@ -37,6 +37,7 @@ def _check_release_version(plan: PoolPlan, kubernetes_minor: str | None) -> Iter
     if plan.settings.ami_family == "BOTTLEROCKET":
         if dated:
             yield error(
+                "GP-TARGET-01",
                 setting,
                 f"'{version}' is an Amazon Linux release (Kubernetes version-date); a "
                 "Bottlerocket node group takes a Bottlerocket release such as 1.47.0-6154605b, "
@@ -45,6 +46,7 @@ def _check_release_version(plan: PoolPlan, kubernetes_minor: str | None) -> Iter
         return
     if not dated:
         yield error(
+            "GP-TARGET-02",
             setting,
             f"'{version}' is not an AL2023 release (Kubernetes version-date, e.g. "
             "1.35.2-20261120); EKS refuses it for an AL2023 node group",
@@ -53,6 +55,7 @@ def _check_release_version(plan: PoolPlan, kubernetes_minor: str | None) -> Iter
     minor = f"{match['major']}.{match['minor']}"
     if kubernetes_minor is not None and minor != kubernetes_minor:
         yield error(
+            "GP-TARGET-03",
             setting,
             f"'{version}' is a Kubernetes {minor} AMI, but the node groups run "
             f"{kubernetes_minor}; EKS refuses a release of another minor: use a "
@@ -74,6 +77,7 @@ def _check_kms_region(plan: PoolPlan, region: str | None) -> Iterator[Finding]:
     match = _KMS_REGION.match(plan.settings.volume_kms_key_arn or "")
     if match is not None and region is not None and match["region"] != region:
         yield error(
+            "GP-TARGET-04",
             f"{plan.setting}.volume_kms_key_arn",
             f"the key is in {match['region']}, the pool's volumes in {region}; EBS encrypts a "
             "volume only with a key of its own Region, so every node launch would fail: use a "

@@ -1,16 +1,28 @@
-"""A finding: one problem with the settings, naming the setting, what is wrong and what to do.
+"""A finding: one problem with the settings, naming the rule, the setting, what is wrong and
+what to do.
 
 Errors stop the synth (deploying would not work); warnings become CDK warning annotations (it
-works, but costs money or time). checks.report() turns findings into either.
+works, but costs money or time). cdk/report.py turns findings into either.
+
+Each rule has a stable id, `GP-<AREA>-<NN>` (as cdk-nag's rules have `AwsSolutions-IAM4`): the
+area names the module of gpu_pool/checks it lives in (POOL, PAIR between pools, APP, CTRL
+controllers, KARP, AUTO Auto Mode, NODEPOOL, TARGET, SYNTAX, SHARE sharing, TRAIN training
+pools, METRICS, CATALOG the GPU catalog, CONFIG config files). A warning's CDK annotation id is
+`gpu-pool:<id>`, so an app can acknowledge one by it; docs/guardrails.md lists every id. An id
+is never reused for another rule.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+RULE_ID = re.compile(r"^GP-[A-Z]+-[0-9]{2}$")
 
 
 @dataclass(frozen=True)
 class Finding:
+    rule: str
     setting: str
     message: str
     error: bool
@@ -19,9 +31,9 @@ class Finding:
         return f"{self.setting}: {self.message}"
 
 
-def error(setting: str, message: str) -> Finding:
-    return Finding(setting, message, True)
+def error(rule: str, setting: str, message: str) -> Finding:
+    return Finding(rule, setting, message, True)
 
 
-def warning(setting: str, message: str) -> Finding:
-    return Finding(setting, message, False)
+def warning(rule: str, setting: str, message: str) -> Finding:
+    return Finding(rule, setting, message, False)

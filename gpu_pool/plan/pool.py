@@ -194,14 +194,16 @@ def _resolve_entries(
         names = [entry] if isinstance(entry, str) else list(entry)
         entry_setting = f"{setting}.instance_types[{index}]"
         if not names:
-            findings.append(error(entry_setting, "empty list; name at least one instance type"))
+            findings.append(
+                error("GP-CATALOG-01", entry_setting, "empty list; name at least one instance type")
+            )
             continue
         resolved = []
         for name in names:
             try:
                 resolved.append(catalog.lookup(name))
             except CatalogError as err:
-                findings.append(error(entry_setting, str(err)))
+                findings.append(error("GP-CATALOG-02", entry_setting, str(err)))
         if len(resolved) == len(names):
             entries.append((index, tuple(resolved)))
     return entries, findings

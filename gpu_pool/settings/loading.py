@@ -43,6 +43,7 @@ def load_settings_with_warnings(
         if not override:
             warnings.append(
                 warning(
+                    "GP-CONFIG-01",
                     "config",
                     f"'{config_file}' holds no settings (empty, or every line commented out): "
                     "the cdk.json context and the defaults apply; is it the right file?",

@@ -188,7 +188,7 @@ def test_least_waste_is_warned_about_where_it_would_pick_between_gpu_groups(type
             "autoscaler.expander: 'least-waste' scores CPU and memory only: among GPU node groups "
             "that fit a pod it picks at random (a p5.48xlarge as likely as a g5.xlarge); use "
             "'priority', which prefers fewer GPUs per node, then cheaper families "
-            "[ack: gpu-pool:autoscaler.expander]"
+            "[ack: gpu-pool:GP-CTRL-11]"
         ]
         if warned
         else []

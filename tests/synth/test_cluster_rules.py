@@ -96,7 +96,7 @@ def test_two_karpenters_on_one_cluster_are_refused():
 MIN_ZERO_WARNING = (
     "pool.min_size: 0, and no ClusterAutoscaler is added to this cluster: nothing starts the "
     "pool's first node unless a Cluster Autoscaler already runs on the cluster; add "
-    "ClusterAutoscaler, or a min_size above 0 [ack: gpu-pool:pool.min_size]"
+    "ClusterAutoscaler, or a min_size above 0 [ack: gpu-pool:GP-CTRL-10]"
 )
 
 

@@ -1088,7 +1088,7 @@ def _registry_warning(role: str) -> str:
         "log in to, or the deploy fails and rolls back: make sure that role has the AWS managed "
         "policy AmazonElasticContainerRegistryPublicReadOnly (a cluster created by aws_eks_v2 "
         "gives its own handler role that policy) "
-        "[ack: gpu-pool:cluster.existing.kubectl_provider_role_arn]"
+        "[ack: gpu-pool:GP-CTRL-02]"
     )
 
 

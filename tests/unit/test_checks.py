@@ -596,6 +596,60 @@ CASES = {
             ),
         ],
     ),
+    "taint-key": (
+        {"pool": {"taints": [{"key": "bad key!", "value": "x"}]}},
+        [
+            (
+                "E",
+                "pool.taints[0]: key 'bad key!' is not a taint key: use an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.'",
+            ),
+        ],
+    ),
+    "taint-value": (
+        {"pool": {"taints": [{"key": "dedicated", "value": "a b"}]}},
+        [
+            (
+                "E",
+                "pool.taints[0]: value 'a b' is not a taint value: use up to 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+            ),
+        ],
+    ),
+    # Auto Scaling tag keys are at most 128 characters (EC2 Auto Scaling API, Tag.Key); CA's
+    # label tag adds 46 to the label key.
+    "label-tag-too-long": (
+        {"pool": {"labels": {"team." + "a" * 40 + ".example.com/" + "n" * 40: "v"}}},
+        [
+            (
+                "E",
+                "pool.labels: ASG tag 'k8s.io/cluster-autoscaler/node-template/label/team."
+                + "a" * 40
+                + ".example.com/"
+                + "n" * 40
+                + "' is longer than Auto Scaling allows (key 128, value 256)",
+            ),
+        ],
+    ),
+    "efa-on-an-existing-cluster": (
+        {
+            "region": "us-east-1",
+            "account": "123456789012",
+            "cluster": {
+                "name": "prod",
+                "existing": {
+                    "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
+                    "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"]},
+                },
+            },
+            "pool": {"instance_types": ["p5.48xlarge"], "zones": ["us-east-1a"], "efa": True},
+        },
+        [
+            (
+                "E",
+                "pool.efa: true on cluster.existing: the app knows no VPC there for the EFA security group; use the GpuNodePool or KarpenterNodePool construct with `vpc` and `cluster_security_group_id`, or a cluster the app creates",
+            ),
+        ],
+    ),
     "system-nodes": (
         {"cluster": {"system_nodes": {"min_size": 3, "desired_size": 1}}},
         [

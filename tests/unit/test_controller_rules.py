@@ -23,6 +23,7 @@ def test_a_second_controller_of_a_kind_is_an_error_naming_both_in_path_order():
     second = InstalledController("karpenter", "A/K", {})
     assert check_one_of_each([KARPENTER, AUTOSCALER, second]) == [
         error(
+            "GP-CTRL-09",
             "karpenter",
             "Karpenter is added 2 times to one cluster (A/K, S/K); each installs Helm release "
             "'karpenter' in the same namespace, so all but one fail to deploy: keep one",
@@ -36,6 +37,7 @@ def test_a_selector_is_judged_against_every_pools_nodes():
     assert check_selector_avoids_pools({}, plans, "autoscaler") == []
     assert check_selector_avoids_pools({"gpu-pool.io/pool": "b"}, plans, "karpenter") == [
         error(
+            "GP-CTRL-08",
             "karpenter.node_selector",
             "{'gpu-pool.io/pool': 'b'} selects pool 'b', whose GPU nodes are tainted: the "
             "karpenter pod would stay Pending there (or keep a GPU node from scaling down): "
@@ -48,6 +50,7 @@ def test_a_node_group_pool_at_min_zero_needs_a_cluster_autoscaler():
     idle = plan_pool(PoolSettings())
     assert check_pool_is_scaled(idle, [KARPENTER]) == [
         warning(
+            "GP-CTRL-10",
             "pool.min_size",
             "0, and no ClusterAutoscaler is added to this cluster: nothing starts the pool's "
             "first node unless a Cluster Autoscaler already runs on the cluster; add "

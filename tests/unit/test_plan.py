@@ -136,11 +136,14 @@ def test_entries_the_catalog_cannot_resolve_become_findings_and_no_group():
     assert [g.construct_id for g in plan.node_groups] == ["G5Xlarge"]
     assert plan.unresolved == (
         error(
+            "GP-CATALOG-02",
             "pool.instance_types[1]",
             "'g4ad.xlarge' carries AMD Radeon Pro V520, not an NVIDIA GPU; the NVIDIA AMIs, "
             "device plugin and GPU Operator do nothing there",
         ),
-        error("pool.instance_types[2]", "empty list; name at least one instance type"),
+        error(
+            "GP-CATALOG-01", "pool.instance_types[2]", "empty list; name at least one instance type"
+        ),
     )
 
 
