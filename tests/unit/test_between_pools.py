@@ -212,3 +212,20 @@ def test_a_device_plugin_that_misses_its_own_nodes_is_an_error():
         "'nvidia-a10g', 'nvidia.com/gpu.deploy.operands': 'false'}); they would advertise no "
         "nvidia.com/gpu and GPU pods would stay Pending",
     )
+
+
+def test_a_plugin_reaches_only_the_nodes_whose_taints_it_tolerates():
+    # Same name, but 'b' adds a taint: 'a's plugin cannot run on 'b's nodes, 'b's plugin
+    # (tolerating both taints) runs on 'a's.
+    first = plan_pool(PoolSettings(), "pools.a")
+    team = {"key": "team", "value": "b", "effect": "NoSchedule"}
+    gpu = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+    second = plan_pool(PoolSettings(instance_types=["g6.xlarge"], taints=[gpu, team]), "pools.b")
+    assert [str(f) for f in check_pool_among(second, [first])] == [
+        "pools.b.name: another pool on this cluster is already named 'gpu'; the name labels "
+        "the pool's nodes and names its device plugin release, so it must be unique per "
+        "cluster: rename one",
+        "pools.b: g5.xlarge nodes of pool 'gpu' would also run the device plugin of pool "
+        "'gpu'; two plugins on one node fight over its GPUs: pool names must be unique per "
+        "cluster",
+    ]

@@ -435,7 +435,9 @@ def test_delete_leaves_the_node_group_as_it_is(cloud):
     nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
     index.on_event(scaling_event("Create", nodegroup, 0, 4))
     scaled_by_the_autoscaler(eks, nodegroup, 2)
-    index.on_event(scaling_event("Delete", nodegroup, 0, 4))
+    # Bounds unlike the live ones: a Delete taken for an Update would apply them.
+    result = index.on_event(scaling_event("Delete", nodegroup, 1, 1))
+    assert result == {"PhysicalResourceId": f"{CLUSTER}/{nodegroup}/scaling"}
     assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 4, "desiredSize": 2}
 
 

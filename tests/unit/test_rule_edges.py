@@ -196,6 +196,17 @@ CASES = {
             ),
         ],
     ),
+    # Karpenter reads an alias's family up to its first '@' (its CRD: family@version).
+    "karpenter-alias-family-is-before-the-first-at": (
+        {"pool": {"provisioner": "karpenter", "karpenter": {"ami_alias": "bottlerocket@v1@x"}}},
+        [
+            (
+                "E",
+                "pool.karpenter.ami_alias: 'bottlerocket@v1@x' names AMI family bottlerocket but "
+                "ami_family is AL2023: use al2023@<version>",
+            )
+        ],
+    ),
     # Month 13 matches the release pattern but is no date: not an AL2023 release.
     "release-with-no-date": (
         {"pool": {"ami_release_version": "1.35.2-20261320"}},
