@@ -153,3 +153,14 @@ def test_an_eks_taint_spells_its_effect_the_eks_api_way():
         "value": "v",
         "effect": "NO_EXECUTE",
     }
+
+
+def test_a_file_it_cannot_read_names_the_systems_reason(tmp_path, monkeypatch):
+    path = tmp_path / "c.yaml"
+    path.write_text("region: eu-west-1\n", encoding="utf-8")
+
+    def refuse(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(type(path), "read_bytes", refuse)
+    assert message({}, str(path)) == f"config: cannot read '{path}': Permission denied"
