@@ -419,6 +419,20 @@ def test_raising_max_leaves_the_autoscalers_nodes_alone(cloud):
     assert live_scaling(eks, nodegroup) == {"minSize": 1, "maxSize": 16, "desiredSize": 3}
 
 
+def test_only_what_differs_is_sent(cloud, strict):
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    index.on_event(scaling_event("Create", nodegroup, 0, 4))
+    scaled_by_the_autoscaler(eks, nodegroup, 3)
+    first = len(strict.calls)
+    index.on_event(scaling_event("Update", nodegroup, 0, 16))
+    index.on_event(scaling_event("Update", nodegroup, 0, 16))
+    sent = [c.params for c in strict.calls[first:] if c.name == "eks.UpdateNodegroupConfig"]
+    assert sent == [
+        {"clusterName": CLUSTER, "nodegroupName": nodegroup, "scalingConfig": {"maxSize": 16}}
+    ]
+
+
 def test_bounds_that_exclude_the_live_size_clamp_it(cloud):
     eks, autoscaling = cloud
     nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
