@@ -433,6 +433,23 @@ def test_only_what_differs_is_sent(cloud, strict):
     ]
 
 
+def test_tags_go_in_calls_of_25_naming_the_asg_and_never_propagate(cloud, strict):
+    eks, autoscaling = cloud
+    nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
+    first = len(strict.calls)
+    create(nodegroup, thirty_labels("label"))
+    batches = [
+        c.params["Tags"] for c in strict.calls[first:] if c.name == "autoscaling.CreateOrUpdateTags"
+    ]
+    assert [len(batch) for batch in batches] == [25, len(thirty_labels("label")) - 25]
+    for tag in (t for batch in batches for t in batch):
+        assert (tag["ResourceId"], tag["ResourceType"], tag["PropagateAtLaunch"]) == (
+            asg,
+            "auto-scaling-group",
+            False,
+        )
+
+
 def test_bounds_that_exclude_the_live_size_clamp_it(cloud):
     eks, autoscaling = cloud
     nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
