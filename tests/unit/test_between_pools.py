@@ -104,6 +104,23 @@ CROSS_POOL_CASES = {
             ),
         ],
     ),
+    "same-labels-after-a-pool-of-both-architectures": (
+        {
+            "pools": {
+                "mixed": {"instance_types": ["g5.xlarge", "g5g.xlarge"]},
+                "arm": {"instance_types": ["g5g.xlarge"]},
+            }
+        },
+        [
+            (
+                "W",
+                "pools.arm.labels: pool 'arm' has the same labels as pool 'mixed' but runs "
+                "arm64 nodes where it runs arm64/x86_64; a pod without a kubernetes.io/arch "
+                "selector may land on either: give the pools distinct labels, or select "
+                "kubernetes.io/arch in the pod",
+            ),
+        ],
+    ),
     "same-labels-distinct-taints": (
         {
             "pools": {
