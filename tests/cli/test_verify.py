@@ -391,10 +391,11 @@ class _BoundedClock(FakeClock):
     def __init__(self, stage):
         super().__init__()
         self.stage = stage
+        self.start = self.time
 
     def sleep(self, seconds):
         super().sleep(seconds)
-        if self.time > 60:
+        if self.time - self.start > 60:
             raise AssertionError(f"the {self.stage} stall was not judged by --{self.stage}-timeout")
 
 
@@ -412,3 +413,46 @@ def test_each_stage_stalls_on_its_own_timeout(tmp_path, capsys, stage, scenario,
     code, _ = run(tmp_path, scenario, *timeouts, clock=clock)
     assert code == 1
     assert f": {cause}\n" in capsys.readouterr().out
+
+
+def test_the_smoke_test_pod_selects_the_pool_tolerates_its_taints_and_asks_for_gpus():
+    from gpu_pool.cli.smoke_test import smoke_test_pod
+    from gpu_pool.plan.pool import plan_pool
+    from gpu_pool.plan.record import pool_record
+    from gpu_pool.settings import PoolSettings
+
+    taint = {"key": "a", "value": "b", "effect": "NoExecute"}
+    pool = pool_record(plan_pool(PoolSettings(taints=[taint])), "gpu-pool", None)
+    assert smoke_test_pod(pool) == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "gpu-pool-smoke-test",
+            "labels": {"app.kubernetes.io/name": "gpu-pool-smoke-test"},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"gpu-pool.io/pool": "gpu"},
+            "tolerations": [{"key": "a", "operator": "Equal", "value": "b", "effect": "NoExecute"}],
+            "containers": [
+                {
+                    "name": "nvidia-smi",
+                    "image": "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04",
+                    "command": ["nvidia-smi"],
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                }
+            ],
+        },
+    }
+    two = smoke_test_pod(pool, name="p", gpus=2)
+    assert two["metadata"]["name"] == "p"
+    assert two["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "2"}}
+
+
+def test_the_system_clock_sleeps_and_reads_monotonic_time():
+    from gpu_pool.cli.verify import SystemClock
+
+    clock = SystemClock()
+    before = clock.now()
+    clock.sleep(0.01)
+    assert clock.now() - before >= 0.01

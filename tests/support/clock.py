@@ -6,7 +6,8 @@ from __future__ import annotations
 
 class FakeClock:
     def __init__(self) -> None:
-        self.time = 0.0
+        # Not 0: elapsed times must be differences, never the clock read itself.
+        self.time = 1000.0
 
     def now(self) -> float:
         return self.time

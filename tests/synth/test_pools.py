@@ -11,7 +11,6 @@ from aws_cdk import aws_iam as iam
 
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.settings import ConfigError, PoolSettings, deep_merge
-from tests.support import rules
 from tests.support.ca_template import node_template, pod_fits_template
 from tests.support.cfn import (
     DEVICE_PLUGIN_CHART_DEFAULTS,
@@ -183,98 +182,6 @@ def test_one_pool_form_keeps_its_logical_ids_and_pools_get_their_own(three_pools
         "GpuPoolSpotG6Xlarge",
         "GpuPoolTrainingP548xlarge",
     ]
-
-
-# (settings, [(E|W, message), ...]): the rules between pools, each with its exact message.
-CROSS_POOL_CASES = {
-    "two-gpu-operators": (
-        {"pools": {"a": {"gpu_software": "gpu-operator"}, "b": {"gpu_software": "gpu-operator"}}},
-        [
-            (
-                "E",
-                "pools.b.gpu_software: 'gpu-operator', but pool 'a' already installs the GPU "
-                "Operator, which is cluster-wide and installed once: use 'device-plugin' for pool 'b'",
-            ),
-            (
-                "W",
-                "pools.b.labels: pool 'b' has the same labels and taints as pool 'a'; a pod that "
-                "selects these labels may land on either: select gpu-pool.io/pool: b, or give the "
-                "pools distinct labels",
-            ),
-        ],
-    ),
-    "same-labels-and-taints": (
-        {"pools": {"a": {}, "b": {"instance_types": ["g6.xlarge"]}}},
-        [
-            (
-                "W",
-                "pools.b.labels: pool 'b' has the same labels and taints as pool 'a'; a pod that "
-                "selects these labels may land on either: select gpu-pool.io/pool: b, or give the "
-                "pools distinct labels",
-            ),
-        ],
-    ),
-    "same-labels-other-architecture": (
-        {
-            "pools": {
-                "x86": {},
-                "arm": {"instance_types": ["g5g.xlarge"], "taints": []},
-            }
-        },
-        [
-            (
-                "W",
-                "pools.arm.taints: no taint: any pod can land on a GPU node and keep it (and its "
-                "cost) alive; add e.g. nvidia.com/gpu=true:NoSchedule",
-            ),
-            (
-                "W",
-                "pools.arm.labels: pool 'arm' has the same labels as pool 'x86' but runs arm64 "
-                "nodes where it runs x86_64; a pod without a kubernetes.io/arch selector may land "
-                "on either: give the pools distinct labels, or select kubernetes.io/arch in the pod",
-            ),
-        ],
-    ),
-    "tag-budget-per-pool": (
-        {
-            "pools": {
-                "a": {"labels": {"workload": "a"}},
-                "b": {"labels": {f"l{i}": "x" for i in range(40)}},
-            }
-        },
-        [
-            (
-                "E",
-                "pools.b.labels: labels and taints need 49 ASG tags, plus 3 EKS adds: 52, over "
-                "Auto Scaling's 50 per group; use fewer labels/taints",
-            ),
-        ],
-    ),
-    "distinct-pools": (
-        {
-            "pools": {
-                "a": {"labels": {"workload": "a"}},
-                "b": {"labels": {"workload": "b"}, "ami_family": "BOTTLEROCKET"},
-            }
-        },
-        [],
-    ),
-}
-
-
-@pytest.mark.parametrize(
-    ("settings", "expected"), CROSS_POOL_CASES.values(), ids=CROSS_POOL_CASES.keys()
-)
-def test_cross_pool_rule_reports_its_exact_message(settings, expected):
-    assert rules.findings(settings) == expected
-
-
-@pytest.mark.parametrize(
-    ("settings", "expected"),
-    [v for v in CROSS_POOL_CASES.values() if any(level == "E" for level, _ in v[1])],
-)
-def test_cross_pool_errors_stop_before_anything_is_synthesized(settings, expected):
-    rules.assert_nothing_built(settings, expected)
 
 
 def _library_cluster():

@@ -419,6 +419,37 @@ def test_raising_max_leaves_the_autoscalers_nodes_alone(cloud):
     assert live_scaling(eks, nodegroup) == {"minSize": 1, "maxSize": 16, "desiredSize": 3}
 
 
+def test_only_what_differs_is_sent(cloud, strict):
+    eks, autoscaling = cloud
+    nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
+    index.on_event(scaling_event("Create", nodegroup, 0, 4))
+    scaled_by_the_autoscaler(eks, nodegroup, 3)
+    first = len(strict.calls)
+    index.on_event(scaling_event("Update", nodegroup, 0, 16))
+    index.on_event(scaling_event("Update", nodegroup, 0, 16))
+    sent = [c.params for c in strict.calls[first:] if c.name == "eks.UpdateNodegroupConfig"]
+    assert sent == [
+        {"clusterName": CLUSTER, "nodegroupName": nodegroup, "scalingConfig": {"maxSize": 16}}
+    ]
+
+
+def test_tags_go_in_calls_of_25_naming_the_asg_and_never_propagate(cloud, strict):
+    eks, autoscaling = cloud
+    nodegroup, asg = _nodegroup_with_asg(eks, autoscaling)
+    first = len(strict.calls)
+    create(nodegroup, thirty_labels("label"))
+    batches = [
+        c.params["Tags"] for c in strict.calls[first:] if c.name == "autoscaling.CreateOrUpdateTags"
+    ]
+    assert [len(batch) for batch in batches] == [25, len(thirty_labels("label")) - 25]
+    for tag in (t for batch in batches for t in batch):
+        assert (tag["ResourceId"], tag["ResourceType"], tag["PropagateAtLaunch"]) == (
+            asg,
+            "auto-scaling-group",
+            False,
+        )
+
+
 def test_bounds_that_exclude_the_live_size_clamp_it(cloud):
     eks, autoscaling = cloud
     nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
@@ -435,7 +466,9 @@ def test_delete_leaves_the_node_group_as_it_is(cloud):
     nodegroup, _ = _nodegroup_with_asg(eks, autoscaling)
     index.on_event(scaling_event("Create", nodegroup, 0, 4))
     scaled_by_the_autoscaler(eks, nodegroup, 2)
-    index.on_event(scaling_event("Delete", nodegroup, 0, 4))
+    # Bounds unlike the live ones: a Delete taken for an Update would apply them.
+    result = index.on_event(scaling_event("Delete", nodegroup, 1, 1))
+    assert result == {"PhysicalResourceId": f"{CLUSTER}/{nodegroup}/scaling"}
     assert live_scaling(eks, nodegroup) == {"minSize": 0, "maxSize": 4, "desiredSize": 2}
 
 

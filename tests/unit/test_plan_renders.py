@@ -1,0 +1,303 @@
+"""What the plan layer renders for a pool, exactly: the Karpenter NodePool and EC2NodeClass,
+the labels Karpenter's nodes carry, and the GPU Operator chart. The synth tests read these
+through a template; here they are checked without one (./dev mutate runs these)."""
+
+from __future__ import annotations
+
+from gpu_pool.model.versions import NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR
+from gpu_pool.plan.pool import pascal_case, plan_pool
+from gpu_pool.settings import PoolSettings
+
+NODE_POOL = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "gpu-pool-gpu"},
+    "spec": {
+        "template": {
+            "metadata": {
+                "labels": {
+                    "accelerator": "nvidia",
+                    "workload": "inference",
+                    "gpu-pool.io/pool": "gpu",
+                    "nvidia.com/gpu.present": "true",
+                    "k8s.amazonaws.com/accelerator": "nvidia-mixed",
+                    "nvidia.com/gpu.deploy.operands": "false",
+                }
+            },
+            "spec": {
+                "nodeClassRef": {
+                    "group": "karpenter.k8s.aws",
+                    "kind": "EC2NodeClass",
+                    "name": "gpu-pool-gpu",
+                },
+                "requirements": [
+                    {
+                        "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
+                        "operator": "In",
+                        "values": ["nvidia"],
+                    },
+                    {
+                        "key": "node.kubernetes.io/instance-type",
+                        "operator": "In",
+                        "values": ["g5.xlarge", "g5g.xlarge"],
+                    },
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64", "amd64"]},
+                    {
+                        "key": "karpenter.sh/capacity-type",
+                        "operator": "In",
+                        "values": ["on-demand"],
+                    },
+                ],
+                "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule", "value": "true"}],
+                "expireAfter": "720h",
+                "terminationGracePeriod": "24h",
+            },
+        },
+        "disruption": {
+            "consolidationPolicy": "WhenEmpty",
+            "consolidateAfter": "5m",
+            "budgets": [{"nodes": "1"}],
+        },
+        "limits": {"nvidia.com/gpu": "8", "nodes": "8"},
+    },
+}
+
+NODE_CLASS = {
+    "apiVersion": "karpenter.k8s.aws/v1",
+    "kind": "EC2NodeClass",
+    "metadata": {"name": "gpu-pool-gpu"},
+    "spec": {
+        "amiSelectorTerms": [{"alias": "al2023@v20260714"}],
+        "role": "role",
+        "subnetSelectorTerms": [{"id": "subnet-1"}],
+        "securityGroupSelectorTerms": [{"id": "sg-1"}],
+        "blockDeviceMappings": [
+            {
+                "deviceName": "/dev/xvda",
+                "rootVolume": True,
+                "ebs": {
+                    "volumeSize": "200Gi",
+                    "volumeType": "gp3",
+                    "encrypted": True,
+                    "deleteOnTermination": True,
+                },
+            }
+        ],
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": 1,
+            "httpTokens": "required",
+        },
+        "tags": {"gpu-pool.io/pool": "gpu", "team": "ml"},
+    },
+}
+
+BOTTLEROCKET_SPOT_SPEC = {
+    "template": {
+        "metadata": {
+            "labels": {
+                "accelerator": "nvidia",
+                "workload": "inference",
+                "gpu-pool.io/pool": "gpu",
+                "nvidia.com/gpu.present": "true",
+                "k8s.amazonaws.com/accelerator": "nvidia-a10g",
+                "nvidia.com/gpu.deploy.operands": "false",
+            }
+        },
+        "spec": {
+            "nodeClassRef": {
+                "group": "karpenter.k8s.aws",
+                "kind": "EC2NodeClass",
+                "name": "gpu-pool-gpu",
+            },
+            "requirements": [
+                {
+                    "key": "karpenter.k8s.aws/instance-gpu-manufacturer",
+                    "operator": "In",
+                    "values": ["nvidia"],
+                },
+                {
+                    "key": "node.kubernetes.io/instance-type",
+                    "operator": "In",
+                    "values": ["g5.xlarge"],
+                },
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a"]},
+            ],
+            "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule", "value": "true"}],
+            "expireAfter": "720h",
+        },
+    },
+    "disruption": {
+        "consolidationPolicy": "WhenEmpty",
+        "consolidateAfter": "5m",
+        "budgets": [{"nodes": "1"}],
+    },
+    "limits": {"nvidia.com/gpu": "3", "nodes": "3"},
+}
+
+BOTTLEROCKET_DEVICES = [
+    {
+        "deviceName": "/dev/xvda",
+        "ebs": {
+            "volumeSize": "4Gi",
+            "volumeType": "gp3",
+            "encrypted": True,
+            "deleteOnTermination": True,
+            "kmsKeyID": "arn:aws:kms:us-east-1:123456789012:key/k",
+        },
+    },
+    {
+        "deviceName": "/dev/xvdb",
+        "rootVolume": True,
+        "ebs": {
+            "volumeSize": "300Gi",
+            "volumeType": "gp3",
+            "encrypted": True,
+            "deleteOnTermination": True,
+            "kmsKeyID": "arn:aws:kms:us-east-1:123456789012:key/k",
+        },
+    },
+]
+
+LAUNCHED_LABELS = {
+    "accelerator": "nvidia",
+    "workload": "inference",
+    "gpu-pool.io/pool": "gpu",
+    "nvidia.com/gpu.present": "true",
+    "k8s.amazonaws.com/accelerator": "nvidia-a10g",
+    "nvidia.com/gpu.deploy.operands": "false",
+    "karpenter.sh/nodepool": "gpu-pool-gpu",
+    "karpenter.k8s.aws/ec2nodeclass": "gpu-pool-gpu",
+    "karpenter.sh/capacity-type": "spot",
+    "node.kubernetes.io/instance-type": "g5.xlarge",
+    "kubernetes.io/arch": "amd64",
+    "kubernetes.io/os": "linux",
+    "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+    "karpenter.k8s.aws/instance-family": "g5",
+    "karpenter.k8s.aws/instance-gpu-count": "1",
+    "karpenter.sh/registered": "true",
+    "karpenter.sh/initialized": "true",
+    "topology.kubernetes.io/zone": "us-east-1a",
+}
+
+OPERATOR_VALUES = {
+    "driver": {"enabled": False},
+    "toolkit": {"enabled": False},
+    "devicePlugin": {"enabled": True},
+    "daemonsets": {"tolerations": [{"key": "a", "operator": "Exists", "effect": "NoExecute"}]},
+    "node-feature-discovery": {
+        "worker": {"tolerations": [{"key": "a", "operator": "Exists", "effect": "NoExecute"}]}
+    },
+}
+
+OPERATOR_PLUGIN_POD = {
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
+                            {
+                                "key": "nvidia.com/gpu.deploy.operands",
+                                "operator": "NotIn",
+                                "values": ["false"],
+                            },
+                        ]
+                    }
+                ]
+            }
+        }
+    },
+    "tolerations": [{"key": "a", "operator": "Exists", "effect": "NoExecute"}],
+}
+
+
+def karpenter_plan(**settings):
+    plan = plan_pool(PoolSettings(provisioner="karpenter", **settings), "pool").karpenter
+    assert plan is not None
+    return plan
+
+
+def test_a_node_pool_of_two_architectures():
+    plan = karpenter_plan(instance_types=["g5.xlarge", ["g5g.xlarge"]])
+    assert plan.node_pool() == NODE_POOL
+    assert plan.ec2_node_class("role", ["subnet-1"], ["sg-1"], {"team": "ml"}) == NODE_CLASS
+
+
+def test_a_bottlerocket_spot_pool_in_one_zone_with_its_own_key():
+    plan = karpenter_plan(
+        ami_family="BOTTLEROCKET",
+        capacity_type="SPOT",
+        zones=["us-east-1a"],
+        disk_size_gib=300,
+        max_size=3,
+        volume_kms_key_arn="arn:aws:kms:us-east-1:123456789012:key/k",
+        karpenter={"termination_grace_period": None},
+    )
+    assert plan.node_pool()["spec"] == BOTTLEROCKET_SPOT_SPEC
+    node_class = plan.ec2_node_class("role", [], [], {})
+    assert node_class["spec"]["blockDeviceMappings"] == BOTTLEROCKET_DEVICES
+    assert plan.launched_node_labels(plan.instance_types[0], "us-east-1a") == LAUNCHED_LABELS
+
+
+def test_an_ami_alias_set_is_used_and_a_gpu_limit_follows_the_largest_type():
+    plan = karpenter_plan(
+        instance_types=["g5.xlarge", "g5.12xlarge"],
+        max_size=2,
+        karpenter={"ami_alias": "al2023@v20250101"},
+    )
+    assert (plan.ami_alias, plan.gpu_limit) == ("al2023@v20250101", 8)
+    assert karpenter_plan(instance_types=[]).gpu_limit == 0
+
+
+def test_a_karpenter_gpu_operator_pool_leaves_its_nodes_to_the_operator():
+    labels = karpenter_plan(gpu_software="gpu-operator").labels
+    assert "nvidia.com/gpu.deploy.operands" not in labels
+
+
+def test_the_gpu_operator_chart_reaches_the_pools_taints():
+    taint = {"key": "a", "value": "b", "effect": "NoExecute"}
+    chart = plan_pool(PoolSettings(gpu_software="gpu-operator", taints=[taint])).chart
+    assert chart is not None
+    assert (chart.construct_id, chart.pin, chart.version, chart.release) == (
+        "GpuOperator",
+        NVIDIA_GPU_OPERATOR,
+        NVIDIA_GPU_OPERATOR.version,
+        "gpu-operator",
+    )
+    assert chart.values == OPERATOR_VALUES
+    assert chart.device_plugin_pod == OPERATOR_PLUGIN_POD
+
+
+def test_on_bottlerocket_the_gpu_operator_runs_no_device_plugin():
+    settings = PoolSettings(gpu_software="gpu-operator", ami_family="BOTTLEROCKET")
+    chart = plan_pool(settings).chart
+    assert chart is not None
+    assert chart.values["devicePlugin"] == {"enabled": False}
+    assert chart.device_plugin_pod is None
+
+
+def test_the_device_plugin_chart_is_the_pinned_one():
+    chart = plan_pool(PoolSettings()).chart
+    assert chart is not None
+    assert (chart.construct_id, chart.pin, chart.release) == (
+        "DevicePlugin",
+        NVIDIA_DEVICE_PLUGIN,
+        "nvidia-device-plugin-gpu",
+    )
+
+
+def test_an_empty_entry_is_reported_and_the_next_one_still_planned():
+    plan = plan_pool(PoolSettings(instance_types=[[], "g6.xlarge"]))
+    assert [str(f) for f in plan.unresolved] == [
+        "pool.instance_types[0]: empty list; name at least one instance type"
+    ]
+    assert [g.construct_id for g in plan.node_groups] == ["G6Xlarge"]
+
+
+def test_pascal_case_keeps_capitals():
+    assert pascal_case("MyPool-us-east-1a") == "MyPoolUsEast1a"
