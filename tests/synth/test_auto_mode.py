@@ -320,25 +320,12 @@ def test_library_auto_mode_pool_on_a_users_auto_mode_cluster():
 
 def test_library_constructs_name_the_construct_for_an_auto_mode_pool():
     import aws_cdk as cdk
-    from aws_cdk import aws_ec2 as ec2
-    from aws_cdk import aws_eks_v2 as eks
-    from aws_cdk import aws_iam as iam
 
     from gpu_pool import AutoModeNodePool, ConfigError, GpuNodePool, PoolSettings
+    from tests.support.user_app import imported_cluster
 
     stack = cdk.Stack(cdk.App(), "S")
-    kubectl = eks.KubectlProvider.from_kubectl_provider_attributes(
-        stack,
-        "Kubectl",
-        service_token="arn:aws:lambda:us-east-1:123456789012:function:k",
-        role=iam.Role.from_role_arn(stack, "R", "arn:aws:iam::123456789012:role/k"),
-    )
-    cluster = eks.Cluster.from_cluster_attributes(
-        stack, "C", cluster_name="prod", kubectl_provider=kubectl
-    )
-    subnet = ec2.Subnet.from_subnet_attributes(
-        stack, "Sn", subnet_id="subnet-0aaaaaaaaaaaaaaaa", availability_zone="us-east-1a"
-    )
+    cluster, subnet = imported_cluster(stack)
     auto = PoolSettings(provisioner="auto-mode")
     with pytest.raises(ConfigError) as raised:
         GpuNodePool(stack, "P", cluster=cluster, subnets=[subnet], settings=auto)

@@ -953,25 +953,9 @@ def test_mixed_app_has_both_provisioners_and_one_pod_identity_agent(mixed_templa
 
 
 def _imported(stack):
-    import aws_cdk as cdk
-    from aws_cdk import aws_ec2 as ec2
-    from aws_cdk import aws_eks_v2 as eks
-    from aws_cdk import aws_iam as iam
+    from tests.support.user_app import imported_cluster
 
-    provider = eks.KubectlProvider.from_kubectl_provider_attributes(
-        stack,
-        "Kubectl",
-        service_token="arn:aws:lambda:us-east-1:123456789012:function:kubectl",
-        role=iam.Role.from_role_arn(stack, "KubectlRole", "arn:aws:iam::123456789012:role/k"),
-    )
-    cluster = eks.Cluster.from_cluster_attributes(
-        stack, "C", cluster_name="platform", kubectl_provider=provider
-    )
-    subnet = ec2.Subnet.from_subnet_attributes(
-        stack, "S", subnet_id="subnet-0aaaaaaaaaaaaaaaa", availability_zone="us-east-1a"
-    )
-    assert isinstance(stack, cdk.Stack)
-    return cluster, subnet
+    return imported_cluster(stack)
 
 
 def test_library_karpenter_on_an_imported_cluster_needs_its_security_group():

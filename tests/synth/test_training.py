@@ -336,25 +336,13 @@ def test_a_cached_block_lookup_that_disagrees_stops_the_synth_before_anything_is
 def test_an_imported_clusters_efa_pool_needs_its_vpc_and_security_group():
     import aws_cdk as cdk
     from aws_cdk import aws_ec2 as ec2
-    from aws_cdk import aws_eks_v2 as eks
-    from aws_cdk import aws_iam as iam
 
     from gpu_pool import ConfigError, GpuNodePool
     from gpu_pool.settings import PoolSettings
+    from tests.support.user_app import imported_cluster
 
     stack = cdk.Stack(cdk.App(), "S")
-    provider = eks.KubectlProvider.from_kubectl_provider_attributes(
-        stack,
-        "Kubectl",
-        service_token="arn:aws:lambda:us-east-1:123456789012:function:kubectl",
-        role=iam.Role.from_role_arn(stack, "KubectlRole", "arn:aws:iam::123456789012:role/k"),
-    )
-    cluster = eks.Cluster.from_cluster_attributes(
-        stack, "C", cluster_name="platform", kubectl_provider=provider
-    )
-    subnet = ec2.Subnet.from_subnet_attributes(
-        stack, "Subnet", subnet_id="subnet-0aaaaaaaaaaaaaaaa", availability_zone="us-east-1a"
-    )
+    cluster, subnet = imported_cluster(stack)
     settings = PoolSettings(
         name="train", instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True
     )
