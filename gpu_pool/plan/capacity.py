@@ -28,9 +28,10 @@ EFA_INTERFACE_TYPE = "efa"
 class CapacityPlan:
     """How a pool's nodes get their capacity and network: reserved or not, EFA or not."""
 
-    reservation: CapacityReservationSettings | None
+    # The reservation the nodes launch into; None: none (absent from a pool record's JSON).
+    reservation: CapacityReservationSettings | None = None
     # EFA interfaces per node (one per network card); 0: no EFA.
-    efa_interfaces: int
+    efa_interfaces: int = 0
 
     @property
     def reserved(self) -> bool:

@@ -8,13 +8,13 @@ import pytest
 from gpu_pool.cdk.nag.acknowledge import MANAGED_POLICY_REASONS, apply_aws_solutions, nag_form
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
-from tests.support.settings import EXISTING, KARPENTER, MIXED, MULTI
+from tests.support.settings import AUTO_MODE, EXISTING, KARPENTER, MIXED, MIXED_AUTO_MODE, MULTI
 
 
 @pytest.mark.parametrize(
     "settings",
-    [MULTI, EXISTING, KARPENTER, MIXED],
-    ids=["zones", "existing-cluster", "karpenter", "mixed"],
+    [MULTI, EXISTING, KARPENTER, MIXED, AUTO_MODE, MIXED_AUTO_MODE],
+    ids=["zones", "existing-cluster", "karpenter", "mixed", "auto-mode", "mixed-auto-mode"],
 )
 def test_no_open_findings(tmp_path, settings):
     app = cdk.App(outdir=str(tmp_path))

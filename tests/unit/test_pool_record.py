@@ -168,3 +168,12 @@ def test_an_assembly_without_pools_says_so(tmp_path, capsys):
         f"gpu-pool: the pool records in '{tmp_path}': no pools (the app has no GpuNodePool or "
         "KarpenterNodePool, or was synthesized with a gpu-pool older than the pool record)\n"
     )
+
+
+def test_an_efa_pool_without_a_reservation_reads_back():
+    """The writer leaves a None reservation out of the JSON; the reader must take that."""
+    settings = PoolSettings(instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True)
+    record = pool_record(plan_pool(settings), "ml", None)
+    data = json.loads(json.dumps(record.to_json()))
+    assert data["capacity"] == {"efa_interfaces": 32}
+    assert PoolRecord.from_json(data) == record

@@ -9,6 +9,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
 from gpu_pool.cdk.registry import EksCluster, as_icluster
@@ -73,6 +74,7 @@ class AutoModeNodePool(PoolConstruct):
                 iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in NODE_ROLE_POLICIES
             ],
         )
+        acknowledge_managed_policies(self.node_role)
         # A custom NodeClass's nodes join through an access entry of type EC2 with the Auto
         # Mode node policy (EKS user guide, automode/create-node-class.adoc).
         access_entry = eks.AccessEntry(

@@ -24,6 +24,15 @@ _POLICY_PREFIX = ":iam::aws:policy/"
 MANAGED_POLICY_REASONS = {
     "AmazonEKSClusterPolicy": "the cluster role policy EKS requires (aws-cdk-lib's Cluster)",
     "AmazonEKSWorkerNodePolicy": "the node role policy EKS requires for managed node groups",
+    # EKS Auto Mode (EKS user guide, automode/auto-learn-iam.adoc): the cluster role's four, which
+    # aws-cdk-lib's Cluster adds with Auto Mode compute, and the Auto Mode node role's.
+    "AmazonEKSComputePolicy": "the cluster role policy EKS Auto Mode requires to launch nodes",
+    "AmazonEKSBlockStoragePolicy": "the cluster role policy EKS Auto Mode requires for volumes",
+    "AmazonEKSLoadBalancingPolicy": (
+        "the cluster role policy EKS Auto Mode requires for load balancers"
+    ),
+    "AmazonEKSNetworkingPolicy": "the cluster role policy EKS Auto Mode requires for networking",
+    "AmazonEKSWorkerNodeMinimalPolicy": "the node role policy EKS documents for Auto Mode nodes",
     "AmazonEKS_CNI_Policy": "the VPC CNI on every node needs it to attach pod ENIs",
     "AmazonEC2ContainerRegistryPullOnly": "GPU nodes pull EKS add-on images from ECR, nothing more",
     "AmazonEC2ContainerRegistryReadOnly": (
