@@ -32,13 +32,12 @@ class PoolConstruct(Construct):
         super().__init__(scope, construct_id)
         self.plan = plan
         region = Stack.of(self).region
+        # The stack's Region where it is literal; None in an environment-agnostic stack.
+        self._literal_region = None if Token.is_unresolved(region) else region
         report(
             self,
             ClusterPools.of(cluster).add(
-                plan,
-                scope=self,
-                kubernetes_minor=kubernetes_minor,
-                region=None if Token.is_unresolved(region) else region,
+                plan, scope=self, kubernetes_minor=kubernetes_minor, region=self._literal_region
             ),
         )
 
@@ -70,8 +69,7 @@ class PoolConstruct(Construct):
         values as metadata in the cloud assembly (--cdk-out), and every value, resolved at
         deploy, as a stack output (--stack)."""
         stack = Stack.of(self)
-        region = None if Token.is_unresolved(stack.region) else stack.region
-        assembly = pool_record(self.plan, literal_cluster_name(cluster), region)
+        assembly = pool_record(self.plan, literal_cluster_name(cluster), self._literal_region)
         self.node.add_metadata(POOL_RECORD_TYPE, assembly.to_json())
         deployed = pool_record(self.plan, cluster.cluster_name, stack.region, node_group_names)
         CfnOutput(

@@ -116,12 +116,6 @@ class GpuPoolStack(Stack):
             self, construct_id, karpenter=karpenter, subnets=subnets, settings=plan
         )
         self._outputs(construct_id, plan)
-        CfnOutput(
-            self,
-            f"{construct_id}NodePool",
-            description=f"pool {plan.name}: its Karpenter NodePool",
-            value=resource_name(plan.name),
-        )
         return pool
 
     def _auto_mode_pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> AutoModeNodePool:
@@ -136,12 +130,6 @@ class GpuPoolStack(Stack):
             security_group_id=existing.cluster_security_group_id if existing else None,
         )
         self._outputs(construct_id, plan)
-        CfnOutput(
-            self,
-            f"{construct_id}NodePool",
-            description=f"pool {plan.name}: its Auto Mode NodePool",
-            value=resource_name(plan.name),
-        )
         return pool
 
     def _outputs(self, construct_id: str, plan: PoolPlan) -> None:
@@ -158,6 +146,13 @@ class GpuPoolStack(Stack):
             description=f"pool {plan.name}: the tolerations its taints need",
             value=json.dumps(plan.workload_tolerations),
         )
+        if plan.provisioner in _NODE_POOL_OF:
+            CfnOutput(
+                self,
+                f"{construct_id}NodePool",
+                description=f"pool {plan.name}: its {_NODE_POOL_OF[plan.provisioner]} NodePool",
+                value=resource_name(plan.name),
+            )
 
     def _karpenter(self, settings: AppSettings) -> Karpenter:
         existing = settings.cluster.existing
@@ -202,6 +197,10 @@ def _keep_agent_logical_id(cluster: eks.ICluster) -> None:
     resource = agent.node.default_child if agent is not None else None
     if isinstance(resource, CfnResource):
         resource.override_logical_id(AGENT_LOGICAL_ID)
+
+
+# Whose NodePool a pool of each NodePool provisioner has, for its stack output's description.
+_NODE_POOL_OF = {"karpenter": "Karpenter", "auto-mode": "Auto Mode"}
 
 
 def _pool_construct_id(plan: PoolPlan) -> str:
