@@ -80,10 +80,15 @@ def check_sharing(plan: PoolPlan) -> Iterator[Finding]:
 def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
     sharing = plan.settings.sharing
     if plan.gpu_software != "gpu-operator":
+        chosen = (
+            f"'{plan.gpu_software}'"
+            if plan.settings.gpu_software
+            else f"the default '{plan.gpu_software}'"
+        )
         yield error(
             "GP-SHARE-06",
             f"{plan.setting}.gpu_software",
-            f"'{plan.gpu_software}' with sharing mode mig: only the GPU Operator's MIG manager "
+            f"{chosen} with sharing mode mig: only the GPU Operator's MIG manager "
             "partitions the GPUs (the device plugin advertises only partitions that exist): "
             "set gpu_software: gpu-operator",
         )

@@ -124,6 +124,20 @@ CASES = {
             )
         ],
     ),
+    "mig-with-the-default-gpu-software": (
+        {
+            "pool": {
+                "instance_types": ["p5.48xlarge"],
+                "sharing": {"mode": "mig", "strategy": "single", "profile": "1g.10gb"},
+            }
+        },
+        [
+            (
+                "E",
+                "pool.gpu_software: the default 'device-plugin' with sharing mode mig: only the GPU Operator's MIG manager partitions the GPUs (the device plugin advertises only partitions that exist): set gpu_software: gpu-operator",
+            )
+        ],
+    ),
     "mig-without-strategy": (
         mig({}),
         [
