@@ -321,6 +321,8 @@ def test_a_cached_block_lookup_that_disagrees_stops_the_synth_before_anything_is
             "propertiesToReturn": ["AvailabilityZone", "InstanceType", "TotalInstanceCount"],
         },
     ).key
+    # docs/training.md shows the cached entry under this key, for `cdk context --reset`.
+    assert f'"{key}": [' in (ROOT / "docs/training.md").read_text(encoding="utf-8")
     answer = {"AvailabilityZone": "us-east-1b", "InstanceType": "p5.48xlarge"}
     app = cdk.App(context={key: [{**answer, "TotalInstanceCount": 4}]})
     with pytest.raises(ConfigError) as err:
