@@ -109,6 +109,29 @@ def test_the_exporter_reaches_karpenter_nodes_too():
         assert pod_fits_node(pod, shape.labels, plan.node_taints()), shape.description
 
 
+def test_the_exporter_reaches_auto_mode_nodes_too():
+    """Auto Mode's nodes carry the pool's labels (GPU present, operator's operands off) and
+    taints like any other pool's, so the exporter runs there as on a Bottlerocket node group."""
+    settings = load_settings(
+        {
+            "pools": {
+                "am": {
+                    "provisioner": "auto-mode",
+                    "instance_types": ["g6e.xlarge"],
+                    "labels": {"workload": "am"},
+                    "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
+                },
+            }
+        },
+        None,
+    )
+    (plan,) = plan_pools(settings)
+    pod = deep_merge(DCGM_DEFAULTS, metrics.dcgm_exporter_values([plan], False))
+    (shape,) = plan.node_shapes
+    assert shape.labels["eks.amazonaws.com/compute-type"] == "auto"
+    assert pod_fits_node(pod, shape.labels, plan.node_taints())
+
+
 def test_the_service_monitor_only_when_asked():
     plans = plan_pools(load_settings({}, None))
     assert metrics.dcgm_exporter_values(plans, True)["serviceMonitor"] == {"enabled": True}
