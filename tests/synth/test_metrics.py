@@ -86,52 +86,6 @@ def test_every_gpu_node_runs_one_exporter_and_no_cpu_node_runs_it():
         assert not pod_fits_node(pod, *node_of(ng))
 
 
-def test_the_exporter_reaches_karpenter_nodes_too():
-    settings = load_settings(
-        {
-            "pools": {
-                "ng": {"instance_types": ["g6.xlarge"], "labels": {"workload": "ng"}},
-                "kp": {
-                    "provisioner": "karpenter",
-                    "instance_types": ["g6e.xlarge", "p5.48xlarge"],
-                    "labels": {"workload": "kp"},
-                    "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
-                },
-            }
-        },
-        None,
-    )
-    plans = plan_pools(settings)
-    pod = deep_merge(DCGM_DEFAULTS, metrics.dcgm_exporter_values(plans, False))
-    shapes = [(shape, plan) for plan in plans for shape in plan.node_shapes]
-    assert len(shapes) == 3
-    for shape, plan in shapes:
-        assert pod_fits_node(pod, shape.labels, plan.node_taints()), shape.description
-
-
-def test_the_exporter_reaches_auto_mode_nodes_too():
-    """Auto Mode's nodes carry the pool's labels (GPU present, operator's operands off) and
-    taints like any other pool's, so the exporter runs there as on a Bottlerocket node group."""
-    settings = load_settings(
-        {
-            "pools": {
-                "am": {
-                    "provisioner": "auto-mode",
-                    "instance_types": ["g6e.xlarge"],
-                    "labels": {"workload": "am"},
-                    "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
-                },
-            }
-        },
-        None,
-    )
-    (plan,) = plan_pools(settings)
-    pod = deep_merge(DCGM_DEFAULTS, metrics.dcgm_exporter_values([plan], False))
-    (shape,) = plan.node_shapes
-    assert shape.labels["eks.amazonaws.com/compute-type"] == "auto"
-    assert pod_fits_node(pod, shape.labels, plan.node_taints())
-
-
 def test_the_service_monitor_only_when_asked():
     plans = plan_pools(load_settings({}, None))
     assert metrics.dcgm_exporter_values(plans, True)["serviceMonitor"] == {"enabled": True}

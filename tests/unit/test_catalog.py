@@ -92,3 +92,44 @@ def test_refuses_what_it_cannot_vouch_for(name, message):
 )
 def test_efa_interfaces_per_instance_type(name, interfaces):
     assert catalog.lookup(name).efa_interfaces == interfaces
+
+
+# NVIDIA's MIG user guide, "Supported MIG Profiles" (H100 80GB, H200 141GB, B200 180GB tables):
+# profile -> (compute slices, memory slices, instances one GPU holds).
+H100_80GB_PROFILES = {
+    "1g.10gb": (1, 1, 7),
+    "1g.10gb+me": (1, 1, 1),
+    "1g.20gb": (1, 2, 4),
+    "2g.20gb": (2, 2, 3),
+    "3g.40gb": (3, 4, 2),
+    "4g.40gb": (4, 4, 1),
+    "7g.80gb": (7, 8, 1),
+}
+H200_141GB_PROFILES = {
+    "1g.18gb": (1, 1, 7),
+    "1g.18gb+me": (1, 1, 1),
+    "1g.35gb": (1, 2, 4),
+    "2g.35gb": (2, 2, 3),
+    "3g.71gb": (3, 4, 2),
+    "4g.71gb": (4, 4, 1),
+    "7g.141gb": (7, 8, 1),
+}
+
+
+@pytest.mark.parametrize(
+    ("sizes", "gpu", "table"),
+    [
+        ((10, 20, 40, 80), catalog.H100_80GB, H100_80GB_PROFILES),
+        ((18, 35, 71, 141), catalog.H200_141GB, H200_141GB_PROFILES),
+    ],
+)
+def test_a_seven_slice_gpu_has_nvidias_profile_table(sizes, gpu, table):
+    """The helper that builds the 7-compute, 8-memory-slice GPUs, called here (the catalog
+    calls it once, at import), gives the guide's table, and the catalog holds what it gives."""
+    built = catalog._mig_7_slices(*sizes)
+    assert (built.compute_slices, built.memory_slices) == (7, 8)
+    assert {
+        name: (p.name, p.compute_slices, p.memory_slices, p.max_count)
+        for name, p in built.profiles.items()
+    } == {name: (name, *row) for name, row in table.items()}
+    assert built == gpu

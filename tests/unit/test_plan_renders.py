@@ -1,12 +1,18 @@
 """What the plan layer renders for a pool, exactly: the Karpenter NodePool and EC2NodeClass,
-the labels Karpenter's nodes carry, and the GPU Operator chart. The synth tests read these
-through a template; here they are checked without one (./dev mutate runs these)."""
+the labels Karpenter's nodes carry, the GPU Operator chart and dcgm-exporter's scheduling. The
+synth tests read these through a template; here they are checked without one (./dev mutate runs
+these)."""
 
 from __future__ import annotations
 
+import yaml
+
+from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.model.versions import NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR
-from gpu_pool.plan.pool import pascal_case, plan_pool
-from gpu_pool.settings import PoolSettings
+from gpu_pool.plan import metrics
+from gpu_pool.plan.pool import pascal_case, plan_pool, plan_pools
+from gpu_pool.settings import PoolSettings, deep_merge, load_settings
+from tests.support.paths import FIXTURES
 
 NODE_POOL = {
     "apiVersion": "karpenter.sh/v1",
@@ -301,3 +307,88 @@ def test_an_empty_entry_is_reported_and_the_next_one_still_planned():
 
 def test_pascal_case_keeps_capitals():
     assert pascal_case("MyPool-us-east-1a") == "MyPoolUsEast1a"
+
+
+DCGM_DEFAULTS = yaml.safe_load((FIXTURES / "dcgm-exporter-scheduling-defaults.yaml").read_text())
+
+
+def test_dcgm_exporter_values_tolerate_each_pool_taint_once_and_select_gpu_nodes():
+    """Two pools sharing the GPU taint: one toleration per distinct taint key and effect (any
+    value), the affinity on the GPU label and the operator's opt-out, a ServiceMonitor as asked."""
+    settings = load_settings(
+        {
+            "pools": {
+                "a": {"instance_types": ["g6.xlarge"]},
+                "b": {
+                    "instance_types": ["p5.48xlarge"],
+                    "labels": {"workload": "training"},
+                    "taints": [
+                        {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+                        {"key": "dedicated", "value": "training", "effect": "NoExecute"},
+                    ],
+                },
+            }
+        },
+        None,
+    )
+    expressions = [
+        {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
+        {"key": "nvidia.com/gpu.deploy.operands", "operator": "In", "values": ["false"]},
+    ]
+    terms = {"nodeSelectorTerms": [{"matchExpressions": expressions}]}
+    affinity = {"requiredDuringSchedulingIgnoredDuringExecution": terms}
+    for service_monitor in (True, False):
+        assert metrics.dcgm_exporter_values(plan_pools(settings), service_monitor) == {
+            "affinity": {"nodeAffinity": affinity},
+            "tolerations": [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+            ],
+            "serviceMonitor": {"enabled": service_monitor},
+        }
+
+
+def test_the_exporter_reaches_karpenter_nodes_too():
+    settings = load_settings(
+        {
+            "pools": {
+                "ng": {"instance_types": ["g6.xlarge"], "labels": {"workload": "ng"}},
+                "kp": {
+                    "provisioner": "karpenter",
+                    "instance_types": ["g6e.xlarge", "p5.48xlarge"],
+                    "labels": {"workload": "kp"},
+                    "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
+                },
+            }
+        },
+        None,
+    )
+    plans = plan_pools(settings)
+    pod = deep_merge(DCGM_DEFAULTS, metrics.dcgm_exporter_values(plans, False))
+    shapes = [(shape, plan) for plan in plans for shape in plan.node_shapes]
+    assert len(shapes) == 3
+    for shape, plan in shapes:
+        assert pod_fits_node(pod, shape.labels, plan.node_taints()), shape.description
+
+
+def test_the_exporter_reaches_auto_mode_nodes_too():
+    """Auto Mode's nodes carry the pool's labels (GPU present, operator's operands off) and
+    taints like any other pool's, so the exporter runs there as on a Bottlerocket node group."""
+    settings = load_settings(
+        {
+            "pools": {
+                "am": {
+                    "provisioner": "auto-mode",
+                    "instance_types": ["g6e.xlarge"],
+                    "labels": {"workload": "am"},
+                    "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
+                },
+            }
+        },
+        None,
+    )
+    (plan,) = plan_pools(settings)
+    pod = deep_merge(DCGM_DEFAULTS, metrics.dcgm_exporter_values([plan], False))
+    (shape,) = plan.node_shapes
+    assert shape.labels["eks.amazonaws.com/compute-type"] == "auto"
+    assert pod_fits_node(pod, shape.labels, plan.node_taints())
