@@ -10,6 +10,7 @@ from gpu_pool.checks.between_pools import check_one_device_plugin_per_node, chec
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings
 from tests.support import rules
+from tests.support.rules import documented
 
 # (settings, [(E|W, message), ...]): the rules between pools, each with its exact message.
 CROSS_POOL_CASES = {
@@ -153,7 +154,7 @@ def test_a_second_pool_of_the_same_name_is_one_line():
     """The rules after it would only restate it (both plugins select both pools' nodes)."""
     first = plan_pool(PoolSettings(), "pools.a")
     second = plan_pool(PoolSettings(instance_types=["g6.xlarge"]), "pools.b")
-    assert [str(f) for f in check_pool_among(second, [first])] == [
+    assert [str(f) for f in documented(check_pool_among(second, [first]))] == [
         "pools.b.name: another pool on this cluster is already named 'gpu'; the name labels "
         "the pool's nodes and names its device plugin release, so it must be unique per "
         "cluster: rename one",
@@ -167,7 +168,7 @@ def test_a_second_gpu_operator_is_refused_and_the_other_rules_still_run():
         PoolSettings(name="y", gpu_software="gpu-operator", instance_types=["g6.xlarge"]),
         "pools.y",
     )
-    found = check_pool_among(second, [operator, plugin])
+    found = documented(check_pool_among(second, [operator, plugin]))
     assert [(f.error, str(f)) for f in found] == [
         (
             True,
@@ -199,7 +200,7 @@ def test_a_device_plugin_that_misses_its_own_nodes_is_an_error():
             plan.chart, device_plugin_pod={"nodeSelector": {"gpu-pool.io/pool": "elsewhere"}}
         ),
     )
-    (finding,) = check_one_device_plugin_per_node([lost], lost)
+    (finding,) = documented(check_one_device_plugin_per_node([lost], lost))
     assert (finding.error, str(finding)) == (
         True,
         "pools.a.instance_types[0]: the device plugin would not run on g5.xlarge nodes of pool "
@@ -217,7 +218,9 @@ def test_a_plugin_reaches_only_the_nodes_whose_taints_it_tolerates():
     team = {"key": "team", "value": "b", "effect": "NoSchedule"}
     gpu = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
     second = plan_pool(PoolSettings(instance_types=["g6.xlarge"], taints=[gpu, team]), "pools.b")
-    assert [str(f) for f in check_one_device_plugin_per_node([first, second], second)] == [
+    assert [
+        str(f) for f in documented(check_one_device_plugin_per_node([first, second], second))
+    ] == [
         "pools.b: g5.xlarge nodes of pool 'gpu' would also run the device plugin of pool "
         "'gpu'; two plugins on one node fight over its GPUs: pool names must be unique per "
         "cluster",

@@ -7,6 +7,7 @@ from gpu_pool.checks import check_settings
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import load_settings
+from tests.support.rules import documented
 
 BLOCK = "cr-0123456789abcdef0"
 SETTINGS = {
@@ -62,5 +63,7 @@ SOURCE = f"reservation {BLOCK} (cdk.context.json)"
 )
 def test_a_block_pool_is_judged_against_its_block(facts, expected):
     settings = load_settings(SETTINGS, None)
-    found = check_settings(settings, plan_pools(settings), reservations={"train": facts}).all()
+    found = documented(
+        check_settings(settings, plan_pools(settings), reservations={"train": facts}).all()
+    )
     assert [("E" if f.error else "W", str(f)) for f in found] == expected

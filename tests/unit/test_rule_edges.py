@@ -18,6 +18,7 @@ from gpu_pool.checks.controllers import (
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import AutoscalerSettings, load_settings
 from tests.support import rules
+from tests.support.rules import documented
 
 TODAY = date(2026, 12, 2)
 LABEL_KEY_RULE = "an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.'"
@@ -315,7 +316,7 @@ def test_an_imported_clusters_zones_are_not_judged_against_the_lookup():
 
 
 def test_an_imported_cluster_without_a_version_needs_an_autoscaler_image_tag():
-    assert [str(f) for f in check_autoscaler(AutoscalerSettings(), None)] == [
+    assert [str(f) for f in documented(check_autoscaler(AutoscalerSettings(), None))] == [
         "cluster.kubernetes_version: unknown for an imported cluster, so no Cluster Autoscaler "
         "image can be chosen (its minor must equal the cluster's): pass kubernetes_version or "
         "set autoscaler.image_tag"
@@ -338,7 +339,7 @@ def test_least_waste_is_a_warning_once_gpu_node_groups_can_differ(settings, node
         "that fit a pod it picks at random (a p5.48xlarge as likely as a g5.xlarge); use "
         "'priority', which prefers fewer GPUs per node, then cheaper families"
     ]
-    found = check_expander(settings, node_groups)
+    found = documented(check_expander(settings, node_groups))
     assert [str(f) for f in found] == (expected if warned else [])
     assert not any(f.error for f in found)
 
@@ -351,7 +352,7 @@ def test_least_waste_is_a_warning_once_gpu_node_groups_can_differ(settings, node
     ],
 )
 def test_karpenter_on_an_imported_cluster_warns_about_the_chart_registry_login(role, named):
-    (finding,) = check_chart_registry_login(role)
+    (finding,) = documented(check_chart_registry_login(role))
     assert not finding.error
     assert str(finding) == (
         "cluster.existing.kubectl_provider_role_arn: Karpenter's charts come from "
@@ -363,7 +364,7 @@ def test_karpenter_on_an_imported_cluster_warns_about_the_chart_registry_login(r
 
 
 def test_a_node_selector_is_the_autoscalers_unless_named():
-    assert [str(f) for f in check_node_selector({"-x": "y"}, [])] == [
+    assert [str(f) for f in documented(check_node_selector({"-x": "y"}, []))] == [
         f"autoscaler.node_selector: '-x' is not a label key: use {LABEL_KEY_RULE}"
     ]
 
@@ -375,7 +376,7 @@ def test_a_node_selector_is_the_autoscalers_unless_named():
 def test_a_package_json_without_the_cdk_cli_is_not_pinned(tmp_path, package, pin):
     package_json = tmp_path / "package.json"
     package_json.write_text(json.dumps(package), encoding="utf-8")
-    assert [str(f) for f in check_cli_pin(package_json)] == [
+    assert [str(f) for f in documented(check_cli_pin(package_json))] == [
         f"package.json devDependencies.aws-cdk: {pin} is not an exact version; pin the CDK CLI, "
         'e.g. "2.1148.1"'
     ]
