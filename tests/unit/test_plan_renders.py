@@ -392,3 +392,44 @@ def test_the_exporter_reaches_auto_mode_nodes_too():
     (shape,) = plan.node_shapes
     assert shape.labels["eks.amazonaws.com/compute-type"] == "auto"
     assert pod_fits_node(pod, shape.labels, plan.node_taints())
+
+
+def test_a_mig_pool_gives_the_gpu_operator_its_strategy_and_mig_manager_config():
+    """The MIG manager applies the layout only when enabled and handed its config; every GPU
+    starts with MIG off until the node's label asks for the layout."""
+    settings = PoolSettings(
+        instance_types=["p5.48xlarge"],
+        gpu_software="gpu-operator",
+        sharing={"mode": "mig", "strategy": "single", "profile": "1g.10gb"},
+    )
+    plan = plan_pool(settings)
+    assert plan.chart is not None and plan.sharing is not None
+    assert plan.chart.values["mig"] == {"strategy": "single"}
+    assert plan.chart.values["migManager"] == {
+        "enabled": True,
+        "config": {
+            "create": True,
+            "name": "gpu-pool-mig-parted-config",
+            "default": "all-disabled",
+            "data": plan.sharing.mig_parted_config(),
+        },
+    }
+
+
+def test_an_efa_node_groups_zero_node_template_advertises_its_efa_interfaces_and_hugepages():
+    """CA scales an EFA pool up from zero only if the template has what EFA pods request: one
+    interface per network card (32 on p5.48xlarge) and the EFA driver's 5128 x 2 MiB
+    hugepages (EKS UG ml/node-efa)."""
+    plan = plan_pool(
+        PoolSettings(name="t", instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True)
+    )
+    (group,) = plan.node_groups
+    prefix = "k8s.io/cluster-autoscaler/node-template/resources/"
+    assert {k: v for k, v in group.node_template_tags().items() if k.startswith(prefix)} == {
+        f"{prefix}nvidia.com/gpu": "8",
+        f"{prefix}ephemeral-storage": "200Gi",
+        f"{prefix}vpc.amazonaws.com/efa": "32",
+        f"{prefix}hugepages-2Mi": "10256Mi",
+    }
+    (plain,) = plan_pool(PoolSettings(instance_types=["p5.48xlarge"])).node_groups
+    assert not any("efa" in k or "hugepages" in k for k in plain.node_template_tags())
