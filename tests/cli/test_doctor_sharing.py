@@ -61,6 +61,19 @@ CASES = {
         [f"[  ok] node {NODE}: Ready, nvidia.com/gpu: 0, nvidia.com/gpu.shared: 8"],
         0,
     ),
+    "renamed-config-not-read": (
+        RENAMED,
+        g5_node(**{"nvidia.com/gpu": "1"}),
+        RENAMED_TAGS,
+        [
+            f"[fail] node {NODE}: Ready, advertises nvidia.com/gpu: 1, nvidia.com/gpu.shared: 0; "
+            "its pool's time-slicing should make it nvidia.com/gpu: 0, nvidia.com/gpu.shared: 8",
+            "       fix: check its label nvidia.com/device-plugin.config=gpu and restart the "
+            "pool's device plugin (kubectl -n kube-system rollout restart daemonset "
+            "nvidia-device-plugin-gpu; the GPU Operator's for a MIG pool)",
+        ],
+        1,
+    ),
     "asg-tags-count-the-shares": (
         TIME_SLICING,
         None,
