@@ -62,14 +62,14 @@ def check_settings(
     runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts; a
     pool not in it is not judged)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
-    pools = [
-        check_pool_on_cluster(plan, plans[:index]) + check_pool_target(plan, minor, region)
-        for index, plan in enumerate(plans)
-    ]
-    for plan, findings in zip(plans, pools, strict=True):
-        facts = (reservations or {}).get(plan.name)
-        if facts is not None:
-            findings += check_reservation_facts(plan, facts)
+    looked_up = reservations or {}
+    pools = []
+    for index, plan in enumerate(plans):
+        findings = check_pool_on_cluster(plan, plans[:index])
+        findings += check_pool_target(plan, minor, region)
+        if plan.name in looked_up:
+            findings += check_reservation_facts(plan, looked_up[plan.name])
+        pools.append(findings)
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
     app += check_metrics(settings.metrics)
     for plan in plans:
