@@ -10,7 +10,6 @@ from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan import metrics
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import deep_merge, load_settings
-from tests.support import rules
 from tests.support.cfn import helm_values, node_of, only, render, resources, synth
 from tests.support.helm import chart_from_env, helm_binary, helm_template
 from tests.support.paths import FIXTURES
@@ -121,16 +120,6 @@ def test_cloudwatch_is_the_observability_add_on_with_its_agent_credentialed():
     assert any(d.startswith("GpuMetricsPodIdentity") for d in depends)
     assert not [
         r for r in resources(template, HELM).values() if r["Properties"]["Chart"] == "dcgm-exporter"
-    ]
-
-
-def test_a_service_monitor_without_the_exporter_is_a_warning():
-    assert rules.findings({"metrics": {"gpu": "cloudwatch", "service_monitor": True}}) == [
-        (
-            "W",
-            "metrics.service_monitor: is used with metrics.gpu: dcgm-exporter only; with "
-            "'cloudwatch' no ServiceMonitor is made: remove it, or set metrics.gpu: dcgm-exporter",
-        )
     ]
 
 

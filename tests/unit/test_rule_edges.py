@@ -384,3 +384,27 @@ def test_a_package_json_without_the_cdk_cli_is_not_pinned(tmp_path, package, pin
 
 def test_no_package_json_no_pin_to_check(tmp_path):
     assert check_cli_pin(tmp_path / "package.json") == []
+
+
+@pytest.mark.parametrize(
+    ("gpu", "service_monitor", "warned"),
+    [
+        ("cloudwatch", True, True),
+        ("none", True, True),
+        ("dcgm-exporter", True, False),
+        ("cloudwatch", False, False),
+    ],
+)
+def test_a_service_monitor_without_the_exporter_is_a_warning(gpu, service_monitor, warned):
+    found = rules.findings({"metrics": {"gpu": gpu, "service_monitor": service_monitor}})
+    assert found == (
+        [
+            (
+                "W",
+                "metrics.service_monitor: is used with metrics.gpu: dcgm-exporter only; with "
+                f"'{gpu}' no ServiceMonitor is made: remove it, or set metrics.gpu: dcgm-exporter",
+            )
+        ]
+        if warned
+        else []
+    )
