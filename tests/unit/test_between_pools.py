@@ -225,3 +225,24 @@ def test_a_plugin_reaches_only_the_nodes_whose_taints_it_tolerates():
         "'gpu'; two plugins on one node fight over its GPUs: pool names must be unique per "
         "cluster",
     ]
+
+
+def test_past_a_second_operator_the_other_pools_plugins_are_still_judged():
+    """Two GPU Operator pools are another rule's finding, not this one's; a plugin after them
+    that reaches the new pool's nodes (here one tolerating everything) is still named."""
+    operator = plan_pool(PoolSettings(name="x", gpu_software="gpu-operator"), "pools.x")
+    plan = plan_pool(PoolSettings(), "pools.a")
+    assert plan.chart is not None
+    greedy = replace(
+        plan,
+        chart=replace(plan.chart, device_plugin_pod={"tolerations": [{"operator": "Exists"}]}),
+    )
+    new = plan_pool(
+        PoolSettings(name="y", gpu_software="gpu-operator", instance_types=["g6.xlarge"]),
+        "pools.y",
+    )
+    found = documented(check_one_device_plugin_per_node([operator, greedy, new], new))
+    assert [str(f) for f in found] == [
+        "pools.y: g6.xlarge nodes of pool 'y' would also run the device plugin of pool 'gpu'; "
+        "two plugins on one node fight over its GPUs: pool names must be unique per cluster",
+    ]
