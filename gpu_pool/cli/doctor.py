@@ -171,10 +171,9 @@ def _metrics_verdicts(core: Any, nodes: list[dict[str, Any]], metrics: str) -> l
     for namespace, selector, prefix in EXPORTER_PODS[metrics]:
         for pod in core.list_namespaced_pod(namespace, label_selector=selector).items:
             pod = as_dict(pod)
+            # A running pod is bound: the scheduler set its spec.nodeName.
             if pod["metadata"]["name"].startswith(prefix) and _running(pod):
-                exporters[pod["spec"].get("nodeName", "")] = (
-                    f"{namespace}/{pod['metadata']['name']}"
-                )
+                exporters[pod["spec"]["nodeName"]] = f"{namespace}/{pod['metadata']['name']}"
     verdicts = []
     for node in nodes:
         name = node["metadata"]["name"]

@@ -73,6 +73,12 @@ CASES = {
         ],
         [f"[warn] metrics {NODE}: no running DCGM exporter pod on it (metrics.gpu: dcgm-exporter)"],
     ),
+    # The API returns only the chart's pods (the selector); a pod merely named like one is not.
+    "pod-named-like-an-exporter": (
+        "dcgm-exporter",
+        [exporter("dcgm-exporter-debug", "kube-system", {"run": "debug"})],
+        [f"[warn] metrics {NODE}: no running DCGM exporter pod on it (metrics.gpu: dcgm-exporter)"],
+    ),
     "cloudwatch-exporter-on-the-node": (
         "cloudwatch",
         [CLOUDWATCH_POD],
@@ -110,3 +116,14 @@ def test_without_metrics_doctor_says_nothing_of_them(tmp_path, capsys):
     code, _ = run(tmp_path, Scenario(nodes=[(0, node())]), aws=_aws(GOOD_TAGS), command="doctor")
     assert "metrics" not in capsys.readouterr().out
     assert code == 0
+
+
+def test_a_node_not_ready_is_skipped_and_the_next_one_judged(tmp_path, capsys):
+    """Only Ready nodes need an exporter; one that is not does not end the list."""
+    config = tmp_path / "metrics.yaml"
+    config.write_text("metrics:\n  gpu: dcgm-exporter\n")
+    waiting = node("ip-10-0-1-4.ec2.internal", ready=False)
+    scenario = Scenario(standing_nodes=[waiting], nodes=[(0, node())], pods=[CHART_POD])
+    run(tmp_path, scenario, "--config", str(config), aws=_aws(GOOD_TAGS), command="doctor")
+    metrics = [line for line in capsys.readouterr().out.splitlines() if "] metrics " in line]
+    assert metrics == [f"[  ok] metrics {NODE}: exported by kube-system/dcgm-exporter-7xk2p"]
