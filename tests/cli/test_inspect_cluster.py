@@ -10,9 +10,13 @@ from gpu_pool.cli.inspect.cluster import (
     asg_tag_verdicts,
     autoscaler_state,
     device_plugin_reaches,
+    expected_gpu_resources,
     gpu_allocatable,
     node_ready,
 )
+from gpu_pool.plan.pool import plan_pool
+from gpu_pool.plan.record import pool_record
+from gpu_pool.settings import PoolSettings
 from tests.support.aws_stubs import asg_group, stubbed
 from tests.support.fake_kube import autoscaler, daemon_set, node
 
@@ -229,3 +233,20 @@ def test_an_autoscaler_without_a_discovery_flag_does_not_discover():
         "runs, but does not discover this cluster's ASGs (no discovery flag)",
         "its --node-group-auto-discovery must name k8s.io/cluster-autoscaler/gpu-pool",
     )
+
+
+def _typed_node(instance_type):
+    typed = node(name="node-1")
+    typed["metadata"]["labels"]["node.kubernetes.io/instance-type"] = instance_type
+    return typed
+
+
+def test_only_a_sharing_pools_node_of_a_known_type_has_expected_shares():
+    shared = pool_record(
+        plan_pool(PoolSettings(sharing={"mode": "time-slicing", "replicas": 4})), None, None
+    )
+    whole = pool_record(plan_pool(PoolSettings()), None, None)
+    assert expected_gpu_resources(shared, _typed_node("g5.12xlarge")) == {"nvidia.com/gpu": 16}
+    assert expected_gpu_resources(whole, _typed_node("g5.12xlarge")) is None
+    assert expected_gpu_resources(shared, NODE) is None  # no instance-type label
+    assert expected_gpu_resources(shared, _typed_node("m5.large")) is None  # not a GPU type

@@ -191,3 +191,56 @@ def _no_asgs(service):
             ],
         )
     return stubbed(service, [])
+
+
+STALLED = "FAILED while waiting for 'node joined': scale-up was decided but no node joined\n"
+
+
+def _stalled_verify(tmp_path, capsys, aws):
+    """verify on the training pool, the autoscaler deciding a scale-up that never lands."""
+    code, _ = run(
+        tmp_path,
+        Scenario(events=[(2, SCALE_UP)], daemon_sets=[daemon_set(pool="train")]),
+        "--config",
+        _config(tmp_path),
+        aws=aws,
+    )
+    return code, capsys.readouterr().out
+
+
+def test_verify_on_an_ended_block_says_how_to_go_on(tmp_path, capsys):
+    ec2 = _ec2("expired")
+    code, out = _stalled_verify(
+        tmp_path, capsys, lambda service: ec2 if service == "ec2" else _no_activities()
+    )
+    assert code == 1
+    assert (
+        "  evidence: pool train reservation cr-0123456789abcdef0: expired on 2026-12-12 11:30 "
+        "UTC: the pool can launch no node into it\n"
+        "  fix: set pool.capacity_reservation.id to a current reservation, or remove "
+        "capacity_reservation\n"
+    ) in out
+
+
+def test_verify_on_an_active_block_looks_past_it(tmp_path, capsys):
+    """An active block is not the reason: the stall is reported as any pool's would be."""
+    ec2 = _ec2("active", available=2)
+    quiet = stubbed(
+        "autoscaling", [("describe_scaling_activities", {"Activities": []}, {"MaxRecords": 20})]
+    )
+    code, out = _stalled_verify(
+        tmp_path, capsys, lambda service: ec2 if service == "ec2" else quiet
+    )
+    assert code == 1
+    assert (
+        "FAILED while waiting for 'node joined': scale-up was decided but no node joined\n" in out
+    )
+    assert "reservation" not in out
+
+
+def test_verify_without_aws_access_reports_the_stall_without_the_block(tmp_path, capsys):
+    code, out = _stalled_verify(tmp_path, capsys, None)
+    assert code == 1
+    assert (
+        "FAILED while waiting for 'node joined': scale-up was decided but no node joined\n" in out
+    )
