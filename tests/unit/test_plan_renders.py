@@ -433,3 +433,13 @@ def test_an_efa_node_groups_zero_node_template_advertises_its_efa_interfaces_and
     }
     (plain,) = plan_pool(PoolSettings(instance_types=["p5.48xlarge"])).node_groups
     assert not any("efa" in k or "hugepages" in k for k in plain.node_template_tags())
+
+
+def test_an_efa_node_class_selects_its_placement_group_by_name():
+    """Only an EFA pool's NodeClass names a placement group (Karpenter's placementGroupSelector);
+    every other key is the pool's as without one."""
+    plan = karpenter_plan(instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True)
+    plain = plan.ec2_node_class("role", ["subnet-1"], ["sg-1"], {})
+    placed = plan.ec2_node_class("role", ["subnet-1"], ["sg-1"], {}, placement_group="train-pg")
+    assert placed["spec"] == {**plain["spec"], "placementGroupSelector": {"name": "train-pg"}}
+    assert "placementGroupSelector" not in plain["spec"]
