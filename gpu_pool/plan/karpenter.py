@@ -25,7 +25,7 @@ from gpu_pool.model.labels import POOL_LABEL
 from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
 from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.plan.node_pool import NodePoolPlan, gpu_limit
-from gpu_pool.settings import PoolSettings, Taint
+from gpu_pool.settings import PoolSettings
 
 # Bottlerocket's OS volume as Karpenter sizes it by default; the data volume holds images.
 _BOTTLEROCKET_OS_VOLUME_GIB = 4
@@ -39,7 +39,6 @@ class KarpenterPoolPlan(NodePoolPlan):
     node_class_kind: ClassVar[str] = "EC2NodeClass"
     gpu_manufacturer_label: ClassVar[str] = GPU_MANUFACTURER_LABEL
 
-    taints: tuple[Taint, ...]
     ami_alias: str
     capacity: CapacityPlan
 
@@ -154,7 +153,6 @@ def karpenter_pool_plan(
         settings=settings,
         instance_types=tuple(instance_types),
         labels=labels,
-        taints=tuple(settings.taints),
         ami_alias=settings.karpenter.ami_alias or KARPENTER_AMI_ALIASES[settings.ami_family],
         gpu_limit=gpu_limit(settings, largest),
         capacity=capacity,
