@@ -127,3 +127,20 @@ def test_a_node_not_ready_is_skipped_and_the_next_one_judged(tmp_path, capsys):
     run(tmp_path, scenario, "--config", str(config), aws=_aws(GOOD_TAGS), command="doctor")
     metrics = [line for line in capsys.readouterr().out.splitlines() if "] metrics " in line]
     assert metrics == [f"[  ok] metrics {NODE}: exported by kube-system/dcgm-exporter-7xk2p"]
+
+
+def test_every_pools_gpu_nodes_are_judged(tmp_path, capsys):
+    config = tmp_path / "metrics.yaml"
+    config.write_text(
+        "metrics:\n  gpu: dcgm-exporter\n"
+        "pools:\n  a:\n    labels: {workload: a}\n  b:\n    labels: {workload: b}\n"
+    )
+    first = node("ip-10-0-1-4.ec2.internal", pool="a")
+    scenario = Scenario(standing_nodes=[first], nodes=[(0, node(pool="b"))], pods=[CHART_POD])
+    run(tmp_path, scenario, "--config", str(config), aws=_aws(GOOD_TAGS), command="doctor")
+    metrics = [line for line in capsys.readouterr().out.splitlines() if "] metrics " in line]
+    assert metrics == [
+        "[warn] metrics ip-10-0-1-4.ec2.internal: no running DCGM exporter pod on it "
+        "(metrics.gpu: dcgm-exporter)",
+        f"[  ok] metrics {NODE}: exported by kube-system/dcgm-exporter-7xk2p",
+    ]

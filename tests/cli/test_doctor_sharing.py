@@ -74,6 +74,14 @@ CASES = {
         ],
         1,
     ),
+    # Without its instance type the shares cannot be known: judged as a whole-GPU node.
+    "node-of-unknown-type": (
+        TIME_SLICING,
+        node(),
+        SHARED_TAGS,
+        [f"[  ok] node {NODE}: Ready, nvidia.com/gpu: 1"],
+        0,
+    ),
     "asg-tags-count-the-shares": (
         TIME_SLICING,
         None,
