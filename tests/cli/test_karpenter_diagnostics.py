@@ -454,3 +454,26 @@ def test_doctor_on_a_mixed_app_checks_both_provisioners(tmp_path, capsys):
         "[warn] interruption queue",
     ]
     assert exit_code == 0
+
+
+def test_doctor_reads_every_karpenter_pools_node_pool_and_class(tmp_path, capsys):
+    config = tmp_path / "two.yaml"
+    config.write_text(
+        "pools:\n  a:\n    provisioner: karpenter\n    labels: {workload: a}\n"
+        "  b:\n    provisioner: karpenter\n    labels: {workload: b}\n"
+    )
+    state = scenario(
+        karpenter_objects=[
+            karpenter_object(kind, f"gpu-pool-{pool}")
+            for pool in ("a", "b")
+            for kind in ("NodePool", "EC2NodeClass")
+        ],
+    )
+    run(tmp_path, state, "--config", str(config), command="doctor")
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out if " gpu-pool-" in line] == [
+        "[  ok] NodePool gpu-pool-a",
+        "[  ok] EC2NodeClass gpu-pool-a",
+        "[  ok] NodePool gpu-pool-b",
+        "[  ok] EC2NodeClass gpu-pool-b",
+    ]
