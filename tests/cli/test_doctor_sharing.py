@@ -110,6 +110,19 @@ CASES = {
         ],
         0,
     ),
+    # Tags written before the pool renamed its shares: both resources are named.
+    "asg-tags-from-before-the-rename": (
+        RENAMED,
+        None,
+        SHARED_TAGS,
+        [
+            "[fail] ASG eks-GpuPoolG5Xlarge-4ac9: tag k8s.io/cluster-autoscaler/node-template/"
+            "resources/nvidia.com/gpu='4', but g5.xlarge advertises 0 with its pool's "
+            "time-slicing; no tag k8s.io/cluster-autoscaler/node-template/resources/"
+            "nvidia.com/gpu.shared, but g5.xlarge advertises 8 with its pool's time-slicing"
+        ],
+        1,
+    ),
 }
 
 

@@ -22,6 +22,7 @@ from tests.support.fake_kube import autoscaler, daemon_set, node
 
 GPU_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
 TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu"
+STALE_TAG = "k8s.io/cluster-autoscaler/node-template/label/team"
 
 
 def _model(data: dict, kind: str):
@@ -159,6 +160,7 @@ def test_asg_verdicts_go_on_past_groups_they_do_not_judge_or_find_wrong():
         asg_group("templated", {"eks:nodegroup-name": "templated-ng"}),
         asg_group("mixed", {"eks:nodegroup-name": "mixed-ng", GPU_TAG: "1"}),
         asg_group("bad", {"eks:nodegroup-name": "bad-ng", GPU_TAG: "1", **two_bad}),
+        asg_group("stale", {"eks:nodegroup-name": "stale-ng", GPU_TAG: "1", STALE_TAG: "x"}),
         asg_group("prefer", {"eks:nodegroup-name": "prefer-ng", GPU_TAG: "1", **prefer}),
         asg_group(
             "good", {"eks:nodegroup-name": "good-ng", GPU_TAG: "8", TAINT_TAG: "a:NoExecute"}
@@ -193,6 +195,7 @@ def test_asg_verdicts_go_on_past_groups_they_do_not_judge_or_find_wrong():
                 ("templated-ng", []),
                 ("mixed-ng", ["g5.xlarge", "g5.12xlarge"]),
                 ("bad-ng", ["g5.xlarge"]),
+                ("stale-ng", ["g6.xlarge"]),
                 ("prefer-ng", ["g6.xlarge"]),
                 ("good-ng", ["p5.48xlarge"]),
             )
@@ -212,6 +215,14 @@ def test_asg_verdicts_go_on_past_groups_they_do_not_judge_or_find_wrong():
             f"taint tags Cluster Autoscaler ignores: {TAINT_TAG}=true:NO_SCHEDULE, "
             f"{TAINT_TAG}-2=x:NO_EXECUTE",
             "the value must be <value>:<Effect> in Kubernetes spelling (NoSchedule)",
+        ),
+        Verdict(
+            "fail",
+            "ASG stale",
+            f"node-template tags for labels or taints the node group no longer has: {STALE_TAG}",
+            "a stale taint stops Cluster Autoscaler scaling this group up from zero: aws "
+            "autoscaling delete-tags --tags ResourceId=stale,ResourceType=auto-scaling-group,"
+            "Key=<key> (the key alone), or redeploy",
         ),
         Verdict("ok", "ASG prefer", "prefer-ng: nvidia.com/gpu=1"),
         Verdict("ok", "ASG good", "good-ng: nvidia.com/gpu=8"),

@@ -238,7 +238,12 @@ def asg_tag_verdicts(
         }
         if wrong:
             detail = "; ".join(
-                f"tag {RESOURCE_TAG_PREFIX}{r}={actual!r}, but {'/'.join(types)} "
+                (
+                    f"tag {RESOURCE_TAG_PREFIX}{r}={actual!r}"
+                    if actual is not None
+                    else f"no tag {RESOURCE_TAG_PREFIX}{r}"
+                )
+                + f", but {'/'.join(types)} "
                 + (
                     f"has {expected[r]} GPU(s)"
                     if shared is None
