@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
+from gpu_pool.cli.inspect.cluster import Verdict
 from gpu_pool.cli.inspect.reserved import efa_verdict, reservation_verdict
 from gpu_pool.cli.smoke_test import smoke_test_pod
 from gpu_pool.plan.pool import plan_pool
@@ -37,62 +38,93 @@ TRAIN = {
 }
 
 
-def _ec2(state, **fields):
+def _ec2(state, available=0, without=()):
+    """EC2 describing the block in `state`; `without`: the dates it leaves out."""
     reservation = {
         "CapacityReservationId": BLOCK,
         "State": state,
         "StartDate": START,
         "EndDate": END,
         "TotalInstanceCount": 4,
-        "AvailableInstanceCount": fields.get("available", 0),
+        "AvailableInstanceCount": available,
     }
     return stubbed(
         "ec2",
         [
             (
                 "describe_capacity_reservations",
-                {"CapacityReservations": [reservation]},
+                {
+                    "CapacityReservations": [
+                        {k: v for k, v in reservation.items() if k not in without}
+                    ]
+                },
                 {"CapacityReservationIds": [BLOCK]},
             )
         ],
     )
 
 
+SUBJECT = f"pool train reservation {BLOCK}"
+WAIT = (
+    "wait for the start (the autoscaler retries, or falls back to a lower-priority pool), or run "
+    "the job on an on-demand pool"
+)
+REPLACE = (
+    "set pool.capacity_reservation.id to a current reservation, or remove capacity_reservation"
+)
+NOT_STARTED = "until then every launch fails and the pool gets no node"
+ENDED = "the pool can launch no node into it"
+
+
 @pytest.mark.parametrize(
-    ("state", "expected"),
+    ("state", "without", "expected"),
     [
         (
             "scheduled",
-            (
-                "warn",
-                f"pool train reservation {BLOCK}",
-                "scheduled: starts 2026-12-05 11:30 UTC; until then every launch fails and the "
-                "pool gets no node",
+            (),
+            Verdict(
+                "warn", SUBJECT, f"scheduled: starts 2026-12-05 11:30 UTC; {NOT_STARTED}", WAIT
             ),
+        ),
+        (
+            "payment-pending",
+            ("StartDate",),
+            Verdict("warn", SUBJECT, f"payment-pending: not started; {NOT_STARTED}", WAIT),
         ),
         (
             "active",
-            (
-                "ok",
-                f"pool train reservation {BLOCK}",
-                "active, 3 of 4 instances free, ends 2026-12-12 11:30 UTC",
-            ),
+            (),
+            Verdict("ok", SUBJECT, "active, 3 of 4 instances free, ends 2026-12-12 11:30 UTC"),
         ),
+        # An ODCR without an end date runs until it is cancelled.
+        ("active", ("EndDate",), Verdict("ok", SUBJECT, "active, 3 of 4 instances free")),
         (
             "expired",
-            (
-                "fail",
-                f"pool train reservation {BLOCK}",
-                "expired on 2026-12-12 11:30 UTC: the pool can launch no node into it",
+            (),
+            Verdict("fail", SUBJECT, f"expired on 2026-12-12 11:30 UTC: {ENDED}", REPLACE),
+        ),
+        ("cancelled", ("EndDate",), Verdict("fail", SUBJECT, f"cancelled: {ENDED}", REPLACE)),
+        (
+            "unknown-state",
+            (),
+            Verdict(
+                "warn", SUBJECT, "state unknown-state", "aws ec2 describe-capacity-reservations"
             ),
         ),
     ],
+    ids=[
+        "scheduled",
+        "no-start-date",
+        "active",
+        "active-no-end-date",
+        "expired",
+        "ended-no-end-date",
+        "unknown-state",
+    ],
 )
-def test_reservation_state_is_its_own_verdict(state, expected):
+def test_reservation_state_is_its_own_verdict(state, without, expected):
     plan = record(PoolSettings(name="train", **TRAIN))
-    verdict = reservation_verdict(_ec2(state, available=3), plan)
-    assert verdict is not None
-    assert (verdict.status, verdict.subject, verdict.detail) == expected
+    assert reservation_verdict(_ec2(state, available=3, without=without), plan) == expected
 
 
 def test_pools_without_a_reservation_id_are_not_looked_up():
@@ -102,16 +134,30 @@ def test_pools_without_a_reservation_id_are_not_looked_up():
 
 
 @pytest.mark.parametrize(
-    ("allocatable", "status"), [({"vpc.amazonaws.com/efa": "32"}, "ok"), ({}, "fail")]
+    ("allocatable", "expected"),
+    [
+        (
+            {"vpc.amazonaws.com/efa": "32"},
+            Verdict("ok", "node gpu-node-1", "vpc.amazonaws.com/efa: 32"),
+        ),
+        (
+            {},
+            Verdict(
+                "fail",
+                "node gpu-node-1",
+                "vpc.amazonaws.com/efa: 0, expected 32 (one per network card)",
+                "the EFA device plugin: kubectl -n kube-system get pods -o wide | grep "
+                "aws-efa-k8s-device-plugin-train; and the launch template's network interfaces",
+            ),
+        ),
+    ],
+    ids=["advertised", "missing"],
 )
-def test_efa_node_must_advertise_one_interface_per_card(allocatable, status):
+def test_efa_node_must_advertise_one_interface_per_card(allocatable, expected):
     plan = record(PoolSettings(name="train", **TRAIN))
-    gpu_node = node(pool="train", gpus=8)
+    gpu_node = node(pool="train", gpus=8, name="gpu-node-1")
     gpu_node["status"]["allocatable"].update(allocatable)
-    verdict = efa_verdict(gpu_node, plan)
-    assert verdict is not None and verdict.status == status
-    if status == "fail":
-        assert verdict.detail == "vpc.amazonaws.com/efa: 0, expected 32 (one per network card)"
+    assert efa_verdict(gpu_node, plan) == expected
     assert efa_verdict(gpu_node, record(PoolSettings())) is None
 
 

@@ -10,9 +10,11 @@ import pytest
 
 from gpu_pool.model.findings import error
 from gpu_pool.model.scheduling import pod_fits_node
+from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.plan.gpu_software import resolved_gpu_software
 from gpu_pool.plan.pool import pascal_case, plan_pool, plan_pools
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
+from gpu_pool.settings.models import CapacityReservationSettings
 
 TAG = "k8s.io/cluster-autoscaler/node-template/"
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
@@ -293,3 +295,84 @@ def test_karpenter_capacity_block_pool_passes_the_pinned_crds():
     ]
     assert "placementGroupSelector" not in node_class["spec"]
     assert validate(node_pool) == [] and validate(node_class) == []
+
+
+RESERVATION = "cr-0123456789abcdef0"
+GROUP = "arn:aws:resource-groups:us-east-1:123456789012:group/gpus"
+
+
+@pytest.mark.parametrize(
+    ("reservation", "capacity_type", "expected"),
+    [
+        (None, "ON_DEMAND", ("ON_DEMAND", None, None, ["on-demand"], [])),
+        (None, "SPOT", ("SPOT", None, None, ["spot"], [])),
+        (
+            {"type": "capacity-block", "id": RESERVATION},
+            "ON_DEMAND",
+            (
+                "CAPACITY_BLOCK",
+                {"CapacityReservationTarget": {"CapacityReservationId": RESERVATION}},
+                {"MarketType": "capacity-block"},
+                ["reserved"],
+                [{"id": RESERVATION}],
+            ),
+        ),
+        (
+            {"type": "odcr", "id": RESERVATION, "fallback": "on-demand"},
+            "ON_DEMAND",
+            (
+                "ON_DEMAND",
+                {"CapacityReservationTarget": {"CapacityReservationId": RESERVATION}},
+                None,
+                ["reserved", "on-demand"],
+                [{"id": RESERVATION}],
+            ),
+        ),
+        (
+            {"type": "odcr", "resource_group_arn": GROUP},
+            "ON_DEMAND",
+            (
+                "ON_DEMAND",
+                {"CapacityReservationTarget": {"CapacityReservationResourceGroupArn": GROUP}},
+                None,
+                ["reserved"],
+                [],
+            ),
+        ),
+        (
+            {"type": "odcr", "preference": "capacity-reservations-only"},
+            "ON_DEMAND",
+            (
+                "ON_DEMAND",
+                {"CapacityReservationPreference": "capacity-reservations-only"},
+                None,
+                ["reserved"],
+                [],
+            ),
+        ),
+    ],
+    ids=["none-on-demand", "none-spot", "block", "odcr-id-fallback", "odcr-group", "odcr-only"],
+)
+def test_a_reservation_in_each_provisioners_terms(reservation, capacity_type, expected):
+    """Node group capacity type, launch template CapacityReservationSpecification and
+    InstanceMarketOptions, NodePool capacity types and EC2NodeClass selector terms."""
+    settings = None if reservation is None else CapacityReservationSettings(**reservation)
+    plan = CapacityPlan(settings)
+    assert (
+        plan.node_group_capacity_type(capacity_type),
+        plan.capacity_reservation_specification(),
+        plan.instance_market_options(),
+        plan.karpenter_capacity_types(capacity_type),
+        plan.karpenter_reservation_terms(),
+    ) == expected
+
+
+def test_efa_is_one_interface_per_network_card_device_index_1_past_card_0():
+    interfaces = CapacityPlan(efa_interfaces=3).network_interfaces(("sg-a", "sg-b"))
+    shared = {"InterfaceType": "efa", "Groups": ["sg-a", "sg-b"], "DeleteOnTermination": True}
+    assert interfaces == [
+        {"NetworkCardIndex": 0, "DeviceIndex": 0, **shared},
+        {"NetworkCardIndex": 1, "DeviceIndex": 1, **shared},
+        {"NetworkCardIndex": 2, "DeviceIndex": 1, **shared},
+    ]
+    assert CapacityPlan().network_interfaces(["sg-a"]) == []

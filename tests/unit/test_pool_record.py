@@ -10,7 +10,13 @@ import pytest
 from gpu_pool.cli.main import main
 from gpu_pool.cli.sources import assembly_pools
 from gpu_pool.plan.pool import plan_pool
-from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord, RecordError, pool_record
+from gpu_pool.plan.record import (
+    POOL_RECORD_TYPE,
+    NodeGroupRecord,
+    PoolRecord,
+    RecordError,
+    pool_record,
+)
 from gpu_pool.settings import PoolSettings
 
 DEFAULT_RECORD = {
@@ -64,6 +70,28 @@ def test_a_sharing_pool_records_what_its_nodes_advertise_and_reads_it_back():
     assert back == record
 
 
+def test_the_deployed_record_names_its_region_and_each_node_group_in_plan_order():
+    plan = plan_pool(PoolSettings(instance_types=["g5.xlarge", "g6.xlarge"], zones=["us-east-1a"]))
+    record = pool_record(plan, "ml", "us-east-1", ["gpu-g5", "gpu-g6"])
+    assert (record.region, record.node_groups) == (
+        "us-east-1",
+        (
+            NodeGroupRecord(("g5.xlarge",), 1, "us-east-1a", "gpu-g5"),
+            NodeGroupRecord(("g6.xlarge",), 1, "us-east-1a", "gpu-g6"),
+        ),
+    )
+    # One name per node group: a group without one would be left out of the record.
+    with pytest.raises(ValueError, match="shorter"):
+        pool_record(plan, "ml", "us-east-1", ["gpu-g5"])
+
+
+def test_a_pool_whose_entries_all_fail_to_resolve_records_no_node():
+    """The command plans settings it has not checked (--config): such a pool still gets a
+    record, with no node group and no GPU a pod could ask for."""
+    record = pool_record(plan_pool(PoolSettings(instance_types=[["g4ad.xlarge"]])), "ml", None)
+    assert (record.node_groups, record.gpus_per_node) == ((), 0)
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
@@ -78,8 +106,13 @@ def test_a_sharing_pool_records_what_its_nodes_advertise_and_reads_it_back():
             "malformed record: gpus_per_node: Input "
             "should be a valid integer, unable to parse string as an integer",
         ),
+        (
+            {**DEFAULT_RECORD, "node_groups": [{"instance_types": ["g5.xlarge"], "gpus": "one"}]},
+            "malformed record: node_groups.0.gpus: Input "
+            "should be a valid integer, unable to parse string as an integer",
+        ),
     ],
-    ids=["not-a-record", "newer-version", "malformed"],
+    ids=["not-a-record", "newer-version", "malformed", "malformed-nested"],
 )
 def test_a_record_the_command_cannot_read_says_why(data, message):
     with pytest.raises(RecordError) as raised:

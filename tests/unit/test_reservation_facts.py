@@ -25,10 +25,11 @@ SOURCE = f"reservation {BLOCK} (cdk.context.json)"
 
 
 @pytest.mark.parametrize(
-    ("facts", "expected"),
+    ("pool", "facts", "expected"),
     [
-        (ReservationFacts(BLOCK, "us-east-1a", "p5.48xlarge", 4), []),
+        ({}, ReservationFacts(BLOCK, "us-east-1a", "p5.48xlarge", 4), []),
         (
+            {},
             ReservationFacts(BLOCK, "us-east-1b", "p5.48xlarge", 4),
             [
                 (
@@ -39,6 +40,7 @@ SOURCE = f"reservation {BLOCK} (cdk.context.json)"
             ],
         ),
         (
+            {},
             ReservationFacts(BLOCK, "us-east-1a", "p5e.48xlarge", 4),
             [
                 (
@@ -49,6 +51,7 @@ SOURCE = f"reservation {BLOCK} (cdk.context.json)"
             ],
         ),
         (
+            {},
             ReservationFacts(BLOCK, "us-east-1a", "p5.48xlarge", 2),
             [
                 (
@@ -58,11 +61,46 @@ SOURCE = f"reservation {BLOCK} (cdk.context.json)"
                 )
             ],
         ),
+        (
+            {"zones": ["us-east-1a", "us-east-1b"]},
+            ReservationFacts(BLOCK, "us-east-1c", "p5.48xlarge", 4),
+            [
+                (
+                    "E",
+                    "pools.train.zones: 2 zones (us-east-1a, us-east-1b) with a capacity-block: a "
+                    "block lives in one zone and its node groups may only use that zone's "
+                    "subnets: list exactly the block's zone",
+                ),
+                (
+                    "E",
+                    f"pools.train.zones: us-east-1a, us-east-1b, but {SOURCE} is in us-east-1c: "
+                    "list [us-east-1c]",
+                ),
+            ],
+        ),
+        (
+            {"instance_types": ["p5.48xlarge", "p5e.48xlarge"]},
+            ReservationFacts(BLOCK, "us-east-1a", "p5en.48xlarge", 4),
+            [
+                (
+                    "E",
+                    "pools.train.instance_types: 2 types (p5.48xlarge, p5e.48xlarge) with a "
+                    "capacity-block: a block is one instance type, and its launch template names "
+                    "exactly that one: list only it",
+                ),
+                (
+                    "E",
+                    f"pools.train.instance_types: p5.48xlarge, p5e.48xlarge, but {SOURCE} holds "
+                    "p5en.48xlarge: list [p5en.48xlarge]",
+                ),
+            ],
+        ),
     ],
-    ids=["matches", "other-zone", "other-type", "fewer-instances"],
+    ids=["matches", "other-zone", "other-type", "fewer-instances", "two-zones", "two-types"],
 )
-def test_a_block_pool_is_judged_against_its_block(facts, expected):
-    settings = load_settings(SETTINGS, None)
+def test_a_block_pool_is_judged_against_its_block(pool, facts, expected):
+    train = {**SETTINGS["pools"]["train"], **pool}
+    settings = load_settings({**SETTINGS, "pools": {"train": train}}, None)
     found = documented(
         check_settings(settings, plan_pools(settings), reservations={"train": facts}).all()
     )

@@ -28,6 +28,8 @@ EXISTING = {
     "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
 }
+ODCR = {"type": "odcr", "id": "cr-0123456789abcdef0"}
+RESOURCE_GROUP = "arn:aws:resource-groups:us-east-1:123456789012:group/gpus"
 SMALL_DISK = (
     "GiB: CUDA images are several GiB each and pods get evicted under disk pressure; use 100 "
     "or more (default 200)"
@@ -196,6 +198,73 @@ CASES = {
                 "e.g. example.com/b",
             ),
         ],
+    ),
+    "efa-named-for-each-type-without-it": (
+        {
+            "region": "us-east-1",
+            "pool": {
+                "instance_types": ["g5.xlarge", "g6.xlarge"],
+                "zones": ["us-east-1a"],
+                "efa": True,
+            },
+        },
+        [
+            (
+                "E",
+                "pool.efa: true, but g5.xlarge, g6.xlarge has no EFA (EC2 MaximumEfaInterfaces 0): "
+                "choose an EFA type such as p5.48xlarge, p4d.24xlarge or g6e.48xlarge, or set "
+                "efa: false",
+            )
+        ],
+    ),
+    "karpenter-odcr-resource-group-named": (
+        {
+            "pool": {
+                "provisioner": "karpenter",
+                "capacity_reservation": {"type": "odcr", "resource_group_arn": RESOURCE_GROUP},
+            }
+        },
+        [
+            (
+                "E",
+                "pool.capacity_reservation.resource_group_arn: Karpenter has no open matching and "
+                "no resource groups (it selects reservations by id): name the reservation's id, "
+                "or use provisioner: cluster-autoscaler",
+            )
+        ],
+    ),
+    # Reserved capacity came in Karpenter 1.6.0: that version has it.
+    "karpenter-reserved-at-the-version-it-came-in": (
+        {
+            "karpenter": {"chart_version": "1.6.0"},
+            "cluster": {"kubernetes_version": "1.33"},
+            "pool": {"provisioner": "karpenter", "capacity_reservation": ODCR},
+        },
+        [],
+    ),
+    "karpenter-reserved-too-old-with-v": (
+        {
+            "karpenter": {"chart_version": "v1.5.0"},
+            "cluster": {"kubernetes_version": "1.33"},
+            "pool": {"provisioner": "karpenter", "capacity_reservation": ODCR},
+        },
+        [
+            (
+                "E",
+                "pool.capacity_reservation: Karpenter v1.5.0 has no reserved capacity (it came in "
+                "1.6.0): set karpenter.chart_version to 1.6.0 or newer (the pin is 1.14.1), or "
+                "use provisioner: cluster-autoscaler",
+            )
+        ],
+    ),
+    # Karpenter's version matters only to its own pools.
+    "old-karpenter-and-a-reserved-node-group-pool": (
+        {
+            "karpenter": {"chart_version": "1.5.0"},
+            "cluster": {"kubernetes_version": "1.33"},
+            "pool": {"capacity_reservation": ODCR},
+        },
+        [],
     ),
     # Karpenter reads an alias's family up to its first '@' (its CRD: family@version).
     "karpenter-alias-family-is-before-the-first-at": (
