@@ -47,8 +47,9 @@ def _check_efa(plan: PoolPlan) -> Iterator[Finding]:
         yield error(
             "GP-TRAIN-01",
             f"{prefix}.efa",
-            f"true, but {', '.join(without)} has no EFA (EC2 MaximumEfaInterfaces 0): choose an "
-            "EFA type such as p5.48xlarge, p4d.24xlarge or g6e.48xlarge, or set efa: false",
+            f"true, but {', '.join(without)} {'has' if len(without) == 1 else 'have'} no EFA "
+            "(EC2 MaximumEfaInterfaces 0): choose an EFA type such as p5.48xlarge, p4d.24xlarge "
+            "or g6e.48xlarge, or set efa: false",
         )
     counts = {t.name: t.efa_interfaces for group in plan.entries for t in group}
     if not without and len(set(counts.values())) > 1:

@@ -211,7 +211,7 @@ CASES = {
         [
             (
                 "E",
-                "pool.efa: true, but g5.xlarge, g6.xlarge has no EFA (EC2 MaximumEfaInterfaces 0): "
+                "pool.efa: true, but g5.xlarge, g6.xlarge have no EFA (EC2 MaximumEfaInterfaces 0): "
                 "choose an EFA type such as p5.48xlarge, p4d.24xlarge or g6e.48xlarge, or set "
                 "efa: false",
             )
