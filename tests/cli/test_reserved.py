@@ -290,3 +290,22 @@ def test_verify_without_aws_access_reports_the_stall_without_the_block(tmp_path,
     assert (
         "FAILED while waiting for 'node joined': scale-up was decided but no node joined\n" in out
     )
+
+
+def test_doctor_judges_an_efa_nodes_interfaces_and_says_when_it_cannot_read_the_block(
+    tmp_path, capsys
+):
+    efa_node = node(pool="train", gpus=8)
+    efa_node["status"]["allocatable"]["vpc.amazonaws.com/efa"] = "31"
+    scenario = Scenario(nodes=[(0, efa_node)], daemon_sets=[daemon_set(pool="train")])
+    code, _ = run(tmp_path, scenario, "--config", _config(tmp_path), command="doctor")
+    out = capsys.readouterr().out.splitlines()
+    node_lines = out.index("[  ok] node ip-10-0-1-5.ec2.internal: Ready, nvidia.com/gpu: 8")
+    assert out[node_lines + 1 : node_lines + 3] == [
+        "[fail] node ip-10-0-1-5.ec2.internal: vpc.amazonaws.com/efa: 31, expected 32 (one per "
+        "network card)",
+        "       fix: the EFA device plugin: kubectl -n kube-system get pods -o wide | grep "
+        "aws-efa-k8s-device-plugin-train; and the launch template's network interfaces",
+    ]
+    assert "[warn] reservations: not checked: no AWS credentials or region" in out
+    assert code == 1
