@@ -5,6 +5,9 @@ from datetime import date
 
 import pytest
 
+from gpu_pool.checks import check_settings
+from gpu_pool.plan.pool import plan_pools
+from gpu_pool.settings import load_settings
 from tests.support import rules
 
 TODAY = date(2026, 12, 2)
@@ -112,6 +115,10 @@ CASES = {
             )
         ],
     ),
+    "no-gpu-software-is-what-it-runs": (
+        auto(gpu_software="none"),
+        [],
+    ),
     "imds-hop-limit": (
         auto(imds_hop_limit=2),
         [
@@ -142,6 +149,84 @@ CASES = {
     "expire-at-21-days": (
         auto(karpenter={"expire_after": "504h"}),
         [],
+    ),
+    # 21 days (504h) counted in minutes and in seconds, and one past it.
+    "expire-at-21-days-in-minutes": (
+        auto(karpenter={"expire_after": "443h3660m"}),
+        [],
+    ),
+    "expire-a-minute-past-21-days": (
+        auto(karpenter={"expire_after": "444h3601m"}),
+        [
+            (
+                "E",
+                "pool.karpenter.expire_after: 444h3601m, but Auto Mode replaces every node after at most 21 days (504h): set 504h or less, or leave it unset for Auto Mode's 336h",
+            )
+        ],
+    ),
+    "expire-at-21-days-in-seconds": (
+        auto(karpenter={"expire_after": "503h3600s"}),
+        [],
+    ),
+    "expire-a-second-past-21-days": (
+        auto(karpenter={"expire_after": "503h3601s"}),
+        [
+            (
+                "E",
+                "pool.karpenter.expire_after: 503h3601s, but Auto Mode replaces every node after at most 21 days (504h): set 504h or less, or leave it unset for Auto Mode's 336h",
+            )
+        ],
+    ),
+    # The NodePool rules Auto Mode shares with Karpenter (checks/node_pool.py).
+    "no-node-limit": (
+        auto(max_size=0),
+        [
+            (
+                "E",
+                "pool.max_size: 0: the NodePool's node limit; the pool could never run a GPU node: set 1 or more",
+            ),
+            (
+                "E",
+                "pool.karpenter.gpu_limit: 0 is below the 1 GPUs of g5.xlarge: Karpenter could never launch it: raise it to 1 or more, or drop the type",
+            ),
+        ],
+    ),
+    "gpu-limit-below-the-largest-type": (
+        auto(instance_types=["g5.12xlarge"], karpenter={"gpu_limit": 2}),
+        [
+            (
+                "E",
+                "pool.karpenter.gpu_limit: 2 is below the 4 GPUs of g5.12xlarge: Karpenter could never launch it: raise it to 4 or more, or drop the type",
+            )
+        ],
+    ),
+    "label-reserved-by-karpenter": (
+        auto(labels={"karpenter.sh/team": "a"}),
+        [
+            (
+                "E",
+                "pool.labels: 'karpenter.sh/team' is reserved by Karpenter (kubernetes.io/hostname, and karpenter.sh and karpenter.k8s.aws keys other than their well-known labels): the API server refuses the NodePool; use your own domain, e.g. example.com/team",
+            )
+        ],
+    ),
+    "label-the-kubelet-refuses": (
+        auto(labels={"node-role.kubernetes.io/gpu": "x"}),
+        [
+            (
+                "E",
+                "pool.labels: 'node-role.kubernetes.io/gpu' is a kubernetes.io/k8s.io label the kubelet refuses in --node-labels, where Karpenter puts the pool's labels: every node would launch and never join; use node.kubernetes.io/gpu or your own domain, e.g. example.com/gpu",
+            )
+        ],
+    ),
+    # Auto Mode's own 336h default is the expiry the message names.
+    "no-termination-grace-period": (
+        auto(karpenter={"termination_grace_period": None}),
+        [
+            (
+                "W",
+                "pool.karpenter.termination_grace_period: unset with expire_after 336h: an expired node is drained of all but its karpenter.sh/do-not-disrupt pods and then held, its free GPUs idle and billed, for as long as they run: set a duration such as 24h (the default), or expire_after: Never",
+            )
+        ],
     ),
     "sharing": (
         auto(sharing={"mode": "time-slicing", "replicas": 4}),
@@ -202,6 +287,46 @@ CASES = {
 @pytest.mark.parametrize(("settings", "expected"), CASES.values(), ids=CASES.keys())
 def test_rule_reports_its_exact_message(settings, expected):
     assert rules.findings(settings, today=TODAY) == expected
+
+
+# Each case's rule ids, finding by finding: an app acknowledges a warning by its id
+# (gpu-pool:<id>) and docs/guardrails.md lists them.
+RULE_IDS = {
+    "defaults-are-valid": [],
+    "fractional-gpu-type": ["GP-AUTO-01"],
+    "type-auto-mode-does-not-offer": ["GP-AUTO-02"],
+    "al2023-family": ["GP-AUTO-03"],
+    "bottlerocket-family-is-what-it-runs": [],
+    "ami-settings-ignored": ["GP-AUTO-04", "GP-AUTO-04", "GP-AUTO-04"],
+    "min-size-without-static-capacity": ["GP-AUTO-05", "GP-AUTO-06"],
+    "gpu-operator": ["GP-AUTO-07"],
+    "device-plugin": ["GP-AUTO-07"],
+    "no-gpu-software-is-what-it-runs": [],
+    "imds-hop-limit": ["GP-AUTO-08"],
+    "expire-never": ["GP-AUTO-10"],
+    "expire-beyond-21-days": ["GP-AUTO-10"],
+    "expire-at-21-days": [],
+    "expire-at-21-days-in-minutes": [],
+    "expire-a-minute-past-21-days": ["GP-AUTO-10"],
+    "expire-at-21-days-in-seconds": [],
+    "expire-a-second-past-21-days": ["GP-AUTO-10"],
+    "no-node-limit": ["GP-NODEPOOL-01", "GP-NODEPOOL-02"],
+    "gpu-limit-below-the-largest-type": ["GP-NODEPOOL-02"],
+    "label-reserved-by-karpenter": ["GP-NODEPOOL-04"],
+    "label-the-kubelet-refuses": ["GP-NODEPOOL-05"],
+    "no-termination-grace-period": ["GP-NODEPOOL-03"],
+    "sharing": ["GP-SHARE-03"],
+    "training-settings-not-built": ["GP-AUTO-09", "GP-AUTO-09"],
+    "existing-cluster": ["GP-APP-07", "GP-APP-08"],
+    "pending-to-auto-mode-and-the-autoscaler": ["GP-PAIR-07"],
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_finding_names_its_rule(case):
+    loaded = load_settings(CASES[case][0], None)
+    found = check_settings(loaded, plan_pools(loaded), today=TODAY).all()
+    assert [f.rule for f in found] == RULE_IDS[case]
 
 
 ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ in v[1])}

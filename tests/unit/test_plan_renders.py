@@ -260,6 +260,72 @@ def test_an_ami_alias_set_is_used_and_a_gpu_limit_follows_the_largest_type():
     assert karpenter_plan(instance_types=[]).gpu_limit == 0
 
 
+def auto_mode_plan(**settings):
+    plan = plan_pool(PoolSettings(provisioner="auto-mode", **settings), "pool").auto_mode
+    assert plan is not None
+    return plan
+
+
+def test_an_auto_mode_node_class_takes_the_pools_disk_key_subnets_and_tags():
+    """Its fields as the EKS user guide's NodeClass has them (automode/create-node-class.adoc)."""
+    from tests.support.crd_validation import validate
+
+    plan = auto_mode_plan(
+        name="infer",
+        disk_size_gib=120,
+        volume_kms_key_arn="arn:aws:kms:us-west-2:123456789012:key/k",
+    )
+    node_class = plan.node_class("role", ["subnet-1", "subnet-2"], ["sg-1"], {"team": "ml"})
+    assert node_class == {
+        "apiVersion": "eks.amazonaws.com/v1",
+        "kind": "NodeClass",
+        "metadata": {"name": "gpu-pool-infer"},
+        "spec": {
+            "role": "role",
+            "subnetSelectorTerms": [{"id": "subnet-1"}, {"id": "subnet-2"}],
+            "securityGroupSelectorTerms": [{"id": "sg-1"}],
+            "ephemeralStorage": {
+                "size": "120Gi",
+                "kmsKeyID": "arn:aws:kms:us-west-2:123456789012:key/k",
+            },
+            "tags": {"gpu-pool.io/pool": "infer", "team": "ml"},
+        },
+    }
+    assert validate(node_class) == []
+    # Without a key of its own, EBS's default key: no kmsKeyID.
+    default = auto_mode_plan().node_class("role", ["subnet-1"], ["sg-1"], {})
+    assert default["spec"]["ephemeralStorage"] == {"size": "200Gi"}
+
+
+def test_an_auto_mode_node_carries_the_labels_auto_mode_sets():
+    plan = auto_mode_plan(name="infer", instance_types=["g6e.12xlarge"])
+    assert plan.launched_node_labels(plan.instance_types[0], "us-west-2a") == {
+        "accelerator": "nvidia",
+        "workload": "inference",
+        "gpu-pool.io/pool": "infer",
+        "nvidia.com/gpu.present": "true",
+        "k8s.amazonaws.com/accelerator": "nvidia-l40s",
+        "nvidia.com/gpu.deploy.operands": "false",
+        "karpenter.sh/nodepool": "gpu-pool-infer",
+        "karpenter.sh/capacity-type": "on-demand",
+        "node.kubernetes.io/instance-type": "g6e.12xlarge",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+        "eks.amazonaws.com/instance-gpu-manufacturer": "nvidia",
+        "topology.kubernetes.io/zone": "us-west-2a",
+        "eks.amazonaws.com/nodeclass": "gpu-pool-infer",
+        "eks.amazonaws.com/compute-type": "auto",
+        "eks.amazonaws.com/instance-family": "g6e",
+        "eks.amazonaws.com/instance-gpu-count": "4",
+    }
+
+
+def test_an_auto_mode_gpu_limit_follows_the_largest_type():
+    plan = auto_mode_plan(instance_types=["g5.xlarge", "g5.12xlarge"], max_size=2)
+    assert plan.gpu_limit == 8
+    assert auto_mode_plan(instance_types=[]).gpu_limit == 0
+
+
 def test_a_karpenter_gpu_operator_pool_leaves_its_nodes_to_the_operator():
     labels = karpenter_plan(gpu_software="gpu-operator").labels
     assert "nvidia.com/gpu.deploy.operands" not in labels

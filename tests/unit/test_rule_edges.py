@@ -15,8 +15,9 @@ from gpu_pool.checks.controllers import (
     check_expander,
     check_node_selector,
 )
-from gpu_pool.plan.pool import plan_pools
-from gpu_pool.settings import AutoscalerSettings, load_settings
+from gpu_pool.checks.target import check_pool_target
+from gpu_pool.plan.pool import plan_pool, plan_pools
+from gpu_pool.settings import AutoscalerSettings, PoolSettings, load_settings
 from tests.support import rules
 from tests.support.rules import documented
 
@@ -307,6 +308,41 @@ CASES = {
 @pytest.mark.parametrize(("settings", "expected"), CASES.values(), ids=CASES.keys())
 def test_rule_edge_reports_its_exact_message(settings, expected):
     assert rules.findings(settings, today=TODAY) == expected
+
+
+@pytest.mark.parametrize(
+    ("pool", "minor", "region", "expected"),
+    [
+        (
+            {"ami_family": "BOTTLEROCKET", "ami_release_version": "1.36.1-20261120"},
+            None,
+            None,
+            [("GP-TARGET-01", "pool.ami_release_version", True)],
+        ),
+        (
+            {"ami_release_version": "1.47.0-6154605b"},
+            None,
+            None,
+            [("GP-TARGET-02", "pool.ami_release_version", True)],
+        ),
+        (
+            {"ami_release_version": "1.35.2-20261120"},
+            "1.36",
+            None,
+            [("GP-TARGET-03", "pool.ami_release_version", True)],
+        ),
+        (
+            {"volume_kms_key_arn": "arn:aws:kms:eu-west-1:123456789012:key/k"},
+            None,
+            "us-east-1",
+            [("GP-TARGET-04", "pool.volume_kms_key_arn", True)],
+        ),
+    ],
+)
+def test_a_target_rule_names_its_id(pool, minor, region, expected):
+    """Each error by the id docs/guardrails.md lists it under (test_checks.py has the messages)."""
+    found = check_pool_target(plan_pool(PoolSettings(**pool)), minor, region)
+    assert [(f.rule, f.setting, f.error) for f in found] == expected
 
 
 @pytest.mark.parametrize(
