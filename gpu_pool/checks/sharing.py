@@ -146,7 +146,8 @@ def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
 def _check_profiles(
     prefix: str, sharing: SharingSettings, gpu_type: GpuInstanceType, mig: MigGpu
 ) -> Iterator[Finding]:
-    """Profiles the GPU has, and a mixed layout that fits its compute and memory slices."""
+    """Profiles the GPU has, and a layout that fits its compute and memory slices (a single
+    profile, one instance, always does: every profile fits its GPU at its count)."""
     gpu = f"{gpu_type.name}'s {gpu_type.family.gpu_model}"
     if sharing.strategy == "single":
         setting, wanted = f"{prefix}.profile", {sharing.profile or "": 1}
@@ -159,7 +160,7 @@ def _check_profiles(
             setting,
             f"'{name}' is not a MIG profile of {gpu}: use one of {', '.join(mig.profiles)}",
         )
-    if sharing.strategy == "single" or unknown:
+    if unknown:
         return
     for name, count in wanted.items():
         most = mig.profiles[name].max_count

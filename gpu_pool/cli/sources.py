@@ -143,9 +143,10 @@ def _metadata(out: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _json(path: Path) -> dict[str, Any]:
+    """The JSON object in the file (json decodes its bytes: UTF-8, as the CDK writes it)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError) as err:
         raise CliError(f"--cdk-out: cannot read '{path}': {err}") from None
     if not isinstance(data, dict):
         raise CliError(f"--cdk-out: '{path}' is not a JSON object")

@@ -144,16 +144,17 @@ def sharing_plan(pool: PoolSettings, gpu_types: Sequence[GpuInstanceType]) -> Sh
 
 
 def shared_node_labels(labels: Mapping[str, str], sharing: SharingPlan | None) -> dict[str, str]:
-    """A pool's node labels with sharing's: the config labels, and no Cluster Autoscaler GPU
-    label where nodes advertise no nvidia.com/gpu. CA takes a node with that label and zero
-    allocatable nvidia.com/gpu for one whose driver is still starting, and counts it unready for
-    as long as that lasts (cluster-autoscaler 1.35 processors/customresources/gpu_processor.go
+    """A pool's node labels (node_labels()'s, which always carry the Cluster Autoscaler GPU
+    label) with sharing's: the config labels, and no GPU label where nodes advertise no
+    nvidia.com/gpu. CA takes a node with that label and zero allocatable nvidia.com/gpu for one
+    whose driver is still starting, and counts it unready for as long as that lasts
+    (cluster-autoscaler 1.35 processors/customresources/gpu_processor.go
     FilterOutNodesWithUnreadyResources): forever, for renamed shares or mixed MIG."""
     if sharing is None:
         return dict(labels)
     shared = {**labels, **sharing.node_labels()}
     if not sharing.advertises_whole_gpus:
-        shared.pop(ACCELERATOR_LABEL, None)
+        del shared[ACCELERATOR_LABEL]
     return shared
 
 

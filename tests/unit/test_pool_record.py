@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 
+import boto3
 import pytest
+from botocore.exceptions import EndpointConnectionError
+from botocore.stub import Stubber
 
+from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.main import main
-from gpu_pool.cli.sources import assembly_pools
+from gpu_pool.cli.sources import Pools, assembly_pools, settings_pools, stack_pools
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.plan.record import (
     POOL_RECORD_TYPE,
@@ -17,7 +21,8 @@ from gpu_pool.plan.record import (
     RecordError,
     pool_record,
 )
-from gpu_pool.settings import PoolSettings
+from gpu_pool.settings import PoolSettings, load_settings
+from tests.support.aws_stubs import stubbed
 
 DEFAULT_RECORD = {
     "name": "gpu",
@@ -210,3 +215,209 @@ def test_an_efa_pool_without_a_reservation_reads_back():
     data = json.loads(json.dumps(record.to_json()))
     assert data["capacity"] == {"efa_interfaces": 32}
     assert PoolRecord.from_json(data) == record
+
+
+def _manifest(directory, artifacts):
+    """A cloud assembly whose manifest has these artifacts (None: no `artifacts` key)."""
+    manifest = {"version": "55.0.0"}
+    if artifacts is not None:
+        manifest["artifacts"] = artifacts
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _stack(records, **artifact):
+    """A stack artifact with `records` in its manifest metadata."""
+    metadata = {f"/Stack/{r['name']}": [{"type": POOL_RECORD_TYPE, "data": r}] for r in records}
+    return {"type": "aws:cloudformation:stack", "metadata": metadata, **artifact}
+
+
+def test_records_are_read_past_other_artifacts_and_from_a_stack_without_manifest_metadata(
+    tmp_path,
+):
+    (tmp_path / "B.metadata.json").write_text(
+        json.dumps({"/B/b": [{"type": POOL_RECORD_TYPE, "data": {**DEFAULT_RECORD, "name": "b"}}]})
+    )
+    _manifest(
+        tmp_path,
+        {
+            "Tree": {"type": "cdk:tree", "properties": {"file": "tree.json"}},
+            "A": _stack([DEFAULT_RECORD]),
+            "B": {"type": "aws:cloudformation:stack", "additionalMetadataFile": "B.metadata.json"},
+        },
+    )
+    assert [r.name for r in assembly_pools(tmp_path).records] == ["gpu", "b"]
+
+
+@pytest.mark.parametrize(
+    ("artifacts", "message"),
+    [
+        (
+            {"Pools": _stack([{**DEFAULT_RECORD, "version": 2}], displayName="Stage/Pools")},
+            "--cdk-out: stack Stage/Pools: record version 2; this gpu-pool reads versions 1 to "
+            "1: upgrade the command to the library's version",
+        ),
+        (
+            {"Pools": _stack([{**DEFAULT_RECORD, "version": 2}])},
+            "--cdk-out: stack Pools: record version 2; this gpu-pool reads versions 1 to 1: "
+            "upgrade the command to the library's version",
+        ),
+        (
+            None,
+            "the pool records in '{out}': no pools (the app has no GpuNodePool or "
+            "KarpenterNodePool, or was synthesized with a gpu-pool older than the pool record)",
+        ),
+    ],
+    ids=["named-stack", "stack-without-display-name", "no-artifacts"],
+)
+def test_an_assembly_the_command_cannot_use_says_why(tmp_path, artifacts, message):
+    _manifest(tmp_path, artifacts)
+    with pytest.raises(CliError) as raised:
+        assembly_pools(tmp_path).pool(None)
+    assert str(raised.value) == message.format(out=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "{",
+            "--cdk-out: cannot read '{path}': Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1)",
+        ),
+        ("[]", "--cdk-out: '{path}' is not a JSON object"),
+    ],
+    ids=["not-json", "not-an-object"],
+)
+def test_a_manifest_that_is_not_a_json_object_is_named(tmp_path, text, message):
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.raises(CliError) as raised:
+        assembly_pools(tmp_path)
+    assert str(raised.value) == message.format(path=tmp_path / "manifest.json")
+
+
+def _pools(*records):
+    return Pools([PoolRecord.from_json({**DEFAULT_RECORD, **r}) for r in records], "the test")
+
+
+@pytest.mark.parametrize(
+    ("region", "cluster"),
+    [({"region": "eu-west-1"}, ("ml", "eu-west-1")), ({}, ("ml", None))],
+    ids=["with-region", "without-region"],
+)
+def test_the_pools_cluster_and_its_region(region, cluster):
+    assert _pools(region).cluster() == cluster
+
+
+def test_one_pools_cluster_is_its_own_among_several():
+    pools = _pools({"name": "a", "cluster_name": "x"}, {"name": "b", "region": "eu-west-1"})
+    assert pools.cluster(pools.records[1]) == ("ml", "eu-west-1")
+    with pytest.raises(CliError) as raised:
+        _pools({"name": "a"}, {"name": "b", "cluster_name": None}).cluster()
+    assert str(raised.value) == (
+        "the test: its pools are on several clusters ((generated), ml); the command checks "
+        "one: give --stack NAME of one of them"
+    )
+
+
+def test_the_bundled_apps_pools_are_its_settings():
+    settings = load_settings(
+        {"region": "eu-west-1", "cluster": {"name": "ml"}, "metrics": {"gpu": "dcgm-exporter"}},
+        None,
+    )
+    pools = settings_pools(settings)
+    assert [(r.name, r.cluster_name, r.region) for r in pools.records] == [
+        ("gpu", "ml", "eu-west-1")
+    ]
+    assert (pools.source, pools.metrics) == ("the settings", "dcgm-exporter")
+
+
+def _outputs(*outputs):
+    """A CloudFormation client whose DescribeStacks of 'Pools' answers these outputs (None: no
+    Outputs key), checked against botocore's model by its Stubber."""
+    stack = {
+        "StackName": "Pools",
+        "CreationTime": "2026-12-01T00:00:00Z",
+        "StackStatus": "CREATE_COMPLETE",
+    }
+    if outputs != (None,):
+        stack["Outputs"] = list(outputs)
+    return stubbed(
+        "cloudformation", [("describe_stacks", {"Stacks": [stack]}, {"StackName": "Pools"})]
+    )
+
+
+def test_a_deployed_stacks_records_are_its_pool_record_outputs():
+    """Other outputs (not JSON, JSON of another kind, no value) are passed over."""
+    cloudformation = _outputs(
+        {"OutputKey": "Endpoint", "OutputValue": "https://example.com"},
+        {"OutputKey": "Empty"},
+        {"OutputKey": "Zones", "OutputValue": '["us-east-1a"]'},
+        {"OutputKey": "Other", "OutputValue": '{"kind": "other"}'},
+        {"OutputKey": "GpuRecord", "OutputValue": json.dumps(DEFAULT_RECORD)},
+    )
+    pools = stack_pools("Pools", cloudformation)
+    assert pools.records == [PoolRecord.from_json(DEFAULT_RECORD)]
+    assert pools.source == "the pool records of stack 'Pools'"
+
+
+def test_a_stack_without_outputs_has_no_pools():
+    assert list(stack_pools("Pools", _outputs(None)).records) == []
+
+
+class _Unreachable:
+    """A CloudFormation client that cannot reach its endpoint."""
+
+    def describe_stacks(self, StackName):
+        raise EndpointConnectionError(
+            endpoint_url="https://cloudformation.us-east-1.amazonaws.com/"
+        )
+
+
+def _refusing():
+    """A CloudFormation client whose DescribeStacks of 'Gone' is refused."""
+    client = boto3.client(
+        "cloudformation", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    stubber = Stubber(client)
+    stubber.add_client_error(
+        "describe_stacks",
+        service_error_code="ValidationError",
+        service_message="Stack with id Gone does not exist",
+        expected_params={"StackName": "Gone"},
+    )
+    stubber.activate()
+    return client
+
+
+NEWER = {"OutputKey": "GpuRecord", "OutputValue": json.dumps({**DEFAULT_RECORD, "version": 2})}
+
+
+@pytest.mark.parametrize(
+    ("stack", "cloudformation", "message"),
+    [
+        (
+            "Pools",
+            lambda: _outputs(NEWER),
+            "--stack: Pools: output GpuRecord: record version 2; this gpu-pool reads versions "
+            "1 to 1: upgrade the command to the library's version",
+        ),
+        (
+            "Gone",
+            _refusing,
+            "--stack: CloudFormation refused DescribeStacks for Gone: An error occurred "
+            "(ValidationError) when calling the DescribeStacks operation: Stack with id Gone does "
+            "not exist",
+        ),
+        (
+            "Pools",
+            _Unreachable,
+            "--stack: cannot read stack Pools: Could not connect to the endpoint URL: "
+            '"https://cloudformation.us-east-1.amazonaws.com/"',
+        ),
+    ],
+    ids=["newer-record", "refused", "unreachable"],
+)
+def test_a_stack_the_command_cannot_read_says_why(stack, cloudformation, message):
+    with pytest.raises(CliError) as raised:
+        stack_pools(stack, cloudformation())
+    assert str(raised.value) == message

@@ -2,7 +2,9 @@
 
 import pytest
 
+from gpu_pool.checks import check_settings
 from gpu_pool.model import catalog
+from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
 from tests.support import rules
 
@@ -79,6 +81,7 @@ CASES = {
             )
         ],
     ),
+    "valid-mig-single-whole-gpu": (mig({"strategy": "single", "profile": "7g.80gb"}), []),
     "valid-mig-mixed-at-a-profiles-count": (
         mig({"strategy": "mixed", "layout": {"1g.10gb": 4}}, instance_type="p4d.24xlarge"),
         [],
@@ -223,6 +226,24 @@ CASES = {
             )
         ],
     ),
+    "sharing-with-auto-mode": (
+        time_slicing(provisioner="auto-mode"),
+        [
+            (
+                "E",
+                "pool.sharing.mode: 'time-slicing' with provisioner: auto-mode: Auto Mode runs its own device plugin and its NodeClass has no setting to share GPUs with (EKS user guide, automode/auto-accelerated.adoc, create-node-class.adoc), and its Karpenter counts physical GPUs: use provisioner: cluster-autoscaler",
+            )
+        ],
+    ),
+    "mig-on-an-unknown-instance-type": (
+        mig({"strategy": "single", "profile": "1g.10gb"}, instance_type="p9.48xlarge"),
+        [
+            (
+                "E",
+                "pool.instance_types[0]: 'p9.48xlarge' is not an NVIDIA GPU instance type in the catalog (families: g4dn, g5, g5g, g6, g6e, g6f, g7, g7e, gr6, gr6f, p3, p3dn, p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300)",
+            )
+        ],
+    ),
     "time-slicing-on-bottlerocket": (
         time_slicing(ami_family="BOTTLEROCKET"),
         [
@@ -269,6 +290,52 @@ CASES = {
 @pytest.mark.parametrize(("settings", "expected"), CASES.values(), ids=CASES.keys())
 def test_rule_reports_its_exact_message(settings, expected):
     assert rules.findings(settings) == expected
+
+
+# Each case's findings by rule id, in the same order: the id is what docs/guardrails.md indexes
+# and what an app acknowledges a warning by.
+RULE_IDS = {
+    "mig-on-a-gpu-without-it": ["GP-SHARE-10"],
+    "mig-unknown-profile": ["GP-SHARE-12"],
+    "valid-mig-mixed-on-h200": [],
+    "mig-layout-profile-of-another-gpu": ["GP-SHARE-12"],
+    "mig-layout-over-compute": ["GP-SHARE-14"],
+    "mig-layout-over-memory": ["GP-SHARE-14"],
+    "valid-mig-single-whole-gpu": [],
+    "valid-mig-mixed-at-a-profiles-count": [],
+    "mig-layout-count-above-the-gpus": ["GP-SHARE-13", "GP-SHARE-14"],
+    "mig-two-gpus-in-one-pool": ["GP-SHARE-11", "GP-SHARE-12"],
+    "mig-without-the-gpu-operator": ["GP-SHARE-06"],
+    "mig-with-the-default-gpu-software": ["GP-SHARE-06"],
+    "mig-without-strategy": ["GP-SHARE-07"],
+    "mig-single-with-a-layout": ["GP-SHARE-08", "GP-SHARE-09"],
+    "mig-mixed-with-a-profile": ["GP-SHARE-08"],
+    "mig-mixed-without-a-layout": ["GP-SHARE-09"],
+    "time-slicing-without-replicas": ["GP-SHARE-05"],
+    "time-slicing-with-a-mig-field": ["GP-SHARE-01"],
+    "mig-with-a-time-slicing-field": ["GP-SHARE-01"],
+    "no-mode-with-replicas": ["GP-SHARE-01"],
+    "sharing-with-karpenter": ["GP-SHARE-02"],
+    "sharing-with-auto-mode": ["GP-SHARE-03"],
+    "mig-on-an-unknown-instance-type": ["GP-CATALOG-02"],
+    "time-slicing-on-bottlerocket": ["GP-SHARE-04"],
+    "mig-on-bottlerocket": ["GP-SHARE-04"],
+    "sharing-labels-are-gpu-pools": ["GP-POOL-11"],
+    "valid-time-slicing": [],
+    "valid-renamed-time-slicing": [],
+    "valid-mig-single-on-b200": [],
+    "valid-mig-mixed-on-rtx-pro-6000": [],
+}
+
+
+@pytest.mark.parametrize("case", CASES.keys())
+def test_each_finding_names_its_rule(case):
+    loaded = load_settings(CASES[case][0], None)
+    assert [f.rule for f in check_settings(loaded, plan_pools(loaded)).all()] == RULE_IDS[case]
+
+
+def test_every_case_has_its_rule_ids():
+    assert list(RULE_IDS) == list(CASES)
 
 
 ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ in v[1])}

@@ -144,9 +144,22 @@ def test_mig_single_advertises_the_profiles_instances_as_gpus():
         "gpu-pool-mig-parted-config",
         "all-disabled",
     )
-    assert yaml.safe_load(config["data"]["config.yaml"])["mig-configs"]["p"] == [
-        {"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}
-    ]
+    # The whole file, as the chart's ConfigMap holds it (keys in the order written): MIG off
+    # for a node without the label, and the pool's profile on every GPU.
+    assert config["data"] == {
+        "config.yaml": (
+            "version: v1\n"
+            "mig-configs:\n"
+            "  all-disabled:\n"
+            "  - devices: all\n"
+            "    mig-enabled: false\n"
+            "  p:\n"
+            "  - devices: all\n"
+            "    mig-enabled: true\n"
+            "    mig-devices:\n"
+            "      1g.5gb: 7\n"
+        )
+    }
     assert yaml.safe_load(values["devicePlugin"]["config"]["data"]["p"]) == {
         "version": "v1",
         "flags": {"migStrategy": "single"},
