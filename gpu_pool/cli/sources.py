@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_pool.checks import check_settings
 from gpu_pool.cli.errors import CliError
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord, RecordError, pool_record
-from gpu_pool.settings import AppSettings
+from gpu_pool.settings import AppSettings, ConfigError
 
 STACK_ARTIFACT = "aws:cloudformation:stack"
 NESTED_ASSEMBLY_ARTIFACT = "cdk:cloud-assembly"
@@ -73,9 +74,16 @@ class Pools:
 
 
 def settings_pools(settings: AppSettings) -> Pools:
-    """The bundled app's pools, from its settings."""
+    """The bundled app's pools, from its settings. A pool the synth would refuse (an error of
+    its own rules) is refused here with the same message: no such pool was deployed. The app's
+    rules are not applied: a cluster past its Kubernetes version's support still wants a
+    doctor."""
+    plans = plan_pools(settings)
+    errors = [f for pool in check_settings(settings, plans).pools for f in pool if f.error]
+    if errors:
+        raise ConfigError("\n".join(str(f) for f in errors))
     return Pools(
-        [pool_record(p, settings.cluster.name, settings.region) for p in plan_pools(settings)],
+        [pool_record(p, settings.cluster.name, settings.region) for p in plans],
         "the settings",
         settings.metrics.gpu,
     )

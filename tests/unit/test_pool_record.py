@@ -21,7 +21,7 @@ from gpu_pool.plan.record import (
     RecordError,
     pool_record,
 )
-from gpu_pool.settings import PoolSettings, load_settings
+from gpu_pool.settings import ConfigError, PoolSettings, load_settings
 from tests.support.aws_stubs import stubbed
 
 DEFAULT_RECORD = {
@@ -329,6 +329,19 @@ def test_the_bundled_apps_pools_are_its_settings():
         ("gpu", "ml", "eu-west-1")
     ]
     assert (pools.source, pools.metrics) == ("the settings", "dcgm-exporter")
+
+
+def test_the_bundled_app_refuses_a_pool_the_synth_refuses_but_not_an_old_cluster():
+    """A pool its own rules refuse was never deployed; a cluster past EKS support still is."""
+    refused = load_settings({"pool": {"sharing": {"mode": "time-slicing"}}}, None)
+    with pytest.raises(ConfigError) as raised:
+        settings_pools(refused)
+    assert str(raised.value) == (
+        "pool.sharing.replicas: required with mode time-slicing: how many pods share each GPU, "
+        "2 to 48"
+    )
+    old = load_settings({"cluster": {"kubernetes_version": "1.30"}}, None)
+    assert [r.name for r in settings_pools(old).records] == ["gpu"]
 
 
 def _outputs(*outputs):
