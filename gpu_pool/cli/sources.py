@@ -53,7 +53,10 @@ class Pools:
         if not clusters:
             raise self._none()
         if len(clusters) > 1:
-            listed = ", ".join(name or "(generated)" for name, _ in clusters)
+            listed = ", ".join(
+                (name or "(generated)") + (f" in {region}" if region else "")
+                for name, region in clusters
+            )
             raise CliError(
                 f"{self.source}: its pools are on several clusters ({listed}); the command "
                 "checks one: give --stack NAME of one of them"

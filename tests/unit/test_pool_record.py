@@ -319,6 +319,15 @@ def test_one_pools_cluster_is_its_own_among_several():
     )
 
 
+def test_two_clusters_of_one_name_are_told_apart_by_region():
+    with pytest.raises(CliError) as raised:
+        _pools({"name": "a", "region": "us-east-1"}, {"name": "b", "region": "eu-west-1"}).cluster()
+    assert str(raised.value) == (
+        "the test: its pools are on several clusters (ml in eu-west-1, ml in us-east-1); the "
+        "command checks one: give --stack NAME of one of them"
+    )
+
+
 def test_the_bundled_apps_pools_are_its_settings():
     settings = load_settings(
         {"region": "eu-west-1", "cluster": {"name": "ml"}, "metrics": {"gpu": "dcgm-exporter"}},
