@@ -114,7 +114,8 @@ CASES = {
         ),
         "the node is Ready but advertises no nvidia.com/gpu (Auto Mode's device plugin)",
         ["ip-10-0-1-5.ec2.internal: 0 nvidia.com/gpu allocatable"],
-        "Auto Mode runs the plugin itself (not as a DaemonSet): `kubectl describe node`",
+        "Auto Mode runs the plugin itself (not as a DaemonSet): `kubectl describe node`, and "
+        "an AWS support case if it stays so",
     ),
 }
 
@@ -130,7 +131,7 @@ def test_verify_classifies_each_auto_mode_stall(tmp_path, capsys, state, cause, 
         : len(evidence)
     ] == evidence
     (fix_line,) = [line for line in out if line.startswith("  fix: ")]
-    assert fix_line.removeprefix("  fix: ").startswith(fix)
+    assert fix_line.removeprefix("  fix: ") == fix
     assert fake.deleted
 
 

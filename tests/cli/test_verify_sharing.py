@@ -65,3 +65,20 @@ def test_verify_waits_for_the_shares_not_whole_gpus(tmp_path, capsys):
     assert "gpu allocatable: nvidia.com/gpu.shared: 8" in out
     (created,) = fake.created
     assert created["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu.shared": "1"}
+
+
+def test_verify_submits_the_mig_instance_asked_for(tmp_path, capsys):
+    mig = node(gpus=0)
+    mig["status"]["allocatable"].update(
+        {"nvidia.com/mig-1g.10gb.me": "8", "nvidia.com/mig-3g.40gb": "8"}
+    )
+    scenario = Scenario(events=[(2, SCALE_UP)], nodes=[(4, mig)], scheduled_at=6, succeeded_at=8)
+    chosen = ["--resource", "nvidia.com/mig-3g.40gb"]
+    code, fake = run(tmp_path, scenario, "--config", config(tmp_path, MIXED), *chosen)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"submitted pod default/{fake.deleted[0]} (nvidia.com/mig-3g.40gb: 1)" in out
+    (created,) = fake.created
+    assert created["spec"]["containers"][0]["resources"]["limits"] == {
+        "nvidia.com/mig-3g.40gb": "1"
+    }

@@ -342,13 +342,17 @@ def test_the_bundled_apps_pools_are_its_settings():
 
 def test_the_bundled_app_refuses_a_pool_the_synth_refuses_but_not_an_old_cluster():
     """A pool its own rules refuse was never deployed; a cluster past EKS support still is."""
-    refused = load_settings({"pool": {"sharing": {"mode": "time-slicing"}}}, None)
+    sliced = {"sharing": {"mode": "time-slicing"}}
+    refused = load_settings(
+        {"pools": {"a": sliced, "b": {**sliced, "labels": {"workload": "b"}}}}, None
+    )
     with pytest.raises(ConfigError) as raised:
         settings_pools(refused)
-    assert str(raised.value) == (
-        "pool.sharing.replicas: required with mode time-slicing: how many pods share each GPU, "
-        "2 to 48"
-    )
+    assert str(raised.value).splitlines() == [
+        f"pools.{name}.sharing.replicas: required with mode time-slicing: how many pods share "
+        "each GPU, 2 to 48"
+        for name in ("a", "b")
+    ]
     old = load_settings({"cluster": {"kubernetes_version": "1.30"}}, None)
     assert [r.name for r in settings_pools(old).records] == ["gpu"]
 

@@ -397,7 +397,7 @@ def test_check_settings_judges_zones_the_stack_knows_and_the_day_it_is_given():
         known_zones=["eu-west-1a", "eu-west-1b"],
         today=date(2027, 12, 3),
     )
-    assert [str(f) for f in found.app] == [
+    assert [str(f) for f in documented(found.app)] == [
         "cluster.kubernetes_version: EKS no longer creates 1.34 clusters (extended support ended "
         "2027-12-02), so the cluster would fail to create: use 1.36",
         "pool.zones: 'eu-west-1z' is not an availability zone of eu-west-1 this account has "
