@@ -87,9 +87,9 @@ def is_bottlerocket(pool: PoolSettings) -> bool:
 def device_plugin_values(
     selector_labels: Mapping[str, str],
     taints: Sequence[Taint],
-    sharing: SharingPlan | None = None,
+    sharing: SharingPlan | None,
     *,
-    efa: bool = False,
+    efa: bool,
 ) -> dict[str, Any]:
     """The plugin on the selected nodes only; a sharing pool's config as the chart's one config
     and its default (the nodes' config label names it too). On EFA pools MOFED is off

@@ -60,7 +60,7 @@ def node_template_tags(
     taints: Sequence[Taint],
     gpu_resources: Mapping[str, int],
     disk_size_gib: int,
-    efa_interfaces: int = 0,
+    efa_interfaces: int,
 ) -> dict[str, str]:
     """The ASG tags Cluster Autoscaler builds a zero-node group's template from: the GPU
     resources a node advertises (nvidia.com/gpu, or its shares), disk, labels and taints; an EFA

@@ -8,7 +8,7 @@ from __future__ import annotations
 import yaml
 
 from gpu_pool.model.scheduling import pod_fits_node
-from gpu_pool.model.versions import NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR
+from gpu_pool.model.versions import EFA_DEVICE_PLUGIN, NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR
 from gpu_pool.plan import metrics
 from gpu_pool.plan.pool import pascal_case, plan_pool, plan_pools
 from gpu_pool.settings import PoolSettings, deep_merge, load_settings
@@ -509,3 +509,46 @@ def test_an_efa_node_class_selects_its_placement_group_by_name():
     placed = plan.ec2_node_class("role", ["subnet-1"], ["sg-1"], {}, placement_group="train-pg")
     assert placed["spec"] == {**plain["spec"], "placementGroupSelector": {"name": "train-pg"}}
     assert "placementGroupSelector" not in plain["spec"]
+
+
+def test_an_efa_pool_gets_its_own_efa_device_plugin_and_turns_mofed_off():
+    """One EFA plugin release per EFA pool, on its nodes only and tolerating its taints (after
+    the chart's own CriticalAddonsOnly); the NVIDIA plugin's MOFED mounts off there. A pool
+    without EFA has neither."""
+    team = {"key": "team", "value": "ml", "effect": "NoExecute"}
+    plan = plan_pool(
+        PoolSettings(
+            name="train",
+            instance_types=["p5.48xlarge"],
+            zones=["us-east-1a"],
+            efa=True,
+            taints=[team],
+        )
+    )
+    tolerations = [{"key": "team", "operator": "Exists", "effect": "NoExecute"}]
+    chart = plan.efa_chart
+    assert chart is not None
+    assert (chart.construct_id, chart.pin, chart.version, chart.release) == (
+        "EfaDevicePlugin",
+        EFA_DEVICE_PLUGIN,
+        "v0.5.30",
+        "aws-efa-k8s-device-plugin-train",
+    )
+    assert chart.values == {
+        "nodeSelector": {"gpu-pool.io/pool": "train"},
+        "tolerations": tolerations,
+    }
+    assert chart.device_plugin_pod == {
+        "nodeSelector": {"gpu-pool.io/pool": "train"},
+        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, *tolerations],
+    }
+    assert plan.chart is not None and plan.chart.values["mofedEnabled"] is False
+    plain = plan_pool(PoolSettings(instance_types=["p5.48xlarge"]))
+    assert plain.efa_chart is None
+    assert plain.chart is not None and "mofedEnabled" not in plain.chart.values
+
+
+def test_an_efa_pool_whose_types_do_not_resolve_plans_no_interfaces():
+    """Its unknown type is the rule's error to report; the plan invents no EFA interface."""
+    plan = plan_pool(PoolSettings(instance_types=["x9.huge"], zones=["us-east-1a"], efa=True))
+    assert plan.unresolved and plan.capacity.efa_interfaces == 0
