@@ -4,13 +4,12 @@ MIG Profiles"); sharing only where the count of shares reaches the autoscaler.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpu_pool.model.catalog import GPU_FAMILIES, GpuInstanceType, MigGpu
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.plan.gpu_software import is_bottlerocket
 from gpu_pool.plan.pool import PoolPlan
-from gpu_pool.settings import SharingSettings
 
 # Which mode each sharing setting belongs to, in the order messages name them.
 _MODE_OF = {
@@ -108,7 +107,11 @@ def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
             f"is for strategy {'mixed' if wrong == 'layout' else 'single'}; strategy "
             f"{sharing.strategy} takes {right}: use {right}",
         )
-    if getattr(sharing, right) is None:
+    if right == "profile":
+        wanted = {sharing.profile: 1} if sharing.profile is not None else None
+    else:
+        wanted = sharing.layout
+    if wanted is None:
         yield error(
             "GP-SHARE-09",
             f"{prefix}.{right}",
@@ -140,19 +143,16 @@ def _check_mig(plan: PoolPlan, prefix: str) -> Iterator[Finding]:
             "them in separate pools",
         )
     for gpu_type, mig in gpus.values():
-        yield from _check_profiles(prefix, sharing, gpu_type, mig)
+        yield from _check_profiles(f"{prefix}.{right}", wanted, gpu_type, mig)
 
 
 def _check_profiles(
-    prefix: str, sharing: SharingSettings, gpu_type: GpuInstanceType, mig: MigGpu
+    setting: str, wanted: Mapping[str, int], gpu_type: GpuInstanceType, mig: MigGpu
 ) -> Iterator[Finding]:
-    """Profiles the GPU has, and a layout that fits its compute and memory slices (a single
-    profile, one instance, always does: every profile fits its GPU at its count)."""
+    """The `wanted` profiles (instances per GPU: a single profile's one, or a mixed layout) are
+    the GPU's, and fit its compute and memory slices (a single profile, one instance, always
+    does: every profile fits its GPU at its count)."""
     gpu = f"{gpu_type.name}'s {gpu_type.family.gpu_model}"
-    if sharing.strategy == "single":
-        setting, wanted = f"{prefix}.profile", {sharing.profile or "": 1}
-    else:
-        setting, wanted = f"{prefix}.layout", dict(sharing.layout or {})
     unknown = [p for p in wanted if p not in mig.profiles]
     for name in unknown:
         yield error(

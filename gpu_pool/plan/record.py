@@ -22,7 +22,7 @@ from gpu_pool.model.labels import GPU_RESOURCE
 from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.sharing import SharingPlan
-from gpu_pool.settings.models import Provisioner
+from gpu_pool.settings.models import PoolName, Provisioner
 
 RECORD_VERSION = 1
 # The metadata entry type in the cloud assembly, and the `kind` of the JSON in a stack output.
@@ -50,7 +50,7 @@ class PoolRecord:
     nulls): `cluster_name` and `region` where they are known only at deploy time (in the cloud
     assembly of an environment-agnostic stack, or of a cluster whose name EKS generates)."""
 
-    name: str
+    name: PoolName
     provisioner: Provisioner
     node_selector: Mapping[str, str]
     tolerations: tuple[Mapping[str, str], ...]
@@ -97,11 +97,19 @@ class PoolRecord:
                 f"{RECORD_VERSION}: upgrade the command to the library's version"
             )
         try:
-            return _ADAPTER.validate_python(data)
+            record = _ADAPTER.validate_python(data)
         except ValidationError as err:
             first = err.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
             raise RecordError(f"malformed record: {where}: {first['msg']}") from None
+        # A synth refuses time-slicing without replicas (GP-SHARE-05), so no construct writes
+        # such a record; one edited so would make verify and doctor expect made-up shares.
+        sharing = record.sharing
+        if sharing and sharing.mode == "time-slicing" and sharing.settings.replicas is None:
+            raise RecordError(
+                "malformed record: sharing.settings.replicas: required with mode time-slicing"
+            )
+        return record
 
 
 _ADAPTER = TypeAdapter(PoolRecord)

@@ -116,8 +116,27 @@ def test_a_pool_whose_entries_all_fail_to_resolve_records_no_node():
             "malformed record: node_groups.0.gpus: Input "
             "should be a valid integer, unable to parse string as an integer",
         ),
+        (
+            {**DEFAULT_RECORD, "name": "XXXX"},
+            "malformed record: name: String should match pattern "
+            "'^[a-z]([a-z0-9-]{0,19}[a-z0-9])?$'",
+        ),
+        (
+            {
+                **DEFAULT_RECORD,
+                "sharing": {"settings": {"mode": "time-slicing"}, "config_name": "gpu"},
+            },
+            "malformed record: sharing.settings.replicas: required with mode time-slicing",
+        ),
     ],
-    ids=["not-a-record", "newer-version", "malformed", "malformed-nested"],
+    ids=[
+        "not-a-record",
+        "newer-version",
+        "malformed",
+        "malformed-nested",
+        "not-a-pool-name",
+        "time-slicing-without-replicas",
+    ],
 )
 def test_a_record_the_command_cannot_read_says_why(data, message):
     with pytest.raises(RecordError) as raised:
