@@ -17,7 +17,7 @@ from gpu_pool.checks import check_settings
 from gpu_pool.cli.errors import CliError
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord, RecordError, pool_record
-from gpu_pool.settings import AppSettings, ConfigError
+from gpu_pool.settings import AppSettings
 
 STACK_ARTIFACT = "aws:cloudformation:stack"
 NESTED_ASSEMBLY_ARTIFACT = "cdk:cloud-assembly"
@@ -77,14 +77,18 @@ class Pools:
 
 
 def settings_pools(settings: AppSettings) -> Pools:
-    """The bundled app's pools, from its settings. A pool the synth would refuse (an error of
-    its own rules) is refused here with the same message: no such pool was deployed. The app's
-    rules are not applied: a cluster past its Kubernetes version's support still wants a
-    doctor."""
+    """The bundled app's pools, from its settings. Settings whose pools the synth would refuse
+    (errors of the pool rules) are refused here with the synth's messages: the command would
+    judge a deployed pool against settings that differ from it. The app-wide rules are not
+    applied: a cluster past its Kubernetes version's support still wants a doctor."""
     plans = plan_pools(settings)
     errors = [f for pool in check_settings(settings, plans).pools for f in pool if f.error]
     if errors:
-        raise ConfigError("\n".join(str(f) for f in errors))
+        listed = "".join(f"\n  {f}" for f in errors)
+        raise CliError(
+            "the settings describe pools a synth refuses (fix them, or read what is deployed "
+            f"with --stack NAME or --cdk-out DIR):{listed}"
+        )
     return Pools(
         [pool_record(p, settings.cluster.name, settings.region) for p in plans],
         "the settings",

@@ -82,3 +82,14 @@ def test_verify_submits_the_mig_instance_asked_for(tmp_path, capsys):
     assert created["spec"]["containers"][0]["resources"]["limits"] == {
         "nvidia.com/mig-3g.40gb": "1"
     }
+
+
+def test_settings_a_synth_refuses_stop_the_command_with_the_synths_message(tmp_path, capsys):
+    code, out = manifest(tmp_path, capsys, "{mode: time-slicing}")
+    assert code == 2
+    assert out.err == (
+        "gpu-pool: the settings describe pools a synth refuses (fix them, or read what is "
+        "deployed with --stack NAME or --cdk-out DIR):\n"
+        "  pool.sharing.replicas: required with mode time-slicing: how many pods share each GPU, "
+        "2 to 48\n"
+    )

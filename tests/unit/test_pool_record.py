@@ -21,7 +21,7 @@ from gpu_pool.plan.record import (
     RecordError,
     pool_record,
 )
-from gpu_pool.settings import ConfigError, PoolSettings, load_settings
+from gpu_pool.settings import PoolSettings, load_settings
 from tests.support.aws_stubs import stubbed
 
 DEFAULT_RECORD = {
@@ -91,8 +91,9 @@ def test_the_deployed_record_names_its_region_and_each_node_group_in_plan_order(
 
 
 def test_a_pool_whose_entries_all_fail_to_resolve_records_no_node():
-    """The command plans settings it has not checked (--config): such a pool still gets a
-    record, with no node group and no GPU a pod could ask for."""
+    """pool_record is the library's: a plan whose entries all failed to resolve (the rules
+    refuse it before a construct or the command records it) still gives a record, with no node
+    group and no GPU a pod could ask for, rather than an exception from min()."""
     record = pool_record(plan_pool(PoolSettings(instance_types=[["g4ad.xlarge"]])), "ml", None)
     assert (record.node_groups, record.gpus_per_node) == ((), 0)
 
@@ -365,12 +366,16 @@ def test_the_bundled_app_refuses_a_pool_the_synth_refuses_but_not_an_old_cluster
     refused = load_settings(
         {"pools": {"a": sliced, "b": {**sliced, "labels": {"workload": "b"}}}}, None
     )
-    with pytest.raises(ConfigError) as raised:
+    with pytest.raises(CliError) as raised:
         settings_pools(refused)
     assert str(raised.value).splitlines() == [
-        f"pools.{name}.sharing.replicas: required with mode time-slicing: how many pods share "
-        "each GPU, 2 to 48"
-        for name in ("a", "b")
+        "the settings describe pools a synth refuses (fix them, or read what is deployed with "
+        "--stack NAME or --cdk-out DIR):",
+        *(
+            f"  pools.{name}.sharing.replicas: required with mode time-slicing: how many pods "
+            "share each GPU, 2 to 48"
+            for name in ("a", "b")
+        ),
     ]
     old = load_settings({"cluster": {"kubernetes_version": "1.30"}}, None)
     assert [r.name for r in settings_pools(old).records] == ["gpu"]
