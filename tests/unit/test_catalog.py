@@ -94,7 +94,7 @@ def test_efa_interfaces_per_instance_type(name, interfaces):
     assert catalog.lookup(name).efa_interfaces == interfaces
 
 
-# NVIDIA's MIG user guide, "Supported MIG Profiles" (H100 80GB, H200 141GB, B200 180GB tables):
+# NVIDIA's MIG user guide, "Supported MIG Profiles" (the H100 80GB and H200 141GB tables):
 # profile -> (compute slices, memory slices, instances one GPU holds).
 H100_80GB_PROFILES = {
     "1g.10gb": (1, 1, 7),

@@ -531,7 +531,7 @@ def test_an_efa_pool_gets_its_own_efa_device_plugin_and_turns_mofed_off():
     assert (chart.construct_id, chart.pin, chart.version, chart.release) == (
         "EfaDevicePlugin",
         EFA_DEVICE_PLUGIN,
-        "v0.5.30",
+        EFA_DEVICE_PLUGIN.version,
         "aws-efa-k8s-device-plugin-train",
     )
     assert chart.values == {

@@ -361,7 +361,8 @@ def test_the_bundled_apps_pools_are_its_settings():
 
 
 def test_the_bundled_app_refuses_a_pool_the_synth_refuses_but_not_an_old_cluster():
-    """A pool its own rules refuse was never deployed; a cluster past EKS support still is."""
+    """Pools the synth refuses are refused; an app-wide error (here a Kubernetes version
+    gpu-pool does not support) does not stop the command: an old cluster still wants a doctor."""
     sliced = {"sharing": {"mode": "time-slicing"}}
     refused = load_settings(
         {"pools": {"a": sliced, "b": {**sliced, "labels": {"workload": "b"}}}}, None
