@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.exceptions import ClientError
+from botocore.loaders import create_loader
 from botocore.model import OperationModel
 from botocore.validate import ParamValidator
 
@@ -31,6 +33,16 @@ from botocore.validate import ParamValidator
 # "The maximum number of tags that you can add or remove using a single call is 25."
 TAGS_PER_ASG = 50
 TAGS_PER_CALL = 25
+
+# One model loader for every test's sessions: it parses each service's JSON model once, where a
+# fresh session parses it again for its first client (most of a handler test's time).
+_MODELS = create_loader()
+
+
+def _session() -> boto3.Session:
+    core = botocore.session.Session()
+    core.register_component("data_loader", _MODELS)
+    return boto3.Session(botocore_session=core)
 
 
 @dataclass(frozen=True)
@@ -50,8 +62,8 @@ class StrictAws:
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
-        self.session = boto3.Session()
-        self._plain = boto3.Session()
+        self.session = _session()
+        self._plain = _session()
         events = self.session.events
         # provide-client-params comes before before-parameter-build, where the rules run, and
         # before botocore's own validation: a call a rule or botocore refuses is still recorded.
