@@ -21,8 +21,7 @@ def sharing_run(tmp_path, sharing, scenario, tags):
 
 
 def g5_node(**allocatable):
-    shared = node()
-    shared["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "g5.xlarge"
+    shared = node(instance_type="g5.xlarge")
     shared["status"]["allocatable"] = {"cpu": "4", **allocatable}
     return shared
 

@@ -246,18 +246,14 @@ def test_an_autoscaler_without_a_discovery_flag_does_not_discover():
     )
 
 
-def _typed_node(instance_type):
-    typed = node(name="node-1")
-    typed["metadata"]["labels"]["node.kubernetes.io/instance-type"] = instance_type
-    return typed
-
-
 def test_only_a_sharing_pools_node_of_a_known_type_has_expected_shares():
     shared = pool_record(
         plan_pool(PoolSettings(sharing={"mode": "time-slicing", "replicas": 4})), None, None
     )
     whole = pool_record(plan_pool(PoolSettings()), None, None)
-    assert expected_gpu_resources(shared, _typed_node("g5.12xlarge")) == {"nvidia.com/gpu": 16}
-    assert expected_gpu_resources(whole, _typed_node("g5.12xlarge")) is None
+    g5 = node(name="node-1", instance_type="g5.12xlarge")
+    assert expected_gpu_resources(shared, g5) == {"nvidia.com/gpu": 16}
+    assert expected_gpu_resources(whole, g5) is None
     assert expected_gpu_resources(shared, NODE) is None  # no instance-type label
-    assert expected_gpu_resources(shared, _typed_node("m5.large")) is None  # not a GPU type
+    cpu = node(name="node-1", instance_type="m5.large")
+    assert expected_gpu_resources(shared, cpu) is None  # not a GPU type

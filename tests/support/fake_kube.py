@@ -31,11 +31,21 @@ NVIDIA_SMI = (
 )
 
 
-def node(name="ip-10-0-1-5.ec2.internal", ready=True, gpus=1, conditions=None, pool="gpu") -> dict:
+def node(
+    name="ip-10-0-1-5.ec2.internal",
+    ready=True,
+    gpus=1,
+    conditions=None,
+    pool="gpu",
+    instance_type=None,
+) -> dict:
+    labels = {**POOL_LABELS, "gpu-pool.io/pool": pool}
+    if instance_type:
+        labels["node.kubernetes.io/instance-type"] = instance_type
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": {**POOL_LABELS, "gpu-pool.io/pool": pool}},
+        "metadata": {"name": name, "labels": labels},
         "spec": {"taints": [GPU_TAINT]},
         "status": {
             "conditions": conditions
