@@ -28,11 +28,19 @@ def documented(found):
     return found
 
 
+def _found(settings, today):
+    loaded = load_settings(settings, None)
+    return documented(check_settings(loaded, plan_pools(loaded), today=today).all())
+
+
 def findings(settings, today=None):
     """Every finding in the order a synth meets them, (E|W, message): each pool, then the app."""
-    loaded = load_settings(settings, None)
-    found = documented(check_settings(loaded, plan_pools(loaded), today=today).all())
-    return [("E" if f.error else "W", str(f)) for f in found]
+    return [("E" if f.error else "W", str(f)) for f in _found(settings, today)]
+
+
+def rule_ids(settings, today=None):
+    """The rule id of each finding, in the order `findings` lists them."""
+    return [f.rule for f in _found(settings, today)]
 
 
 def assert_nothing_built(settings, expected):
