@@ -238,12 +238,7 @@ def asg_tag_verdicts(
         }
         if wrong:
             detail = "; ".join(
-                (
-                    f"tag {RESOURCE_TAG_PREFIX}{r}={actual!r}"
-                    if actual is not None
-                    else f"no tag {RESOURCE_TAG_PREFIX}{r}"
-                )
-                + f", but {'/'.join(types)} "
+                f"{_tag_as_is(f'{RESOURCE_TAG_PREFIX}{r}', actual)}, but {'/'.join(types)} "
                 + (
                     f"has {expected[r]} GPU(s)"
                     if shared is None
@@ -294,6 +289,11 @@ def asg_tag_verdicts(
         advertised = ", ".join(f"{r}={n}" for r, n in expected.items())
         verdicts.append(Verdict("ok", f"ASG {name}", f"{nodegroup}: {advertised}"))
     return verdicts
+
+
+def _tag_as_is(key: str, value: str | None) -> str:
+    """A tag as the ASG has it: its key and value, or that it has none."""
+    return f"tag {key}={value!r}" if value is not None else f"no tag {key}"
 
 
 def _stale_template_tags(tags: dict[str, str], nodegroup: dict[str, Any]) -> list[str]:
