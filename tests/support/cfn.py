@@ -7,13 +7,11 @@ from functools import cache
 from typing import Any
 
 import aws_cdk as cdk
-import yaml
 from aws_cdk.assertions import Template
 
 from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
-from tests.support.paths import FIXTURES
 
 
 def settings_key(settings: dict[str, Any]) -> str:
@@ -78,10 +76,6 @@ def ref_of(template: Template, type_name: str, predicate=lambda props: True) -> 
     return matches[0]
 
 
-# The scheduling part of the device plugin chart's values.yaml, recorded from upstream.
-DEVICE_PLUGIN_CHART_DEFAULTS = yaml.safe_load(
-    (FIXTURES / "nvidia-device-plugin-scheduling-defaults.yaml").read_text()
-)
 _K8S_EFFECT = {
     "NO_SCHEDULE": "NoSchedule",
     "NO_EXECUTE": "NoExecute",

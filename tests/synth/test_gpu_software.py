@@ -6,13 +6,13 @@ from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan import gpu_software
 from gpu_pool.settings import deep_merge
 from tests.support.cfn import (
-    DEVICE_PLUGIN_CHART_DEFAULTS,
     helm_values,
     node_of,
     only,
     resources,
     synth,
 )
+from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.settings import BOTTLEROCKET, OPERATOR
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"

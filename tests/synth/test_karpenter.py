@@ -11,13 +11,13 @@ import pytest
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.settings import deep_merge
 from tests.support.cfn import (
-    DEVICE_PLUGIN_CHART_DEFAULTS,
     helm_values,
     only,
     render,
     resources,
     synth_stack,
 )
+from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.crd_validation import validate
 from tests.support.paths import ROOT
 from tests.support.settings import KARPENTER, KMS_KEY

@@ -4,18 +4,16 @@ Observability add-on, with one setting."""
 import os
 
 import pytest
-import yaml
 
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan import metrics
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import deep_merge, load_settings
 from tests.support.cfn import helm_values, node_of, only, render, resources, synth
+from tests.support.chart_defaults import DCGM_EXPORTER_CHART_DEFAULTS
 from tests.support.helm import chart_from_env, helm_binary, helm_template
-from tests.support.paths import FIXTURES
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
-DCGM_DEFAULTS = yaml.safe_load((FIXTURES / "dcgm-exporter-scheduling-defaults.yaml").read_text())
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
 
 # Pools with different taints and GPU software: the exporter must reach each kind of GPU node.
@@ -49,7 +47,7 @@ def chart(template, name):
 
 
 def test_code_knows_the_charts_recorded_defaults():
-    assert metrics.DCGM_EXPORTER_CHART_DEFAULTS == DCGM_DEFAULTS
+    assert metrics.DCGM_EXPORTER_CHART_DEFAULTS == DCGM_EXPORTER_CHART_DEFAULTS
 
 
 def test_dcgm_exporter_is_the_pinned_chart_without_a_service_monitor():
@@ -70,7 +68,7 @@ def test_every_gpu_node_runs_one_exporter_and_no_cpu_node_runs_it():
     does) select every GPU node of the pools without the GPU Operator and no CPU node; the
     operator's pool gets the operator's own exporter, which gpu-pool leaves enabled."""
     template = synth(METRICS)
-    pod = deep_merge(DCGM_DEFAULTS, helm_values(chart(template, "dcgm-exporter")))
+    pod = deep_merge(DCGM_EXPORTER_CHART_DEFAULTS, helm_values(chart(template, "dcgm-exporter")))
     operator_values = helm_values(chart(template, "gpu-operator"))
     assert "dcgmExporter" not in operator_values  # the operator chart's default: enabled
     nodegroups = [r["Properties"] for r in resources(template, "AWS::EKS::Nodegroup").values()]

@@ -11,13 +11,13 @@ from gpu_pool.plan.gpu_software import _operator_device_plugin_pod
 from gpu_pool.settings import deep_merge
 from tests.support.ca_template import estimate_nodes, node_template, pod_fits_template
 from tests.support.cfn import (
-    DEVICE_PLUGIN_CHART_DEFAULTS,
     helm_values,
     node_of,
     resources,
     synth,
     tags_by_nodegroup,
 )
+from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.helm import chart_from_env, helm_binary, helm_template
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"

@@ -5,14 +5,12 @@ these)."""
 
 from __future__ import annotations
 
-import yaml
-
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.model.versions import EFA_DEVICE_PLUGIN, NVIDIA_DEVICE_PLUGIN, NVIDIA_GPU_OPERATOR
 from gpu_pool.plan import metrics
 from gpu_pool.plan.pool import pascal_case, plan_pool, plan_pools
 from gpu_pool.settings import PoolSettings, deep_merge, load_settings
-from tests.support.paths import FIXTURES
+from tests.support.chart_defaults import DCGM_EXPORTER_CHART_DEFAULTS
 
 NODE_POOL = {
     "apiVersion": "karpenter.sh/v1",
@@ -375,9 +373,6 @@ def test_pascal_case_keeps_capitals():
     assert pascal_case("MyPool-us-east-1a") == "MyPoolUsEast1a"
 
 
-DCGM_DEFAULTS = yaml.safe_load((FIXTURES / "dcgm-exporter-scheduling-defaults.yaml").read_text())
-
-
 def test_dcgm_exporter_values_tolerate_each_pool_taint_once_and_select_gpu_nodes():
     """Two pools sharing the GPU taint: one toleration per distinct taint key and effect (any
     value), the affinity on the GPU label and the operator's opt-out, a ServiceMonitor as asked."""
@@ -430,7 +425,7 @@ def test_the_exporter_reaches_karpenter_nodes_too():
         None,
     )
     plans = plan_pools(settings)
-    pod = deep_merge(DCGM_DEFAULTS, metrics.dcgm_exporter_values(plans, False))
+    pod = deep_merge(DCGM_EXPORTER_CHART_DEFAULTS, metrics.dcgm_exporter_values(plans, False))
     shapes = [(shape, plan) for plan in plans for shape in plan.node_shapes]
     assert len(shapes) == 3
     for shape, plan in shapes:
@@ -454,7 +449,7 @@ def test_the_exporter_reaches_auto_mode_nodes_too():
         None,
     )
     (plan,) = plan_pools(settings)
-    pod = deep_merge(DCGM_DEFAULTS, metrics.dcgm_exporter_values([plan], False))
+    pod = deep_merge(DCGM_EXPORTER_CHART_DEFAULTS, metrics.dcgm_exporter_values([plan], False))
     (shape,) = plan.node_shapes
     assert shape.labels["eks.amazonaws.com/compute-type"] == "auto"
     assert pod_fits_node(pod, shape.labels, plan.node_taints())
