@@ -104,11 +104,14 @@ class ClusterPools:
     ) -> list[Finding]:
         """Register `plan` (built by `scope`, once known) and return its findings (`findings`,
         if the caller has run the rules already; else the pool's rules on the cluster and
-        against `kubernetes_minor` and `region`, where known); a plan added again returns them
-        as before."""
+        against `kubernetes_minor` and `region`, where known). The same plan object added again
+        by the construct that builds it (the stack registers its plans first, without a scope)
+        returns them as before; an equal plan, or the same plan object handed to a second
+        construct, is another pool and meets the rules between pools (GP-PAIR-01)."""
         for index, registered in enumerate(self.plans):
-            if registered is plan:
-                self._scopes[index] = scope or self._scopes[index]
+            known_scope = self._scopes[index]
+            if registered is plan and (known_scope is None or known_scope is scope):
+                self._scopes[index] = scope or known_scope
                 return self._findings[index]
         if findings is None:
             findings = check_pool_on_cluster(plan, self.plans) + check_pool_target(

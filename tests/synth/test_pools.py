@@ -217,6 +217,36 @@ def test_two_library_pools_with_one_name_are_refused_in_one_line_naming_the_cons
     ]
 
 
+_DUPLICATE_NAME = (
+    "pool.name: another pool on this cluster is already named 'gpu'; the name labels the "
+    "pool's nodes and names its device plugin release, so it must be unique per cluster: "
+    "rename one"
+)
+
+
+def test_a_pool_copied_with_equal_settings_into_a_second_stack_is_refused():
+    # Two constructs with identical settings make equal plans: the registry must tell them
+    # apart by identity, or the second pool's device plugin release collides at deploy.
+    stack, cluster, subnets = _library_cluster()
+    other = cdk.Stack(stack.node.scope, "Copy")
+    settings = PoolSettings(labels={"workload": "copied"})
+    GpuNodePool(stack, "A", cluster=cluster, subnets=subnets, settings=settings)
+    with pytest.raises(ConfigError) as err:
+        GpuNodePool(other, "A", cluster=cluster, subnets=subnets, settings=settings)
+    assert str(err.value).splitlines() == [f"GpuNodePool 'Copy/A': {_DUPLICATE_NAME}"]
+
+
+def test_one_plan_object_handed_to_two_constructs_is_two_pools():
+    from gpu_pool.plan.pool import plan_pool
+
+    stack, cluster, subnets = _library_cluster()
+    plan = plan_pool(PoolSettings())
+    GpuNodePool(stack, "A", cluster=cluster, subnets=subnets, settings=plan)
+    with pytest.raises(ConfigError) as err:
+        GpuNodePool(stack, "B", cluster=cluster, subnets=subnets, settings=plan)
+    assert str(err.value).splitlines() == [f"GpuNodePool 'Lib/B': {_DUPLICATE_NAME}"]
+
+
 def test_library_pools_with_distinct_names_share_one_autoscaler_priority_list():
     from gpu_pool.cdk.autoscaler import ClusterAutoscaler
     from gpu_pool.settings import AutoscalerSettings
