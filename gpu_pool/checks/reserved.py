@@ -3,6 +3,8 @@
 Sources: EKS UG ml/capacity-blocks-mng (one instance type, the block's zone only, capacity type
 CAPACITY_BLOCK, desired 0 before the block starts), ml/node-efa (one zone, a cluster placement
 group), EC2 CapacityReservationSpecification (capacity-reservations-only never launches Spot),
+EC2 UG "Launch instances into an existing Capacity Reservation" (a launch targeting a full
+reservation fails; one targeting a group runs On-Demand unless capacity-reservations-only),
 Karpenter v1.14.1 tasks/odcrs.md (selection by id or tags, no open matching).
 """
 
@@ -145,13 +147,14 @@ def _check_odcr(plan: PoolPlan, reservation: CapacityReservationSettings) -> Ite
                 "Karpenter has no open matching and no resource groups (it selects reservations "
                 "by id): name the reservation's id, or use provisioner: cluster-autoscaler",
             )
-    elif reservation.fallback == "on-demand" and reservation.preference is None:
+    elif reservation.fallback == "on-demand" and reservation.id is not None:
         yield error(
             "GP-TRAIN-13",
             f"{setting}.fallback",
-            "on-demand on node groups whose launch template targets the reservation and can name "
-            "nothing else: add a second, on-demand pool for the workload (the priority expander "
-            "ranks the reserved groups first), or use preference: open",
+            f"on-demand on node groups that target reservation {reservation.id}: EC2 fails a "
+            "launch into a full reservation and never runs it On-Demand; add a second, on-demand "
+            "pool for the workload (the priority expander ranks the reserved groups first), or "
+            "name the reservation's resource group (resource_group_arn), or use preference: open",
         )
 
 

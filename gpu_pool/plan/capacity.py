@@ -57,12 +57,20 @@ class CapacityPlan:
             return None
         if reservation.preference is not None:
             return {"CapacityReservationPreference": reservation.preference}
-        target = (
-            {"CapacityReservationId": reservation.id}
-            if reservation.id is not None
-            else {"CapacityReservationResourceGroupArn": reservation.resource_group_arn}
-        )
-        return {"CapacityReservationTarget": target}
+        if reservation.id is not None:
+            # A launch into a full reservation fails: reserved only, with or without a preference.
+            return {"CapacityReservationTarget": {"CapacityReservationId": reservation.id}}
+        spec: dict[str, Any] = {
+            "CapacityReservationTarget": {
+                "CapacityReservationResourceGroupArn": reservation.resource_group_arn
+            }
+        }
+        if reservation.fallback == "none":
+            # A group target alone runs On-Demand when no reservation of the group has room;
+            # capacity-reservations-only makes that launch fail instead (EC2 UG, "Launch
+            # instances into Capacity Reservations in a group").
+            spec["CapacityReservationPreference"] = "capacity-reservations-only"
+        return spec
 
     def instance_market_options(self) -> dict[str, Any] | None:
         """Launch template InstanceMarketOptions: capacity-block for a block, else none."""

@@ -216,9 +216,12 @@ class CapacityReservationSettings(_Settings):
     into any open reservation that matches, else on demand; capacity-reservations-only launches
     only into reservations."""
     fallback: Literal["on-demand", "none"] = "none"
-    """odcr only: on-demand lets a Karpenter pool launch on-demand nodes when the reservation is
-    used up (capacity types reserved and on-demand); none: reserved capacity only. Node groups
-    fall back through a second, on-demand pool instead (docs/training.md)."""
+    """odcr only: whether nodes may launch On-Demand when the reservation is used up. none:
+    reserved capacity only (a resource_group_arn target also gets capacity-reservations-only,
+    without which EC2 would launch On-Demand). on-demand: a Karpenter pool adds capacity type
+    on-demand after reserved; node groups that target a resource_group_arn launch On-Demand when
+    it is full; node groups that target an id fall back through a second, on-demand pool
+    (docs/training.md)."""
 
     @model_validator(mode="after")
     def _one_target(self) -> CapacityReservationSettings:

@@ -298,7 +298,8 @@ def test_odcr_preference_and_resource_group_forms(preference):
         PoolSettings(capacity_reservation={"type": "odcr", "resource_group_arn": group})
     )
     assert plan.capacity.capacity_reservation_specification() == {
-        "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": group}
+        "CapacityReservationPreference": "capacity-reservations-only",
+        "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": group},
     }
 
 

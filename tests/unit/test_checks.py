@@ -852,7 +852,7 @@ CASES = {
         [
             (
                 "E",
-                "pool.capacity_reservation.fallback: on-demand on node groups whose launch template targets the reservation and can name nothing else: add a second, on-demand pool for the workload (the priority expander ranks the reserved groups first), or use preference: open",
+                "pool.capacity_reservation.fallback: on-demand on node groups that target reservation cr-0123456789abcdef0: EC2 fails a launch into a full reservation and never runs it On-Demand; add a second, on-demand pool for the workload (the priority expander ranks the reserved groups first), or name the reservation's resource group (resource_group_arn), or use preference: open",
             ),
         ],
     ),
