@@ -42,16 +42,24 @@ class KarpenterPoolPlan(NodePoolPlan):
     ami_alias: str
     capacity: CapacityPlan
 
-    # Reserved nodes: never consolidated (EKS UG ml/ml-node-pools suggests WhenEmpty and
-    # consolidateAfter Never; the reservation is paid for whether a node runs or not) and never
-    # expired inside the reservation (a block's end drains them anyway).
+    # A pool of reserved capacity only keeps its nodes: Never for both, so Karpenter removes
+    # none of them, empty ones included (NodePool docs at v1.14.1: Never disables consolidation
+    # and expiry entirely); the reservation is paid for whether a node runs or not, and a
+    # block's end drains them anyway. Disruption is the NodePool's, one for all its nodes: a
+    # pool that falls back to on-demand follows the pool's karpenter settings, so an empty
+    # on-demand node is removed after consolidate_after and not billed until deleted.
+    @property
+    def _keeps_its_nodes(self) -> bool:
+        reservation = self.capacity.reservation
+        return reservation is not None and reservation.fallback == "none"
+
     @property
     def expire_after(self) -> str:
-        return "Never" if self.capacity.reserved else self.settings.karpenter.expire_after
+        return "Never" if self._keeps_its_nodes else self.settings.karpenter.expire_after
 
     @property
     def consolidate_after(self) -> str:
-        return "Never" if self.capacity.reserved else self.settings.karpenter.consolidate_after
+        return "Never" if self._keeps_its_nodes else self.settings.karpenter.consolidate_after
 
     def capacity_types(self) -> list[str]:
         """`reserved` (with `on-demand` as its fallback) for a reserved pool."""

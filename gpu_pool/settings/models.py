@@ -172,10 +172,11 @@ class KarpenterPoolSettings(_Settings):
     """The EC2NodeClass AMI alias, family@version of the pool's ami_family; None: the pin in
     gpu_pool/model/versions.py. A new version replaces every node of the pool (drift)."""
     consolidate_after: KarpenterDurationOrNever = "5m"
-    """How long a node must be empty before Karpenter removes it (Karpenter's default is 0s)."""
+    """How long a node must be empty before Karpenter removes it (Karpenter's default is 0s).
+    A pool of reserved capacity only (capacity_reservation without fallback) uses Never."""
     expire_after: KarpenterDurationOrNever = "720h"
     """Maximum node age before it is drained and replaced (Karpenter's default, 30 days); Never:
-    nodes live until emptied, drifted or deleted."""
+    nodes live until emptied, drifted or deleted. A pool of reserved capacity only uses Never."""
     termination_grace_period: KarpenterDuration | None = "24h"
     """How long a draining node (expired, drifted, deleted) waits for its pods, do-not-disrupt and
     PodDisruptionBudgets included, before deleting them. 24h: a job running when its node expires
@@ -221,7 +222,9 @@ class CapacityReservationSettings(_Settings):
     without which EC2 would launch On-Demand). on-demand: a Karpenter pool adds capacity type
     on-demand after reserved; node groups that target a resource_group_arn launch On-Demand when
     it is full; node groups that target an id fall back through a second, on-demand pool
-    (docs/training.md)."""
+    (docs/training.md). On Karpenter this also decides disruption: with none the NodePool
+    keeps its nodes (consolidate_after and expire_after Never, whatever the karpenter settings
+    say); with on-demand the karpenter settings win, so empty nodes are removed."""
 
     @model_validator(mode="after")
     def _one_target(self) -> CapacityReservationSettings:

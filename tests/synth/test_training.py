@@ -255,9 +255,9 @@ def test_karpenter_reserved_efa_pool_against_the_pinned_crds(training_template):
     template_spec = node_pool["spec"]["template"]["spec"]
     requirements = {r["key"]: r["values"] for r in template_spec["requirements"]}
     assert requirements["karpenter.sh/capacity-type"] == ["reserved", "on-demand"]
-    # Reserved nodes: only empty ones go, and never by age (EKS UG ml/ml-node-pools).
-    assert node_pool["spec"]["disruption"]["consolidateAfter"] == "Never"
-    assert template_spec["expireAfter"] == "Never"
+    # With an on-demand fallback the pool's own disruption settings: empty nodes go.
+    assert node_pool["spec"]["disruption"]["consolidateAfter"] == "5m"
+    assert template_spec["expireAfter"] == "720h"
     # With realistic deploy-time values in place of the placeholders.
     assert validate(node_pool) == []
     real = json.loads(

@@ -38,3 +38,45 @@ ODCR_ID = "cr-0123456789abcdef0"
 def test_the_launch_template_says_what_fallback_says(reservation, expected):
     plan = plan_pool(PoolSettings(capacity_reservation=reservation))
     assert plan.capacity.capacity_reservation_specification() == expected
+
+
+def _karpenter_disruption(reservation, **karpenter):
+    plan = plan_pool(
+        PoolSettings(
+            provisioner="karpenter",
+            instance_types=["p5.48xlarge"],
+            zones=["us-east-1a"],
+            capacity_reservation=reservation,
+            karpenter=karpenter,
+        )
+    ).karpenter
+    assert plan is not None
+    node_pool = plan.node_pool()
+    return (
+        node_pool["spec"]["disruption"]["consolidateAfter"],
+        node_pool["spec"]["template"]["spec"]["expireAfter"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("reservation", "karpenter", "expected"),
+    [
+        # One NodePool holds reserved and on-demand nodes: with Never, Karpenter would remove
+        # no node at all, an empty on-demand p5 included (NodePool docs, v1.14.1).
+        ({"type": "odcr", "id": ODCR_ID, "fallback": "on-demand"}, {}, ("5m", "720h")),
+        (
+            {"type": "odcr", "id": ODCR_ID, "fallback": "on-demand"},
+            {"consolidate_after": "15m", "expire_after": "336h"},
+            ("15m", "336h"),
+        ),
+        # Reserved capacity only: paid for whether a node runs or not, so its nodes stay.
+        ({"type": "odcr", "id": ODCR_ID}, {"consolidate_after": "15m"}, ("Never", "Never")),
+        ({"type": "capacity-block", "id": ODCR_ID}, {}, ("Never", "Never")),
+        (None, {"consolidate_after": "15m"}, ("15m", "720h")),
+    ],
+    ids=["fallback", "fallback-own-settings", "odcr-only", "capacity-block", "not-reserved"],
+)
+def test_a_karpenter_pool_that_falls_back_on_demand_removes_its_empty_nodes(
+    reservation, karpenter, expected
+):
+    assert _karpenter_disruption(reservation, **karpenter) == expected
