@@ -168,9 +168,17 @@ def check_karpenter_features(plan: PoolPlan, chart_version: str | None) -> Itera
         needs.append(
             ("capacity_reservation", KARPENTER_RESERVED_CAPACITY_SINCE, "reserved capacity")
         )
-    if plan.settings.efa:
+    if plan.capacity.own_placement_group:
         needs.append(
             ("efa", KARPENTER_PLACEMENT_GROUP_SINCE, "EC2NodeClass placementGroupSelector")
+        )
+    elif plan.capacity.reservation_placement_group is not None:
+        needs.append(
+            (
+                "capacity_reservation.placement_group",
+                KARPENTER_PLACEMENT_GROUP_SINCE,
+                "EC2NodeClass placementGroupSelector",
+            )
         )
     for setting, since, feature in needs:
         if _key(version) < _key(since):

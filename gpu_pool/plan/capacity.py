@@ -45,6 +45,21 @@ class CapacityPlan:
     def efa(self) -> bool:
         return self.efa_interfaces > 0
 
+    @property
+    def own_placement_group(self) -> bool:
+        """Whether the pool gets a cluster placement group of its own: an EFA pool outside
+        reserved capacity. A Capacity Block's instances are placed together already, and a
+        placement group can fail their launches while the block has room (EC2 UG
+        capacity-blocks-using; AWS ParallelCluster's PlacementGroupCapacityTypeValidator); an
+        ODCR serves only launches into the placement group it was created in (EC2 UG cr-cpg),
+        which the reservation's `placement_group` names."""
+        return self.efa and self.reservation is None
+
+    @property
+    def reservation_placement_group(self) -> str | None:
+        """The existing placement group the reservation lives in, by name; None: none."""
+        return None if self.reservation is None else self.reservation.placement_group
+
     def node_group_capacity_type(self, capacity_type: str) -> str:
         """AWS::EKS::Nodegroup CapacityType: CAPACITY_BLOCK for a block (the API refuses any
         other with a capacity-block template); ODCRs launch ON_DEMAND."""

@@ -74,7 +74,7 @@ class KarpenterPoolPlan(NodePoolPlan):
         placement_group: str | None = None,
     ) -> dict[str, Any]:
         """The EC2NodeClass; the arguments are deploy-time values (tokens in a stack);
-        `placement_group`: the EFA pool's cluster placement group, by name."""
+        `placement_group`: the placement group the nodes launch into, by name (cdk/efa.py)."""
         settings = self.settings
         spec: dict[str, Any] = {
             "amiSelectorTerms": [{"alias": self.ami_alias}],
@@ -93,10 +93,10 @@ class KarpenterPoolPlan(NodePoolPlan):
         reservations = self.capacity.karpenter_reservation_terms()
         if reservations:
             spec["capacityReservationSelectorTerms"] = reservations
+        # EFA needs no field here: with networkInterfaces unset, Karpenter gives a node one EFA
+        # interface per card when its pods request vpc.amazonaws.com/efa (v1.14.1
+        # pkg/providers/amifamily/resolver.go:261, launchtemplate/launchtemplate.go:334).
         if placement_group is not None:
-            # EFA: with networkInterfaces unset, Karpenter gives a node one EFA interface per
-            # card when its pods request vpc.amazonaws.com/efa (v1.14.1
-            # pkg/providers/amifamily/resolver.go:261, launchtemplate/launchtemplate.go:334).
             spec["placementGroupSelector"] = {"name": placement_group}
         return {
             "apiVersion": NODE_CLASS_API,

@@ -216,6 +216,14 @@ class CapacityReservationSettings(_Settings):
     """odcr only, instead of id or resource_group_arn (cluster-autoscaler pools): open launches
     into any open reservation that matches, else on demand; capacity-reservations-only launches
     only into reservations."""
+    placement_group: str | None = matching(
+        r"^[ -~]{1,255}$",
+        "a placement group name (1 to 255 ASCII characters, as EC2 CreatePlacementGroup takes)",
+        default=None,
+    )
+    """odcr only: the existing placement group the reservation was created in, by name; the
+    nodes launch into it, or they would not match the reservation (EC2 UG cr-cpg). None: no
+    placement group. A reserved pool never gets one of its own (docs/training.md)."""
     fallback: Literal["on-demand", "none"] = "none"
     """odcr only: whether nodes may launch On-Demand when the reservation is used up. none:
     reserved capacity only (a resource_group_arn target also gets capacity-reservations-only,
@@ -235,6 +243,12 @@ class CapacityReservationSettings(_Settings):
             if getattr(self, name) is not None
         ]
         if self.type == "capacity-block":
+            if self.placement_group is not None:
+                raise ValueError(
+                    "placement_group: odcr only; a Capacity Block's instances are placed close "
+                    "together already, and a placement group can make launches fail while the "
+                    "block has room: remove it"
+                )
             if self.id is None:
                 raise ValueError("id: required with type capacity-block (cr- and 17 hex digits)")
             extra: list[str] = [n for n in ("resource_group_arn", "preference") if n in targets]

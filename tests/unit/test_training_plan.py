@@ -80,3 +80,52 @@ def test_a_karpenter_pool_that_falls_back_on_demand_removes_its_empty_nodes(
     reservation, karpenter, expected
 ):
     assert _karpenter_disruption(reservation, **karpenter) == expected
+
+
+@pytest.mark.parametrize(
+    ("reservation", "expected"),
+    [
+        (None, (True, None)),
+        # Placed together already; a placement group can fail launches the block has room for.
+        ({"type": "capacity-block", "id": ODCR_ID}, (False, None)),
+        # An ODCR serves only launches into the placement group it was created in.
+        ({"type": "odcr", "id": ODCR_ID}, (False, None)),
+        ({"type": "odcr", "id": ODCR_ID, "placement_group": "p5-training"}, (False, "p5-training")),
+    ],
+    ids=["on-demand", "capacity-block", "odcr", "odcr-in-a-group"],
+)
+def test_an_efa_pool_gets_a_placement_group_of_its_own_only_outside_reserved_capacity(
+    reservation, expected
+):
+    capacity = plan_pool(
+        PoolSettings(
+            instance_types=["p5.48xlarge"],
+            zones=["us-east-1a"],
+            efa=True,
+            capacity_reservation=reservation,
+        )
+    ).capacity
+    assert (capacity.own_placement_group, capacity.reservation_placement_group) == expected
+
+
+def test_an_odcr_pools_node_class_selects_the_reservations_placement_group():
+    from tests.support.crd_validation import validate
+
+    plan = plan_pool(
+        PoolSettings(
+            provisioner="karpenter",
+            instance_types=["p5.48xlarge"],
+            zones=["us-east-1a"],
+            capacity_reservation={"type": "odcr", "id": ODCR_ID, "placement_group": "p5 pg #1"},
+        )
+    )
+    assert plan.karpenter is not None
+    node_class = plan.karpenter.ec2_node_class(
+        role="gpu-pool-karpenter-node",
+        subnet_ids=["subnet-0123456789abcdef0"],
+        security_group_ids=["sg-0123456789abcdef0"],
+        tags={},
+        placement_group=plan.capacity.reservation_placement_group,
+    )
+    assert node_class["spec"]["placementGroupSelector"] == {"name": "p5 pg #1"}
+    assert validate(node_class) == []
