@@ -1,6 +1,11 @@
 """Guardrails for Karpenter pools: what would leave a NodePool unable to launch a GPU node, its
 nodes unable to join, or the NodePool refused (aws/karpenter-provider-aws v1.14.1). Each rule
-yields one Finding."""
+yields one Finding.
+
+Karpenter's capacity of an instance type is EC2's figures alone (v1.14.1
+pkg/providers/instancetype/types.go computeCapacity: cpu, memory, pods, GPUs, EFA, ...), with
+no hugepages; NodeOverlay adds extended resources, behind the NodeOverlay feature gate, alpha
+and false by default (website/content/en/docs/reference/settings.md, "Feature Gates")."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from collections.abc import Iterator
 
 from gpu_pool.checks.node_pool import check_node_pool
 from gpu_pool.model.findings import Finding, error, warning
-from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
+from gpu_pool.model.versions import KARPENTER, KARPENTER_AMI_ALIASES
 from gpu_pool.plan.karpenter import KarpenterPoolPlan
 
 
@@ -43,6 +48,16 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
                 "from karpenter.ami_alias (the family from ami_family, the variant from each "
                 "instance type): remove it, and pin the AMI with karpenter.ami_alias",
             )
+    if plan.capacity.efa:
+        yield warning(
+            "GP-KARP-06",
+            f"{prefix}.efa",
+            "true with provisioner: karpenter, which counts only an instance type's own "
+            "capacity, and hugepages are not part of it (they enter only through a NodeOverlay, "
+            f"alpha and off by default in Karpenter {KARPENTER.version}): a pod requesting "
+            "hugepages-2Mi never gets a node; let EFA pods request none and set "
+            "FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
+        )
     yield from check_node_pool(plan)
     yield from _check_alias(plan)
 

@@ -318,6 +318,21 @@ CASES = {
         },
         [],
     ),
+    # Karpenter's capacity of a type is EC2's figures, no hugepages; only a NodeOverlay adds
+    # them, alpha and gated off in v1.14.1 (pkg/providers/instancetype/types.go,
+    # reference/settings.md "Feature Gates").
+    "efa-pods-requesting-hugepages-never-fit": (
+        {
+            "region": "us-east-1",
+            **karpenter(instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True),
+        },
+        [
+            (
+                "W",
+                "pool.efa: true with provisioner: karpenter, which counts only an instance type's own capacity, and hugepages are not part of it (they enter only through a NodeOverlay, alpha and off by default in Karpenter 1.14.1): a pod requesting hugepages-2Mi never gets a node; let EFA pods request none and set FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
+            )
+        ],
+    ),
     "autoscaler-settings-unused-without-node-group-pools": (
         {**karpenter(), "autoscaler": {"image_tag": "v1.35.2"}},
         [],

@@ -10,6 +10,14 @@ GROUP = "arn:aws:resource-groups:us-east-1:123456789012:group/training"
 
 
 ODCR_ID = "cr-0123456789abcdef0"
+HUGEPAGES_WARNING = (
+    "W",
+    "pool.efa: true with provisioner: karpenter, which counts only an instance type's own "
+    "capacity, and hugepages are not part of it (they enter only through a NodeOverlay, alpha "
+    "and off by default in Karpenter 1.14.1): a pod requesting hugepages-2Mi never gets a node; "
+    "let EFA pods request none and set FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: "
+    "cluster-autoscaler",
+)
 
 
 def pool(**settings):
@@ -48,15 +56,17 @@ CASES = {
             "cluster": {"kubernetes_version": "1.34"},
             **karpenter_efa(capacity_reservation={"type": "capacity-block", "id": ODCR_ID}),
         },
-        [],
+        [HUGEPAGES_WARNING],
     ),
     "karpenter-odcr-placement-group-on-1.10": (
         {
             "region": "us-east-1",
             "karpenter": {"chart_version": "1.10.0"},
             "cluster": {"kubernetes_version": "1.34"},
-            **karpenter_efa(
-                capacity_reservation={"type": "odcr", "id": ODCR_ID, "placement_group": "pg"}
+            **pool(
+                provisioner="karpenter",
+                instance_types=["p5.48xlarge"],
+                capacity_reservation={"type": "odcr", "id": ODCR_ID, "placement_group": "pg"},
             ),
         },
         [

@@ -129,3 +129,48 @@ def test_an_odcr_pools_node_class_selects_the_reservations_placement_group():
     )
     assert node_class["spec"]["placementGroupSelector"] == {"name": "p5 pg #1"}
     assert validate(node_class) == []
+
+
+@pytest.mark.parametrize(
+    ("ami_family", "instance_types", "hugepages"),
+    [
+        # The EFA installer's 5128 pages (EKS UG ml/node-efa).
+        ("AL2023", ["p5.48xlarge"], "10256Mi"),
+        # Bottlerocket: 110 pages per vCPU (bottlerocket-core-kit corndog): 192 vCPUs.
+        ("BOTTLEROCKET", ["p5.48xlarge"], f"{110 * 192 * 2}Mi"),
+        ("BOTTLEROCKET", ["p4d.24xlarge"], f"{110 * 96 * 2}Mi"),
+        # One template for the group: the fewest vCPUs (g5.8xlarge: 32, g5.16xlarge: 64).
+        ("BOTTLEROCKET", [["g5.8xlarge", "g5.16xlarge"]], f"{110 * 32 * 2}Mi"),
+    ],
+    ids=["al2023", "bottlerocket-p5", "bottlerocket-p4d", "bottlerocket-mixed"],
+)
+def test_an_efa_groups_zero_node_template_advertises_the_hugepages_its_ami_reserves(
+    ami_family, instance_types, hugepages
+):
+    from tests.support.ca_template import node_template
+
+    (group,) = plan_pool(
+        PoolSettings(
+            ami_family=ami_family, instance_types=instance_types, zones=["us-east-1a"], efa=True
+        )
+    ).node_groups
+    assert node_template(group.node_template_tags())["allocatable"]["hugepages-2Mi"] == hugepages
+
+
+@pytest.mark.parametrize(
+    ("name", "vcpus"),
+    # EC2 DefaultVCpus as Karpenter v1.14.1 publishes them (karpenter.k8s.aws/instance-cpu).
+    [
+        ("g6f.large", 2),
+        ("g5.xlarge", 4),
+        ("p5.4xlarge", 16),
+        ("p4d.24xlarge", 96),
+        ("p6-b200.48xlarge", 192),
+        ("g4dn.metal", 96),
+        ("g5g.metal", 64),
+    ],
+)
+def test_vcpus_of_a_catalogued_type(name, vcpus):
+    from gpu_pool.model.catalog import lookup
+
+    assert lookup(name).vcpus == vcpus
