@@ -58,8 +58,28 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
             "hugepages-2Mi never gets a node; let EFA pods request none and set "
             "FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
         )
+    yield from _check_kept_nodes(plan)
     yield from check_node_pool(plan)
     yield from _check_alias(plan)
+
+
+def _check_kept_nodes(plan: KarpenterPoolPlan) -> Iterator[Finding]:
+    """A reserved-only pool's NodePool keeps its nodes (plan/karpenter.py): a disruption
+    setting given for it would otherwise be dropped without a word."""
+    if not plan.keeps_its_nodes:
+        return
+    karpenter = plan.settings.karpenter
+    for name in ("consolidate_after", "expire_after"):
+        value = getattr(karpenter, name)
+        if name in karpenter.model_fields_set and value != "Never":
+            yield warning(
+                "GP-KARP-07",
+                f"{plan.setting}.karpenter.{name}",
+                f"{value} is not used: a pool of reserved capacity only keeps its nodes "
+                "(Never: the reservation is paid for whether a node runs or not); remove it, "
+                "or for an ODCR set capacity_reservation.fallback: on-demand, with which the "
+                "pool's own disruption settings win",
+            )
 
 
 def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:

@@ -49,17 +49,18 @@ class KarpenterPoolPlan(NodePoolPlan):
     # pool that falls back to on-demand follows the pool's karpenter settings, so an empty
     # on-demand node is removed after consolidate_after and not billed until deleted.
     @property
-    def _keeps_its_nodes(self) -> bool:
+    def keeps_its_nodes(self) -> bool:
+        """Reserved capacity only: disruption Never, whatever the karpenter settings say."""
         reservation = self.capacity.reservation
         return reservation is not None and reservation.fallback == "none"
 
     @property
     def expire_after(self) -> str:
-        return "Never" if self._keeps_its_nodes else self.settings.karpenter.expire_after
+        return "Never" if self.keeps_its_nodes else self.settings.karpenter.expire_after
 
     @property
     def consolidate_after(self) -> str:
-        return "Never" if self._keeps_its_nodes else self.settings.karpenter.consolidate_after
+        return "Never" if self.keeps_its_nodes else self.settings.karpenter.consolidate_after
 
     def capacity_types(self) -> list[str]:
         """`reserved` (with `on-demand` as its fallback) for a reserved pool."""

@@ -333,6 +333,32 @@ CASES = {
             )
         ],
     ),
+    # Reserved capacity only keeps Never; a duration given for it says so instead of vanishing.
+    "reserved-only-disruption-settings-unused": (
+        karpenter(
+            instance_types=["p5.48xlarge"],
+            capacity_reservation={"type": "odcr", "id": "cr-0123456789abcdef0"},
+            karpenter={"consolidate_after": "10m", "expire_after": "Never"},
+        ),
+        [
+            (
+                "W",
+                "pool.karpenter.consolidate_after: 10m is not used: a pool of reserved capacity only keeps its nodes (Never: the reservation is paid for whether a node runs or not); remove it, or for an ODCR set capacity_reservation.fallback: on-demand, with which the pool's own disruption settings win",
+            )
+        ],
+    ),
+    "fallback-pool-disruption-settings-used": (
+        karpenter(
+            instance_types=["p5.48xlarge"],
+            capacity_reservation={
+                "type": "odcr",
+                "id": "cr-0123456789abcdef0",
+                "fallback": "on-demand",
+            },
+            karpenter={"consolidate_after": "10m", "expire_after": "336h"},
+        ),
+        [],
+    ),
     "autoscaler-settings-unused-without-node-group-pools": (
         {**karpenter(), "autoscaler": {"image_tag": "v1.35.2"}},
         [],
