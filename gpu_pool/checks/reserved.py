@@ -138,6 +138,15 @@ def _check_odcr(plan: PoolPlan, reservation: CapacityReservationSettings) -> Ite
             "on-demand with preference capacity-reservations-only, which never launches "
             "outside a reservation: set fallback: none, or preference: open",
         )
+    if reservation.placement_group is not None and len(pool.zones) != 1 and not pool.efa:
+        # An EFA pool's zones are GP-TRAIN-03's.
+        yield error(
+            "GP-TRAIN-19",
+            f"{prefix}.zones",
+            f"{_zones(pool.zones)} with {setting}.placement_group: a cluster placement group "
+            "lives in one zone and launches into it elsewhere fail: list exactly the group's "
+            "zone",
+        )
     if plan.karpenter is not None:
         if reservation.id is None:
             given = "resource_group_arn" if reservation.resource_group_arn else "preference"

@@ -47,6 +47,33 @@ CASES = {
         ),
         [],
     ),
+    "odcr-placement-group-over-several-zones": (
+        {
+            "region": "us-east-1",
+            **pool(
+                instance_types=["p5.48xlarge"],
+                zones=["us-east-1a", "us-east-1b"],
+                capacity_reservation={"type": "odcr", "id": ODCR_ID, "placement_group": "pg"},
+            ),
+        },
+        [
+            (
+                "E",
+                "pool.zones: 2 zones (us-east-1a, us-east-1b) with pool.capacity_reservation.placement_group: a cluster placement group lives in one zone and launches into it elsewhere fail: list exactly the group's zone",
+            )
+        ],
+    ),
+    "odcr-placement-group-in-its-zone": (
+        {
+            "region": "us-east-1",
+            **pool(
+                instance_types=["p5.48xlarge"],
+                zones=["us-east-1a"],
+                capacity_reservation={"type": "odcr", "id": ODCR_ID, "placement_group": "pg"},
+            ),
+        },
+        [],
+    ),
     # The Capacity Block pool's placement group is gone, and with it the need for
     # placementGroupSelector; a reservation's own placement group still needs it.
     "karpenter-efa-capacity-block-on-1.10": (
@@ -66,6 +93,7 @@ CASES = {
             **pool(
                 provisioner="karpenter",
                 instance_types=["p5.48xlarge"],
+                zones=["us-east-1a"],
                 capacity_reservation={"type": "odcr", "id": ODCR_ID, "placement_group": "pg"},
             ),
         },
