@@ -371,8 +371,9 @@ class PoolSettings(_Settings):
     """Reserved capacity (an ODCR or a Capacity Block for ML) the nodes launch into; None: on
     demand or Spot as capacity_type says (docs/training.md)."""
     efa: bool = False
-    """Elastic Fabric Adapter: one EFA interface per network card, a cluster placement group and
-    a security group open within the pool; needs one zone and an EFA type (docs/training.md)."""
+    """Elastic Fabric Adapter: one EFA interface per network card, a security group open within
+    the pool and, outside reserved capacity, a cluster placement group of its own; needs one
+    zone and an EFA type (docs/training.md)."""
 
 
 class AutoscalerSettings(_Settings):
