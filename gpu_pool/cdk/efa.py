@@ -1,6 +1,8 @@
-"""An EFA pool's network: a cluster placement group (its nodes on one network segment, so in
-one zone) and a security group allowing all traffic to and from itself, which every EFA
-interface joins (EKS UG ml/node-efa). Both provisioners use it."""
+"""An EFA pool's network: a security group allowing all traffic to and from itself, which
+every EFA interface joins, and the placement group its nodes launch into: a cluster placement
+group of the pool's own (its nodes on one network segment, so in one zone; EKS UG
+ml/node-efa), or for reserved capacity the reservation's existing one or none
+(plan/capacity.py says why). Both provisioners use it."""
 
 from __future__ import annotations
 
@@ -12,22 +14,31 @@ from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import ConfigError
 
 
+def placement(scope: Construct, plan: PoolPlan) -> tuple[ec2.CfnPlacementGroup | None, str | None]:
+    """The pool's own cluster placement group, when it gets one, and the name of the placement
+    group its nodes launch into: that group's, the reservation's, or None."""
+    capacity = plan.capacity
+    if not capacity.own_placement_group:
+        return None, capacity.reservation_placement_group
+    group = ec2.CfnPlacementGroup(scope, "PlacementGroup", strategy="cluster")
+    return group, group.ref
+
+
 def efa_network(
     scope: Construct,
     plan: PoolPlan,
     cluster: eks.ICluster,
     vpc: ec2.IVpc | None,
     cluster_security_group_id: str | None,
-) -> tuple[ec2.CfnPlacementGroup, ec2.CfnSecurityGroup]:
-    """The placement group and EFA security group of `plan`'s pool, in `vpc` (default: the
-    cluster's, which only an `eks.Cluster` knows)."""
+) -> ec2.CfnSecurityGroup:
+    """The EFA security group of `plan`'s pool, in `vpc` (default: the cluster's, which only
+    an `eks.Cluster` knows)."""
     if not isinstance(cluster, eks.Cluster) and (vpc is None or cluster_security_group_id is None):
         raise ConfigError(
             f"{plan.setting}.efa: an imported cluster's EFA pool needs `vpc` and "
             "`cluster_security_group_id` (its EFA security group lives in the VPC, and its "
             "interfaces join the cluster security group)"
         )
-    placement = ec2.CfnPlacementGroup(scope, "PlacementGroup", strategy="cluster")
     group = ec2.CfnSecurityGroup(
         scope,
         "EfaSecurityGroup",
@@ -50,4 +61,4 @@ def efa_network(
         destination_security_group_id=group.attr_group_id,
         description="EFA: all traffic to the pool's own nodes",
     )
-    return placement, group
+    return group

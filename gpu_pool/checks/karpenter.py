@@ -1,6 +1,11 @@
 """Guardrails for Karpenter pools: what would leave a NodePool unable to launch a GPU node, its
 nodes unable to join, or the NodePool refused (aws/karpenter-provider-aws v1.14.1). Each rule
-yields one Finding."""
+yields one Finding.
+
+Karpenter's capacity of an instance type is EC2's figures alone (v1.14.1
+pkg/providers/instancetype/types.go computeCapacity: cpu, memory, pods, GPUs, EFA, ...), with
+no hugepages; NodeOverlay adds extended resources, behind the NodeOverlay feature gate, alpha
+and false by default (website/content/en/docs/reference/settings.md, "Feature Gates")."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from collections.abc import Iterator
 
 from gpu_pool.checks.node_pool import check_node_pool
 from gpu_pool.model.findings import Finding, error, warning
-from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
+from gpu_pool.model.versions import KARPENTER, KARPENTER_AMI_ALIASES
 from gpu_pool.plan.karpenter import KarpenterPoolPlan
 
 
@@ -43,8 +48,38 @@ def check_karpenter_pool(plan: KarpenterPoolPlan) -> Iterator[Finding]:
                 "from karpenter.ami_alias (the family from ami_family, the variant from each "
                 "instance type): remove it, and pin the AMI with karpenter.ami_alias",
             )
+    if plan.capacity.efa:
+        yield warning(
+            "GP-KARP-06",
+            f"{prefix}.efa",
+            "true with provisioner: karpenter, which counts only an instance type's own "
+            "capacity, and hugepages are not part of it (they enter only through a NodeOverlay, "
+            f"alpha and off by default in Karpenter {KARPENTER.version}): a pod requesting "
+            "hugepages-2Mi never gets a node; let EFA pods request none and set "
+            "FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
+        )
+    yield from _check_kept_nodes(plan)
     yield from check_node_pool(plan)
     yield from _check_alias(plan)
+
+
+def _check_kept_nodes(plan: KarpenterPoolPlan) -> Iterator[Finding]:
+    """A reserved-only pool's NodePool keeps its nodes (plan/karpenter.py): a disruption
+    setting given for it would otherwise be dropped without a word."""
+    if not plan.keeps_its_nodes:
+        return
+    karpenter = plan.settings.karpenter
+    for name in ("consolidate_after", "expire_after"):
+        value = getattr(karpenter, name)
+        if name in karpenter.model_fields_set and value != "Never":
+            yield warning(
+                "GP-KARP-07",
+                f"{plan.setting}.karpenter.{name}",
+                f"{value} is not used: a pool of reserved capacity only keeps its nodes "
+                "(Never: the reservation is paid for whether a node runs or not); remove it, "
+                "or for an ODCR set capacity_reservation.fallback: on-demand, with which the "
+                "pool's own disruption settings win",
+            )
 
 
 def _check_alias(plan: KarpenterPoolPlan) -> Iterator[Finding]:

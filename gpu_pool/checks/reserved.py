@@ -3,6 +3,8 @@
 Sources: EKS UG ml/capacity-blocks-mng (one instance type, the block's zone only, capacity type
 CAPACITY_BLOCK, desired 0 before the block starts), ml/node-efa (one zone, a cluster placement
 group), EC2 CapacityReservationSpecification (capacity-reservations-only never launches Spot),
+EC2 UG "Launch instances into an existing Capacity Reservation" (a launch targeting a full
+reservation fails; one targeting a group runs On-Demand unless capacity-reservations-only),
 Karpenter v1.14.1 tasks/odcrs.md (selection by id or tags, no open matching).
 """
 
@@ -136,6 +138,15 @@ def _check_odcr(plan: PoolPlan, reservation: CapacityReservationSettings) -> Ite
             "on-demand with preference capacity-reservations-only, which never launches "
             "outside a reservation: set fallback: none, or preference: open",
         )
+    if reservation.placement_group is not None and len(pool.zones) != 1 and not pool.efa:
+        # An EFA pool's zones are GP-TRAIN-03's.
+        yield error(
+            "GP-TRAIN-19",
+            f"{prefix}.zones",
+            f"{_zones(pool.zones)} with {setting}.placement_group: a cluster placement group "
+            "lives in one zone and launches into it elsewhere fail: list exactly the group's "
+            "zone",
+        )
     if plan.karpenter is not None:
         if reservation.id is None:
             given = "resource_group_arn" if reservation.resource_group_arn else "preference"
@@ -145,13 +156,14 @@ def _check_odcr(plan: PoolPlan, reservation: CapacityReservationSettings) -> Ite
                 "Karpenter has no open matching and no resource groups (it selects reservations "
                 "by id): name the reservation's id, or use provisioner: cluster-autoscaler",
             )
-    elif reservation.fallback == "on-demand" and reservation.preference is None:
+    elif reservation.fallback == "on-demand" and reservation.id is not None:
         yield error(
             "GP-TRAIN-13",
             f"{setting}.fallback",
-            "on-demand on node groups whose launch template targets the reservation and can name "
-            "nothing else: add a second, on-demand pool for the workload (the priority expander "
-            "ranks the reserved groups first), or use preference: open",
+            f"on-demand on node groups that target reservation {reservation.id}: EC2 fails a "
+            "launch into a full reservation and never runs it On-Demand; add a second, on-demand "
+            "pool for the workload (the priority expander ranks the reserved groups first), or "
+            "name the reservation's resource group (resource_group_arn), or use preference: open",
         )
 
 
@@ -165,9 +177,17 @@ def check_karpenter_features(plan: PoolPlan, chart_version: str | None) -> Itera
         needs.append(
             ("capacity_reservation", KARPENTER_RESERVED_CAPACITY_SINCE, "reserved capacity")
         )
-    if plan.settings.efa:
+    if plan.capacity.own_placement_group:
         needs.append(
             ("efa", KARPENTER_PLACEMENT_GROUP_SINCE, "EC2NodeClass placementGroupSelector")
+        )
+    elif plan.capacity.reservation_placement_group is not None:
+        needs.append(
+            (
+                "capacity_reservation.placement_group",
+                KARPENTER_PLACEMENT_GROUP_SINCE,
+                "EC2NodeClass placementGroupSelector",
+            )
         )
     for setting, since, feature in needs:
         if _key(version) < _key(since):

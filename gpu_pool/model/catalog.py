@@ -124,7 +124,20 @@ class GpuInstanceType:
     def architecture(self) -> Architecture:
         return self.family.architecture
 
+    @property
+    def vcpus(self) -> int:
+        """vCPUs (EC2 DefaultVCpus): 2 on a large, 4 per xlarge of the size, a metal its
+        family's figure; so for every catalogued type (aws/karpenter-provider-aws v1.14.1
+        website/content/en/docs/reference/instance-types.md, karpenter.k8s.aws/instance-cpu)."""
+        size = self.name.split(".", 1)[1]
+        if size == "metal":
+            return _METAL_VCPUS[self.family.family]
+        if size == "large":
+            return 2
+        return 4 * int(size.removesuffix("xlarge") or 1)
 
+
+_METAL_VCPUS = {"g4dn": 96, "g5g": 64}
 AMI_DRIVER_BRANCH = 580
 
 _X86 = Architecture.X86_64

@@ -45,6 +45,21 @@ class CapacityPlan:
     def efa(self) -> bool:
         return self.efa_interfaces > 0
 
+    @property
+    def own_placement_group(self) -> bool:
+        """Whether the pool gets a cluster placement group of its own: an EFA pool outside
+        reserved capacity. A Capacity Block's instances are placed together already, and a
+        placement group can fail their launches while the block has room (EC2 UG
+        capacity-blocks-using; AWS ParallelCluster's PlacementGroupCapacityTypeValidator); an
+        ODCR serves only launches into the placement group it was created in (EC2 UG cr-cpg),
+        which the reservation's `placement_group` names."""
+        return self.efa and self.reservation is None
+
+    @property
+    def reservation_placement_group(self) -> str | None:
+        """The existing placement group the reservation lives in, by name; None: none."""
+        return None if self.reservation is None else self.reservation.placement_group
+
     def node_group_capacity_type(self, capacity_type: str) -> str:
         """AWS::EKS::Nodegroup CapacityType: CAPACITY_BLOCK for a block (the API refuses any
         other with a capacity-block template); ODCRs launch ON_DEMAND."""
@@ -57,12 +72,20 @@ class CapacityPlan:
             return None
         if reservation.preference is not None:
             return {"CapacityReservationPreference": reservation.preference}
-        target = (
-            {"CapacityReservationId": reservation.id}
-            if reservation.id is not None
-            else {"CapacityReservationResourceGroupArn": reservation.resource_group_arn}
-        )
-        return {"CapacityReservationTarget": target}
+        if reservation.id is not None:
+            # A launch into a full reservation fails: reserved only, with or without a preference.
+            return {"CapacityReservationTarget": {"CapacityReservationId": reservation.id}}
+        spec: dict[str, Any] = {
+            "CapacityReservationTarget": {
+                "CapacityReservationResourceGroupArn": reservation.resource_group_arn
+            }
+        }
+        if reservation.fallback == "none":
+            # A group target alone runs On-Demand when no reservation of the group has room;
+            # capacity-reservations-only makes that launch fail instead (EC2 UG, "Launch
+            # instances into Capacity Reservations in a group").
+            spec["CapacityReservationPreference"] = "capacity-reservations-only"
+        return spec
 
     def instance_market_options(self) -> dict[str, Any] | None:
         """Launch template InstanceMarketOptions: capacity-block for a block, else none."""

@@ -42,16 +42,25 @@ class KarpenterPoolPlan(NodePoolPlan):
     ami_alias: str
     capacity: CapacityPlan
 
-    # Reserved nodes: never consolidated (EKS UG ml/ml-node-pools suggests WhenEmpty and
-    # consolidateAfter Never; the reservation is paid for whether a node runs or not) and never
-    # expired inside the reservation (a block's end drains them anyway).
+    # A pool of reserved capacity only keeps its nodes: Never for both, so Karpenter removes
+    # none of them, empty ones included (NodePool docs at v1.14.1: Never disables consolidation
+    # and expiry entirely); the reservation is paid for whether a node runs or not, and a
+    # block's end drains them anyway. Disruption is the NodePool's, one for all its nodes: a
+    # pool that falls back to on-demand follows the pool's karpenter settings, so an empty
+    # on-demand node is removed after consolidate_after and not billed until deleted.
+    @property
+    def keeps_its_nodes(self) -> bool:
+        """Reserved capacity only: disruption Never, whatever the karpenter settings say."""
+        reservation = self.capacity.reservation
+        return reservation is not None and reservation.fallback == "none"
+
     @property
     def expire_after(self) -> str:
-        return "Never" if self.capacity.reserved else self.settings.karpenter.expire_after
+        return "Never" if self.keeps_its_nodes else self.settings.karpenter.expire_after
 
     @property
     def consolidate_after(self) -> str:
-        return "Never" if self.capacity.reserved else self.settings.karpenter.consolidate_after
+        return "Never" if self.keeps_its_nodes else self.settings.karpenter.consolidate_after
 
     def capacity_types(self) -> list[str]:
         """`reserved` (with `on-demand` as its fallback) for a reserved pool."""
@@ -66,7 +75,7 @@ class KarpenterPoolPlan(NodePoolPlan):
         placement_group: str | None = None,
     ) -> dict[str, Any]:
         """The EC2NodeClass; the arguments are deploy-time values (tokens in a stack);
-        `placement_group`: the EFA pool's cluster placement group, by name."""
+        `placement_group`: the placement group the nodes launch into, by name (cdk/efa.py)."""
         settings = self.settings
         spec: dict[str, Any] = {
             "amiSelectorTerms": [{"alias": self.ami_alias}],
@@ -85,10 +94,10 @@ class KarpenterPoolPlan(NodePoolPlan):
         reservations = self.capacity.karpenter_reservation_terms()
         if reservations:
             spec["capacityReservationSelectorTerms"] = reservations
+        # EFA needs no field here: with networkInterfaces unset, Karpenter gives a node one EFA
+        # interface per card when its pods request vpc.amazonaws.com/efa (v1.14.1
+        # pkg/providers/amifamily/resolver.go:261, launchtemplate/launchtemplate.go:334).
         if placement_group is not None:
-            # EFA: with networkInterfaces unset, Karpenter gives a node one EFA interface per
-            # card when its pods request vpc.amazonaws.com/efa (v1.14.1
-            # pkg/providers/amifamily/resolver.go:261, launchtemplate/launchtemplate.go:334).
             spec["placementGroupSelector"] = {"name": placement_group}
         return {
             "apiVersion": NODE_CLASS_API,

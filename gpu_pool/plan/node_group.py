@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from gpu_pool.model.catalog import Architecture, GpuInstanceType
 from gpu_pool.model.labels import GPU_RESOURCE, discovery_tags
-from gpu_pool.plan.node_template import node_template_tags
+from gpu_pool.plan.node_template import efa_hugepages_mib, node_template_tags
 from gpu_pool.settings import Taint
 
 
@@ -56,7 +56,12 @@ class NodeGroupPlan:
         """The tags CA's zero-node template of this group is built from."""
         resources = self.gpu_resources or {GPU_RESOURCE: self.gpu_count}
         return node_template_tags(
-            self.labels, self.taints, resources, self.disk_size_gib, self.efa_interfaces
+            self.labels,
+            self.taints,
+            resources,
+            self.disk_size_gib,
+            self.efa_interfaces,
+            efa_hugepages_mib(self.ami_type, self.instance_types) if self.efa_interfaces else 0,
         )
 
     def autoscaler_tags(self, cluster_name: str) -> dict[str, str]:

@@ -21,10 +21,15 @@ from gpu_pool.model.labels import (
 )
 from gpu_pool.settings import Taint
 
-# The EFA device plugin's resource (aws/eks-charts aws-efa-k8s-device-plugin), and the 2 MiB
-# hugepages the EFA installer reserves on EKS's NVIDIA AMIs: 5128 pages (EKS UG ml/node-efa).
+# The EFA device plugin's resource (aws/eks-charts aws-efa-k8s-device-plugin).
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
-EFA_HUGEPAGES = f"{5128 * 2}Mi"
+# The 2 MiB hugepages an EFA node reserves at boot. AL2023: the EFA installer's 5128 pages
+# (EKS UG ml/node-efa). Bottlerocket: 110 per vCPU, which its settings generator writes to
+# vm.nr_hugepages when an EFA device is attached (bottlerocket-os/bottlerocket-core-kit
+# sources/api/corndog/src/main.rs, HUGEPAGES_2MB_PER_CORE times num_cpus::get(), the logical
+# CPUs): 21120 pages on a 192-vCPU p5.48xlarge.
+AL2023_EFA_HUGEPAGES = 5128
+BOTTLEROCKET_EFA_HUGEPAGES_PER_VCPU = 110
 
 
 def gpu_model_label(instance_types: Sequence[GpuInstanceType]) -> str:
@@ -55,22 +60,34 @@ def node_labels(
     return labels
 
 
+def efa_hugepages_mib(ami_type: str, instance_types: Sequence[GpuInstanceType]) -> int:
+    """The MiB of 2 MiB hugepages every EFA node of a group of these types reserves: by its
+    AMI, on Bottlerocket for the fewest vCPUs among the types (CA's template is one node)."""
+    if ami_type.startswith("BOTTLEROCKET"):
+        pages = BOTTLEROCKET_EFA_HUGEPAGES_PER_VCPU * min(t.vcpus for t in instance_types)
+    else:
+        pages = AL2023_EFA_HUGEPAGES
+    return pages * 2
+
+
 def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
     gpu_resources: Mapping[str, int],
     disk_size_gib: int,
     efa_interfaces: int,
+    efa_hugepages_mib: int,
 ) -> dict[str, str]:
     """The ASG tags Cluster Autoscaler builds a zero-node group's template from: the GPU
     resources a node advertises (nvidia.com/gpu, or its shares), disk, labels and taints; an EFA
-    node also advertises its EFA interfaces and the hugepages its EFA driver reserves, which EFA
-    pods request (EKS UG ml/node-efa), or CA would never scale such a group up from zero."""
+    node also advertises its EFA interfaces and the hugepages its AMI reserves for EFA
+    (`efa_hugepages_mib`), which EFA pods request (EKS UG ml/node-efa), or CA would never scale
+    such a group up from zero."""
     tags = {f"{RESOURCE_TAG_PREFIX}{name}": str(count) for name, count in gpu_resources.items()}
     tags[f"{RESOURCE_TAG_PREFIX}ephemeral-storage"] = f"{disk_size_gib}Gi"
     if efa_interfaces:
         tags[f"{RESOURCE_TAG_PREFIX}{EFA_RESOURCE}"] = str(efa_interfaces)
-        tags[f"{RESOURCE_TAG_PREFIX}hugepages-2Mi"] = EFA_HUGEPAGES
+        tags[f"{RESOURCE_TAG_PREFIX}hugepages-2Mi"] = f"{efa_hugepages_mib}Mi"
     tags.update({f"{LABEL_TAG_PREFIX}{k}": v for k, v in labels.items()})
     tags.update({f"{TAINT_TAG_PREFIX}{t.key}": t.template_tag_value() for t in taints})
     return tags

@@ -172,10 +172,11 @@ class KarpenterPoolSettings(_Settings):
     """The EC2NodeClass AMI alias, family@version of the pool's ami_family; None: the pin in
     gpu_pool/model/versions.py. A new version replaces every node of the pool (drift)."""
     consolidate_after: KarpenterDurationOrNever = "5m"
-    """How long a node must be empty before Karpenter removes it (Karpenter's default is 0s)."""
+    """How long a node must be empty before Karpenter removes it (Karpenter's default is 0s).
+    A pool of reserved capacity only (capacity_reservation without fallback) uses Never."""
     expire_after: KarpenterDurationOrNever = "720h"
     """Maximum node age before it is drained and replaced (Karpenter's default, 30 days); Never:
-    nodes live until emptied, drifted or deleted."""
+    nodes live until emptied, drifted or deleted. A pool of reserved capacity only uses Never."""
     termination_grace_period: KarpenterDuration | None = "24h"
     """How long a draining node (expired, drifted, deleted) waits for its pods, do-not-disrupt and
     PodDisruptionBudgets included, before deleting them. 24h: a job running when its node expires
@@ -215,10 +216,23 @@ class CapacityReservationSettings(_Settings):
     """odcr only, instead of id or resource_group_arn (cluster-autoscaler pools): open launches
     into any open reservation that matches, else on demand; capacity-reservations-only launches
     only into reservations."""
+    placement_group: str | None = matching(
+        r"^[ -~]{1,255}$",
+        "a placement group name (1 to 255 ASCII characters, as EC2 CreatePlacementGroup takes)",
+        default=None,
+    )
+    """odcr only: the existing placement group the reservation was created in, by name; the
+    nodes launch into it, or they would not match the reservation (EC2 UG cr-cpg). None: no
+    placement group. A reserved pool never gets one of its own (docs/training.md)."""
     fallback: Literal["on-demand", "none"] = "none"
-    """odcr only: on-demand lets a Karpenter pool launch on-demand nodes when the reservation is
-    used up (capacity types reserved and on-demand); none: reserved capacity only. Node groups
-    fall back through a second, on-demand pool instead (docs/training.md)."""
+    """odcr only: whether nodes may launch On-Demand when the reservation is used up. none:
+    reserved capacity only (a resource_group_arn target also gets capacity-reservations-only,
+    without which EC2 would launch On-Demand). on-demand: a Karpenter pool adds capacity type
+    on-demand after reserved; node groups that target a resource_group_arn launch On-Demand when
+    it is full; node groups that target an id fall back through a second, on-demand pool
+    (docs/training.md). On Karpenter this also decides disruption: with none the NodePool
+    keeps its nodes (consolidate_after and expire_after Never, whatever the karpenter settings
+    say); with on-demand the karpenter settings win, so empty nodes are removed."""
 
     @model_validator(mode="after")
     def _one_target(self) -> CapacityReservationSettings:
@@ -229,6 +243,12 @@ class CapacityReservationSettings(_Settings):
             if getattr(self, name) is not None
         ]
         if self.type == "capacity-block":
+            if self.placement_group is not None:
+                raise ValueError(
+                    "placement_group: odcr only; a Capacity Block's instances are placed close "
+                    "together already, and a placement group can make launches fail while the "
+                    "block has room: remove it"
+                )
             if self.id is None:
                 raise ValueError("id: required with type capacity-block (cr- and 17 hex digits)")
             extra: list[str] = [n for n in ("resource_group_arn", "preference") if n in targets]
@@ -351,8 +371,9 @@ class PoolSettings(_Settings):
     """Reserved capacity (an ODCR or a Capacity Block for ML) the nodes launch into; None: on
     demand or Spot as capacity_type says (docs/training.md)."""
     efa: bool = False
-    """Elastic Fabric Adapter: one EFA interface per network card, a cluster placement group and
-    a security group open within the pool; needs one zone and an EFA type (docs/training.md)."""
+    """Elastic Fabric Adapter: one EFA interface per network card, a security group open within
+    the pool and, outside reserved capacity, a cluster placement group of its own; needs one
+    zone and an EFA type (docs/training.md)."""
 
 
 class AutoscalerSettings(_Settings):

@@ -188,6 +188,8 @@ OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
 # falls back to on-demand itself.
 CAPACITY_BLOCK_ID = "cr-0123456789abcdef0"
 ODCR_ID = "cr-0fedcba9876543210"
+# The existing cluster placement group `kodcr`'s reservation was created in.
+ODCR_PLACEMENT_GROUP = "p5en-training"
 TRAINING_LABELS = {"workload": "training"}
 TRAINING = {
     "region": "us-east-1",
@@ -216,7 +218,12 @@ TRAINING = {
             "instance_types": ["p5en.48xlarge"],
             "zones": ["us-east-1a"],
             "efa": True,
-            "capacity_reservation": {"type": "odcr", "id": ODCR_ID, "fallback": "on-demand"},
+            "capacity_reservation": {
+                "type": "odcr",
+                "id": ODCR_ID,
+                "fallback": "on-demand",
+                "placement_group": ODCR_PLACEMENT_GROUP,
+            },
         },
     },
 }

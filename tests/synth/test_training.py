@@ -17,7 +17,7 @@ from tests.support.ca_template import node_template, pod_fits_template
 from tests.support.cfn import helm_values, node_of, render, resources
 from tests.support.crd_validation import validate
 from tests.support.paths import ROOT
-from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, TRAINING
+from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, ODCR_PLACEMENT_GROUP, TRAINING
 
 NODEGROUP = "AWS::EKS::Nodegroup"
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -124,11 +124,26 @@ def test_efa_p5_pool_has_32_interfaces_one_per_network_card(training_template):
             sort_keys=True,
         ),
     }
-    placement = pool_resource(training_template, "AWS::EC2::PlacementGroup", "train")
-    assert placement["Properties"] == {"Strategy": "cluster"}
-    assert ref_id(data["Placement"]["GroupName"]) == pool_logical_id(
-        training_template, "AWS::EC2::PlacementGroup", "train"
+
+
+def test_only_an_efa_pool_outside_reserved_capacity_gets_a_placement_group_of_its_own(
+    training_template,
+):
+    """A Capacity Block is placed together already, and a placement group can fail its
+    launches while it has room (EC2 UG capacity-blocks-using; AWS ParallelCluster's
+    PlacementGroupCapacityTypeValidator): `train` has none. `train-od`, on demand, has its own
+    cluster placement group, and `kodcr` launches into its reservation's group by name."""
+    groups = resources(training_template, "AWS::EC2::PlacementGroup")
+    assert [_owner(k) for k in groups] == ["train-od"]
+    (group,) = groups.values()
+    assert group["Properties"] == {"Strategy": "cluster"}
+    assert "Placement" not in launch_template_data(training_template, "train")
+    placement = launch_template_data(training_template, "train-od")["Placement"]
+    assert ref_id(placement["GroupName"]) == pool_logical_id(
+        training_template, "AWS::EC2::PlacementGroup", "train-od"
     )
+    node_class = _karpenter_manifest(training_template, "EC2NodeClass")
+    assert node_class["spec"]["placementGroupSelector"] == {"name": ODCR_PLACEMENT_GROUP}
 
 
 def test_efa_security_group_allows_all_traffic_within_itself(training_template):
@@ -243,8 +258,7 @@ def test_karpenter_reserved_efa_pool_against_the_pinned_crds(training_template):
     node_class = _karpenter_manifest(training_template, "EC2NodeClass")
     spec = node_class["spec"]
     assert spec["capacityReservationSelectorTerms"] == [{"id": ODCR_ID}]
-    placement = pool_logical_id(training_template, "AWS::EC2::PlacementGroup", "kodcr")
-    assert spec["placementGroupSelector"] == {"name": f"<Ref:{placement}>"}
+    assert spec["placementGroupSelector"] == {"name": ODCR_PLACEMENT_GROUP}
     efa_group = pool_logical_id(training_template, "AWS::EC2::SecurityGroup", "kodcr")
     assert [t["id"] for t in spec["securityGroupSelectorTerms"]] == [
         "<GetAtt:ClusterEB0386A7.ClusterSecurityGroupId>",
@@ -255,9 +269,9 @@ def test_karpenter_reserved_efa_pool_against_the_pinned_crds(training_template):
     template_spec = node_pool["spec"]["template"]["spec"]
     requirements = {r["key"]: r["values"] for r in template_spec["requirements"]}
     assert requirements["karpenter.sh/capacity-type"] == ["reserved", "on-demand"]
-    # Reserved nodes: only empty ones go, and never by age (EKS UG ml/ml-node-pools).
-    assert node_pool["spec"]["disruption"]["consolidateAfter"] == "Never"
-    assert template_spec["expireAfter"] == "Never"
+    # With an on-demand fallback the pool's own disruption settings: empty nodes go.
+    assert node_pool["spec"]["disruption"]["consolidateAfter"] == "5m"
+    assert template_spec["expireAfter"] == "720h"
     # With realistic deploy-time values in place of the placeholders.
     assert validate(node_pool) == []
     real = json.loads(
@@ -298,7 +312,8 @@ def test_odcr_preference_and_resource_group_forms(preference):
         PoolSettings(capacity_reservation={"type": "odcr", "resource_group_arn": group})
     )
     assert plan.capacity.capacity_reservation_specification() == {
-        "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": group}
+        "CapacityReservationPreference": "capacity-reservations-only",
+        "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": group},
     }
 
 

@@ -852,7 +852,7 @@ CASES = {
         [
             (
                 "E",
-                "pool.capacity_reservation.fallback: on-demand on node groups whose launch template targets the reservation and can name nothing else: add a second, on-demand pool for the workload (the priority expander ranks the reserved groups first), or use preference: open",
+                "pool.capacity_reservation.fallback: on-demand on node groups that target reservation cr-0123456789abcdef0: EC2 fails a launch into a full reservation and never runs it On-Demand; add a second, on-demand pool for the workload (the priority expander ranks the reserved groups first), or name the reservation's resource group (resource_group_arn), or use preference: open",
             ),
         ],
     ),
@@ -899,6 +899,10 @@ CASES = {
             },
         },
         [
+            (
+                "W",
+                "pool.efa: true with provisioner: karpenter, which counts only an instance type's own capacity, and hugepages are not part of it (they enter only through a NodeOverlay, alpha and off by default in Karpenter 1.14.1): a pod requesting hugepages-2Mi never gets a node; let EFA pods request none and set FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
+            ),
             (
                 "E",
                 "pool.efa: Karpenter 1.10.0 has no EC2NodeClass placementGroupSelector (it came in 1.11.0): set karpenter.chart_version to 1.11.0 or newer (the pin is 1.14.1), or use provisioner: cluster-autoscaler",

@@ -318,6 +318,47 @@ CASES = {
         },
         [],
     ),
+    # Karpenter's capacity of a type is EC2's figures, no hugepages; only a NodeOverlay adds
+    # them, alpha and gated off in v1.14.1 (pkg/providers/instancetype/types.go,
+    # reference/settings.md "Feature Gates").
+    "efa-pods-requesting-hugepages-never-fit": (
+        {
+            "region": "us-east-1",
+            **karpenter(instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True),
+        },
+        [
+            (
+                "W",
+                "pool.efa: true with provisioner: karpenter, which counts only an instance type's own capacity, and hugepages are not part of it (they enter only through a NodeOverlay, alpha and off by default in Karpenter 1.14.1): a pod requesting hugepages-2Mi never gets a node; let EFA pods request none and set FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
+            )
+        ],
+    ),
+    # Reserved capacity only keeps Never; a duration given for it says so instead of vanishing.
+    "reserved-only-disruption-settings-unused": (
+        karpenter(
+            instance_types=["p5.48xlarge"],
+            capacity_reservation={"type": "odcr", "id": "cr-0123456789abcdef0"},
+            karpenter={"consolidate_after": "10m", "expire_after": "Never"},
+        ),
+        [
+            (
+                "W",
+                "pool.karpenter.consolidate_after: 10m is not used: a pool of reserved capacity only keeps its nodes (Never: the reservation is paid for whether a node runs or not); remove it, or for an ODCR set capacity_reservation.fallback: on-demand, with which the pool's own disruption settings win",
+            )
+        ],
+    ),
+    "fallback-pool-disruption-settings-used": (
+        karpenter(
+            instance_types=["p5.48xlarge"],
+            capacity_reservation={
+                "type": "odcr",
+                "id": "cr-0123456789abcdef0",
+                "fallback": "on-demand",
+            },
+            karpenter={"consolidate_after": "10m", "expire_after": "336h"},
+        ),
+        [],
+    ),
     "autoscaler-settings-unused-without-node-group-pools": (
         {**karpenter(), "autoscaler": {"image_tag": "v1.35.2"}},
         [],

@@ -333,7 +333,10 @@ GROUP = "arn:aws:resource-groups:us-east-1:123456789012:group/gpus"
             "ON_DEMAND",
             (
                 "ON_DEMAND",
-                {"CapacityReservationTarget": {"CapacityReservationResourceGroupArn": GROUP}},
+                {
+                    "CapacityReservationPreference": "capacity-reservations-only",
+                    "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": GROUP},
+                },
                 None,
                 ["reserved"],
                 [],

@@ -8,7 +8,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from gpu_pool.cdk.efa import efa_network
+from gpu_pool.cdk.efa import efa_network, placement
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
@@ -57,11 +57,9 @@ class KarpenterNodePool(PoolConstruct):
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         subnet_ids = [s.subnet_id for group in placements.values() for s in group]
         security_group_ids = [karpenter.security_group_id]
-        self.placement_group: ec2.CfnPlacementGroup | None = None
+        self.placement_group, placement_group_name = placement(self, plan)
         if plan.capacity.efa:
-            self.placement_group, efa_group = efa_network(
-                self, plan, cluster, vpc, karpenter.security_group_id
-            )
+            efa_group = efa_network(self, plan, cluster, vpc, karpenter.security_group_id)
             security_group_ids.append(efa_group.attr_group_id)
         self.node_class = eks.KubernetesManifest(
             self,
@@ -73,7 +71,7 @@ class KarpenterNodePool(PoolConstruct):
                     subnet_ids=subnet_ids,
                     security_group_ids=security_group_ids,
                     tags=dict(tags or {}),
-                    placement_group=self.placement_group.ref if self.placement_group else None,
+                    placement_group=placement_group_name,
                 )
             ],
         )

@@ -9,7 +9,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from gpu_pool.cdk.efa import efa_network
+from gpu_pool.cdk.efa import efa_network, placement
 from gpu_pool.cdk.node_role import node_role as new_node_role
 from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
@@ -102,11 +102,9 @@ class GpuNodePool(PoolConstruct):
         self.node_role: iam.IRole = node_role or new_node_role(self, "NodeRole")
         capacity = plan.capacity
         security_group_ids: list[str] = []
-        self.placement_group: ec2.CfnPlacementGroup | None = None
+        self.placement_group, placement_group_name = placement(self, plan)
         if capacity.efa:
-            self.placement_group, efa_group = efa_network(
-                self, self.plan, cluster, vpc, cluster_security_group_id
-            )
+            efa_group = efa_network(self, self.plan, cluster, vpc, cluster_security_group_id)
             security_group_ids = [
                 cluster_security_group_id or cluster.cluster_security_group_id,
                 efa_group.attr_group_id,
@@ -122,7 +120,7 @@ class GpuNodePool(PoolConstruct):
             capacity=capacity,
             instance_type=plan.entries[0][0].name if capacity.capacity_block else None,
             security_group_ids=security_group_ids,
-            placement_group=self.placement_group.ref if self.placement_group else None,
+            placement_group=placement_group_name,
         )
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []
