@@ -1,25 +1,21 @@
 """The VPC's zones are the cluster's own: pools choose among them and never change them.
 
-These stacks are synthesized as `cdk synth` does once the availability-zones lookup is cached
-in cdk.context.json (the second pass, the one the CLI deploys).
+These stacks are synthesized with the availability-zones lookup cached (tests/support/looked_up.py).
 """
 
 from __future__ import annotations
 
 import re
-from functools import cache
 
 import pytest
 import yaml
 
+from gpu_pool.cli.replacements import dependency_changes
+from tests.support.looked_up import ACCOUNT, REGION, synth_looked_up
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.synth
 
-ACCOUNT, REGION = "123456789012", "us-east-1"
-# The lookup's cached answer (cdk.context.json), us-east-1's six zones.
-ZONES = [f"{REGION}{letter}" for letter in "abcdef"]
-LOOKUP = {f"availability-zones:account={ACCOUNT}:region={REGION}": ZONES}
 NETWORK = (
     "AWS::EC2::VPC",
     "AWS::EC2::Subnet",
@@ -39,27 +35,6 @@ EFA_POOL = {
     "labels": {"workload": "training"},
     "max_size": 2,
 }
-
-
-@cache
-def _template(key: str) -> dict:
-    import json
-
-    import aws_cdk as cdk
-
-    from gpu_pool.cdk.stack import GpuPoolStack
-    from gpu_pool.settings import AppSettings
-
-    app = cdk.App(context=LOOKUP)
-    stack = GpuPoolStack(app, "GpuPool", settings=AppSettings.model_validate(json.loads(key)))
-    template: dict = app.synth().get_stack_by_name(stack.stack_name).template
-    return template
-
-
-def synth_looked_up(settings: dict) -> dict:
-    import json
-
-    return _template(json.dumps(settings, sort_keys=True))
 
 
 def _of_types(template: dict, types: tuple[str, ...]) -> dict:
@@ -122,6 +97,7 @@ def test_adding_a_one_zone_efa_pool_touches_no_network_or_cluster_resource():
     kept = ("AWS::EKS::Nodegroup", "AWS::EC2::LaunchTemplate")
     old = _of_types(before, kept)
     assert {k: r for k, r in _of_types(after, kept).items() if k in old} == old
+    assert dependency_changes(before, after) == []
 
 
 def test_named_cluster_zones_are_the_vpcs_whatever_the_pools_name():
