@@ -129,8 +129,8 @@ def _check_auto_mode_cluster(settings: AppSettings) -> Iterator[Finding]:
         "GP-APP-08",
         "cluster.existing",
         f"auto-mode pools need EKS Auto Mode compute enabled on {settings.cluster.name} (aws "
-        "eks describe-cluster: computeConfig.enabled true); without it the NodePool is never "
-        "served and its pods stay Pending",
+        "eks describe-cluster: computeConfig.enabled true); without it the deploy fails where "
+        "it applies the pool's NodeClass (eks.amazonaws.com/v1, a kind only Auto Mode serves)",
     )
 
 

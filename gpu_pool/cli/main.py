@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     replacements = sub.add_parser(
         REPLACEMENTS,
         aliases=[DEPRECATED_PLAN],
-        help="before a deploy: name the node groups it would replace or delete, and ask "
+        help="before a deploy: name the node groups, network and cluster resources it would "
+        "replace or delete, and Auto Mode turned off, and ask "
         f"({DEPRECATED_PLAN}: its deprecated name)",
     )
     replacements.add_argument(
