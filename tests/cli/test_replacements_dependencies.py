@@ -51,8 +51,8 @@ def test_a_change_of_the_clusters_zones_names_the_network_the_cluster_and_the_se
     assert cluster.reasons[0] == "updated in place"
     assert cluster.reasons[1].startswith("ResourcesVpcConfig.SubnetIds: ")
 
-    monkeypatch_out = _run(tmp_path, deployed, new, "--yes")
-    assert monkeypatch_out == 0
+    code = _run(tmp_path, deployed, new, "--yes")
+    assert code == 0
     out = capsys.readouterr().out.splitlines()
     assert (
         f"  {tmp_path / 'new.json'}: VpcPublicSubnet1NATGateway4D7517AA (AWS::EC2::NatGateway): "
