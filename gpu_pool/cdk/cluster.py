@@ -4,6 +4,7 @@ or imported by name with its kubectl provider."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import Stack
@@ -15,7 +16,7 @@ from constructs import Construct
 
 from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_provider_framework
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
-from gpu_pool.checks.app import uses_auto_mode
+from gpu_pool.checks.cluster import auto_mode_enabled, cluster_zones, placeholder_zones
 from gpu_pool.model.versions import KUBERNETES_RELEASES
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
 
@@ -32,18 +33,22 @@ _CONTROL_PLANE_LOGS = {
 SYSTEM_DISK_GIB = 20
 
 
-def new_cluster(stack: Stack, settings: AppSettings) -> tuple[eks.Cluster, list[ec2.ISubnet]]:
+def new_cluster(
+    stack: Stack, settings: AppSettings, known_zones: Sequence[str]
+) -> tuple[eks.Cluster, list[ec2.ISubnet]]:
     """The VPC, its flow log, the control-plane log group, the cluster with its kubectl
-    layer, and the system node group; with the private subnets GPU nodes go into."""
+    layer, and the system node group; with the private subnets GPU nodes go into.
+    `known_zones`: the region's zones from the cached lookup (empty: not looked up)."""
     cluster_settings = settings.cluster
-    # Every zone a pool names, in order of first mention.
-    zones = list(dict.fromkeys(z for _, pool in settings.pool_settings() for z in pool.zones))
+    # The cluster's own zones; pools choose among them and never change them.
+    zones = cluster_zones(settings, known_zones) or placeholder_zones(settings) or None
     vpc = ec2.Vpc(
         stack,
         "Vpc",
         nat_gateways=cluster_settings.nat_gateways,
-        # Listed zones are created as named; otherwise up to 3 (2 in an env-agnostic stack).
-        availability_zones=zones or None,
+        # Listed zones are created as named; otherwise the CDK's first 3 (2 in an
+        # env-agnostic stack), what a stack whose pools named no zones always had.
+        availability_zones=zones,
         max_azs=None if zones else 3,
     )
     # Flow metadata (not traffic) for audits, kept a month to bound its cost.
@@ -73,7 +78,7 @@ def new_cluster(stack: Stack, settings: AppSettings) -> tuple[eks.Cluster, list[
         kubectl_provider_options=eks.KubectlProviderOptions(
             kubectl_layer=_kubectl_layer(stack, cluster_settings)
         ),
-        **_capacity(uses_auto_mode(settings)),
+        **_capacity(auto_mode_enabled(settings)),
     )
     cluster.node.add_dependency(control_plane_logs)
     _add_system_nodes(cluster, cluster_settings)
@@ -118,10 +123,12 @@ def existing_cluster(
 
 def _capacity(auto_mode: bool) -> dict[str, Any]:
     """No default nodes: the system group below is sized by settings and runs the controllers
-    and add-ons, whatever the pools use. With an auto-mode pool the cluster also gets Auto Mode
-    compute, without the built-in node pools (each pool brings its NodePool and NodeClass), so
-    Auto Mode launches GPU nodes only (EKS user guide, automode/create-node-pool.adoc, "Cluster
-    without built-in node pools"). Turning it on later updates the cluster in place."""
+    and add-ons, whatever the pools use. With Auto Mode (an auto-mode pool, or
+    cluster.auto_mode true) the cluster also gets Auto Mode compute, without the built-in node
+    pools (each pool brings its NodePool and NodeClass), so Auto Mode launches GPU nodes only
+    (EKS user guide, automode/create-node-pool.adoc, "Cluster without built-in node pools").
+    Turning it on later updates the cluster in place; turning it off is destructive (EKS user
+    guide, automode/auto-disable.adoc), which `gpu-pool replacements` refuses without --yes."""
     if auto_mode:
         return {
             "default_capacity_type": eks.DefaultCapacityType.AUTOMODE,

@@ -57,7 +57,7 @@ class GpuPoolStack(Stack):
         existing = settings.cluster.existing
         self.cluster: eks.ICluster
         if existing is None:
-            cluster, subnets = new_cluster(self, settings)
+            cluster, subnets = new_cluster(self, settings, known_zones)
             # jsii classes implement their interfaces at runtime; mypy cannot see it.
             self.cluster = cast(eks.ICluster, cluster)
         else:

@@ -13,6 +13,7 @@ from datetime import date
 
 from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, uses_karpenter
 from gpu_pool.checks.between_pools import check_pool_among
+from gpu_pool.checks.cluster import check_cluster, check_reservation_zones
 from gpu_pool.checks.controllers import check_node_selector
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
@@ -57,10 +58,11 @@ def check_settings(
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own,
     against the pools before it, and against its cluster's minor and stack's Region; then the
     app (Kubernetes version, endpoint, zones, system nodes, the controllers' pins, GPU metrics),
-    the pools' zones against `known_zones` (the region's zones from cdk.context.json; empty: not
-    looked up yet), the Karpenter features the pools need, and where each controller in use
-    runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts; a
-    pool not in it is not judged)."""
+    the cluster's and pools' zones against `known_zones` (the region's zones from
+    cdk.context.json; empty: not looked up yet), the cluster's own zones and Auto Mode, the
+    Karpenter features the pools need, and where each controller in use runs. `reservations`:
+    each Capacity Block pool's block as looked up (pool name -> facts; a pool not in it is not
+    judged; its zone must be one of the cluster's)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
     looked_up = reservations or {}
     pools = []
@@ -71,6 +73,8 @@ def check_settings(
             findings += check_reservation_facts(plan, looked_up[plan.name])
         pools.append(findings)
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
+    app += check_cluster(settings, known_zones)
+    app += check_reservation_zones(settings, looked_up, known_zones)
     app += check_metrics(settings.metrics)
     for plan in plans:
         app += check_karpenter_features(plan, settings.karpenter.chart_version)

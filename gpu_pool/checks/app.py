@@ -129,8 +129,8 @@ def _check_auto_mode_cluster(settings: AppSettings) -> Iterator[Finding]:
         "GP-APP-08",
         "cluster.existing",
         f"auto-mode pools need EKS Auto Mode compute enabled on {settings.cluster.name} (aws "
-        "eks describe-cluster: computeConfig.enabled true); without it the NodePool is never "
-        "served and its pods stay Pending",
+        "eks describe-cluster: computeConfig.enabled true); without it the deploy fails where "
+        "it applies the pool's NodeClass (eks.amazonaws.com/v1, a kind only Auto Mode serves)",
     )
 
 
@@ -194,10 +194,14 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
 
 
 def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
-    """A new cluster's pool zones against the zones the stack knows for its region (the
-    availability-zones lookup cached in cdk.context.json); nothing to say before the lookup."""
+    """A new cluster's zones and its pools' against the zones the stack knows for its region
+    (the availability-zones lookup cached in cdk.context.json); nothing to say before the
+    lookup."""
     if settings.cluster.existing is not None or not known:
         return []
+    named = [("cluster", settings.cluster.zones)] + [
+        (prefix, pool.zones) for prefix, pool in settings.pool_settings()
+    ]
     return [
         error(
             "GP-APP-16",
@@ -205,8 +209,8 @@ def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Findi
             f"'{zone}' is not an availability zone of {settings.region} this account has "
             f"({', '.join(known)}, from cdk.context.json): choose among them",
         )
-        for prefix, pool in settings.pool_settings()
-        for zone in pool.zones
+        for prefix, zones in named
+        for zone in zones
         if zone not in known
     ]
 

@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     replacements = sub.add_parser(
         REPLACEMENTS,
         aliases=[DEPRECATED_PLAN],
-        help="before a deploy: name the node groups it would replace or delete, and ask "
+        help="before a deploy: name the node groups, network and cluster resources it would "
+        "replace or delete, and Auto Mode turned off, and ask "
         f"({DEPRECATED_PLAN}: its deprecated name)",
     )
     replacements.add_argument(
@@ -358,9 +359,9 @@ def _verify(
 
 
 def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
-    from gpu_pool.cli.replacements import nodegroup_losses, nodegroup_rolls
+    from gpu_pool.cli import replacements as found
 
-    pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    pairs: list[tuple[str, str | None, dict[str, Any], dict[str, Any]]] = []
     if args.cdk_out and not (args.new or args.deployed):
         stacks = _assembly_stacks(Path(args.cdk_out))
         if args.stack is not None:
@@ -369,30 +370,51 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
             if not stacks:
                 raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
         for stack, region, new in stacks:
-            pairs.append((stack, _deployed_template(stack, region, aws), new))
+            pairs.append((stack, region, _deployed_template(stack, region, aws), new))
     elif args.new and args.deployed and not (args.cdk_out or args.stack):
-        pairs.append((args.new, _template_file(args.deployed), _template_file(args.new)))
+        pairs.append((args.new, None, _template_file(args.deployed), _template_file(args.new)))
     else:
         raise CliError(
             "replacements: give --deployed and --new (two template files), or --cdk-out DIR "
             "(and --stack NAME)"
         )
-    rolls = [(stack, roll) for stack, old, new in pairs for roll in nodegroup_rolls(old, new)]
+    rolls = [
+        (stack, roll) for stack, _, old, new in pairs for roll in found.nodegroup_rolls(old, new)
+    ]
     for stack, roll in rolls:
         print(f"  {stack}: {roll}")
     if rolls:
         print("Rolled node groups replace their nodes one at a time, respecting PDBs.")
-    losses = [(stack, loss) for stack, old, new in pairs for loss in nodegroup_losses(old, new)]
-    if not losses:
+    blocks = [roll.logical_id for _, roll in rolls if roll.capacity_block]
+    if blocks:
+        print(
+            f"{', '.join(blocks)}: Capacity Block node groups; EKS updates one only at desired "
+            "size 0 (EKS user guide, Capacity Blocks for managed node groups). Let its jobs "
+            "finish, scale it to 0 (aws eks update-nodegroup-config --scaling-config "
+            "desiredSize=0,...), then deploy."
+        )
+    asks = bool(blocks)
+    for stack, region, old, new in pairs:
+        asks |= _auto_mode(stack, region, old, new, args.yes, aws)
+    losses = [
+        (stack, loss)
+        for stack, _, old, new in pairs
+        for loss in [*found.nodegroup_losses(old, new), *found.dependency_changes(old, new)]
+    ]
+    if losses:
+        print("gpu-pool replacements: this deploy replaces or deletes what running work needs:")
+        for stack, loss in losses:
+            print(f"  {stack}: {loss}")
+        print(
+            "Nodes of a replaced or deleted node group are drained within minutes, "
+            "PodDisruptionBudgets ignored: GPU jobs running on them stop. Drain them yourself "
+            "first, or keep the old settings."
+        )
+        for stack, _, old, new in pairs:
+            _print_zone_cause(stack, *found.zone_change(old, new))
+    elif not asks:
         print("gpu-pool replacements: no node group is replaced or deleted")
         return 0
-    print("gpu-pool replacements: this deploy replaces or deletes node groups:")
-    for stack, loss in losses:
-        print(f"  {stack}: {loss}")
-    print(
-        "Their nodes are drained within minutes, PodDisruptionBudgets ignored: GPU jobs running "
-        "on them stop. Drain them yourself first, or keep the old settings."
-    )
     if args.yes:
         return 0
     if not sys.stdin.isatty():
@@ -401,6 +423,99 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
         )
     answer = input("Deploy anyway? [y/N] ").strip().lower()
     return 0 if answer in ("y", "yes") else 1
+
+
+def _print_zone_cause(stack: str, before: list[str], after: list[str]) -> None:
+    """The setting behind VPC, subnet, NAT and cluster changes: the VPC's zones."""
+    if not before:
+        return
+    print(
+        f"  {stack}: the cause is the VPC's zones, {', '.join(before)} -> {', '.join(after)} "
+        "(cluster.zones, or the region's first three when it is unset)."
+    )
+    if len(before) >= 2:
+        print(f"  To keep the deployed ones, set cluster.zones: [{', '.join(before)}]")
+
+
+def _auto_mode(
+    stack: str,
+    region: str | None,
+    deployed: dict[str, Any],
+    new: dict[str, Any],
+    confirmed: bool,
+    aws: Callable[[str], Any] | None,
+) -> bool:
+    """Say what the deploy does to EKS Auto Mode; whether the user must confirm it."""
+    from gpu_pool.cli.replacements import auto_mode_switch, cluster_name
+    from gpu_pool.model.auto_mode_addons import minimums_table
+
+    switch = auto_mode_switch(deployed, new)
+    if switch is False:
+        print(
+            f"  {stack}: EKS Auto Mode is turned OFF on the cluster: EKS terminates every "
+            "instance Auto Mode runs and deletes the load balancers it runs, users' own too "
+            "(EKS user guide, Disable EKS Auto Mode). Set cluster.auto_mode: true to keep it."
+        )
+        return True
+    if switch is True:
+        print(
+            f"  {stack}: EKS Auto Mode is turned on in place. EKS needs these add-ons, where "
+            "installed, at least at (EKS user guide, Enable EKS Auto Mode on an existing "
+            "cluster, Required add-on versions):"
+        )
+        print("\n".join(minimums_table()))
+        # With --cdk-out (the stack's region known) and credentials, read the add-ons.
+        name = cluster_name(new)
+        client = aws or (_aws(region) if region is not None else None)
+        if name is not None and client is not None:
+            _check_addons(name, _cluster_minor(new), client)
+    return False
+
+
+def _cluster_minor(template: dict[str, Any]) -> str:
+    for resource in template.get("Resources", {}).values():
+        if resource.get("Type") == "AWS::EKS::Cluster":
+            return str(resource.get("Properties", {}).get("Version", ""))
+    return ""
+
+
+def _check_addons(cluster: str, minor: str, aws: Callable[[str], Any]) -> None:
+    """Each installed EKS add-on of the table against its minimum (DescribeAddon); refuses
+    the deploy while one is older."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from gpu_pool.model.auto_mode_addons import (
+        AUTO_MODE_ADDON_MINIMUMS,
+        KUBE_PROXY,
+        addon_minimum,
+        below_minimum,
+    )
+
+    eks = aws("eks")
+    old = []
+    for addon in [*AUTO_MODE_ADDON_MINIMUMS, KUBE_PROXY]:
+        minimum = addon_minimum(addon, minor)
+        if minimum is None:
+            continue
+        try:
+            version = eks.describe_addon(clusterName=cluster, addonName=addon)["addon"][
+                "addonVersion"
+            ]
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                print(f"  {addon}: not an EKS add-on of {cluster} (if you run it yourself, check)")
+                continue
+            raise CliError(f"replacements: EKS refused DescribeAddon {addon}: {err}") from None
+        except BotoCoreError as err:
+            raise CliError(f"replacements: cannot read add-on {addon}: {err}") from None
+        print(f"  {addon}: {version} on {cluster}")
+        if below_minimum(version, minimum):
+            old.append(f"{addon} {version} (needs {minimum})")
+    if old:
+        raise CliError(
+            f"replacements: {cluster} runs {', '.join(old)}: update them first (aws eks "
+            "update-addon --cluster-name ... --addon-name ... --addon-version ...), then deploy"
+        )
 
 
 def _template_file(path_text: str) -> dict[str, Any]:

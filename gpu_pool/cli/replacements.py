@@ -1,4 +1,6 @@
-"""Which managed node groups a deploy would replace, delete or roll, read from two templates.
+"""What a deploy would replace, delete or roll of what running work depends on, read from two
+templates: managed node groups, and the cluster, its VPC, subnets, NAT gateway, route tables
+and launch templates.
 
 CloudFormation replaces an AWS::EKS::Nodegroup when one of its create-only properties changes
 (createOnlyProperties in its CloudFormation resource schema). It creates the new group first,
@@ -10,7 +12,11 @@ so changing those shows up here as a deletion beside a new group of the same poo
 
 A changed Version, ReleaseVersion or launch template (gpu-pool's carries the volume size and
 metadata options) is an update instead: EKS replaces the nodes one at a time and respects PDBs.
-Those groups are named too, as rolled, without a question.
+Those groups are named too, as rolled, without a question, except a Capacity Block group: EKS
+updates one only at desired size 0 (EKS user guide, ml/capacity-blocks-mng).
+
+A resource is also replaced when a create-only property refers (Ref, Fn::GetAtt) to a resource
+the deploy replaces: a new subnet replaces the NAT gateway and node groups in it.
 """
 
 from __future__ import annotations
@@ -23,42 +29,100 @@ from typing import Any
 from gpu_pool.model.labels import POOL_LABEL
 
 NODEGROUP = "AWS::EKS::Nodegroup"
+CLUSTER = "AWS::EKS::Cluster"
+SUBNET = "AWS::EC2::Subnet"
 ROLLING = ("Version", "ReleaseVersion")
-CREATE_ONLY = (
-    "AmiType",
-    "CapacityType",
-    "ClusterName",
-    "DiskSize",
-    "InstanceTypes",
-    "NodeRole",
-    "NodegroupName",
-    "RemoteAccess",
-    "Subnets",
-)
+# createOnlyProperties of each type's CloudFormation resource schema (the CloudFormation registry
+# schemas; tests/cli/test_replacements.py compares these with the copy cfn-lint ships), nested
+# ones dotted: a change to one replaces the resource.
+CREATE_ONLY_BY_TYPE: dict[str, tuple[str, ...]] = {
+    NODEGROUP: (
+        "AmiType",
+        "CapacityType",
+        "ClusterName",
+        "DiskSize",
+        "InstanceTypes",
+        "NodeRole",
+        "NodegroupName",
+        "RemoteAccess",
+        "Subnets",
+    ),
+    CLUSTER: (
+        "AccessConfig.BootstrapClusterCreatorAdminPermissions",
+        "BootstrapSelfManagedAddons",
+        "EncryptionConfig",
+        "KubernetesNetworkConfig.IpFamily",
+        "KubernetesNetworkConfig.ServiceIpv4Cidr",
+        "Name",
+        "OutpostConfig",
+        "RoleArn",
+    ),
+    "AWS::EC2::VPC": ("CidrBlock", "Ipv4IpamPoolId", "Ipv4NetmaskLength", "VpcEncryptionControl"),
+    SUBNET: (
+        "AvailabilityZone",
+        "AvailabilityZoneId",
+        "CidrBlock",
+        "Ipv4IpamPoolId",
+        "Ipv4NetmaskLength",
+        "Ipv6IpamPoolId",
+        "Ipv6NetmaskLength",
+        "Ipv6Native",
+        "OutpostArn",
+        "VpcId",
+    ),
+    "AWS::EC2::NatGateway": (
+        "AllocationId",
+        "AvailabilityMode",
+        "ConnectivityType",
+        "PrivateIpAddress",
+        "SubnetId",
+        "VpcId",
+    ),
+    "AWS::EC2::EIP": ("Address", "IpamPoolId", "NetworkBorderGroup", "TransferAddress"),
+    "AWS::EC2::RouteTable": ("VpcId",),
+    "AWS::EC2::LaunchTemplate": ("LaunchTemplateName",),
+}
+CREATE_ONLY = CREATE_ONLY_BY_TYPE[NODEGROUP]
+CAPACITY_BLOCK = "CAPACITY_BLOCK"
 
 
 @dataclass(frozen=True)
 class NodegroupLoss:
-    """A deployed node group the new template replaces or deletes, and why."""
+    """A deployed node group the new template replaces, deletes or rolls, and why."""
 
     logical_id: str
     pool: str | None
     reasons: tuple[str, ...]
+    capacity_block: bool = False
 
     def __str__(self) -> str:
         owner = f"pool {self.pool}" if self.pool else "not a gpu-pool pool"
         return f"{self.logical_id} ({owner}): " + "; ".join(self.reasons)
 
 
+@dataclass(frozen=True)
+class Change:
+    """A deployed resource other than a node group (the cluster, its network, a launch
+    template) the new template replaces, deletes or changes in a way running work feels."""
+
+    logical_id: str
+    type: str
+    reasons: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.logical_id} ({self.type}): " + "; ".join(self.reasons)
+
+
 def nodegroup_losses(deployed: dict[str, Any], new: dict[str, Any]) -> list[NodegroupLoss]:
     """Every node group of `deployed` that deploying `new` would replace or delete."""
     old_groups, new_groups = _nodegroups(deployed), _nodegroups(new)
+    replaced = replacements(deployed, new)
     losses = []
     for logical_id, old in old_groups.items():
         if logical_id in new_groups:
-            changed = _changes(CREATE_ONLY, old, new_groups[logical_id])
-            if changed:
-                losses.append(NodegroupLoss(logical_id, _pool(old), ("replaced", *changed)))
+            if logical_id in replaced:
+                why = ("replaced", *replaced[logical_id])
+                losses.append(NodegroupLoss(logical_id, _pool(old), why, _block(old)))
             continue
         pool = _pool(old)
         successors = [
@@ -70,17 +134,18 @@ def nodegroup_losses(deployed: dict[str, Any], new: dict[str, Any]) -> list[Node
         if len(successors) == 1:
             kept_name = [name for name in CREATE_ONLY if name != "NodegroupName"]
             reasons += _changes(kept_name, old, successors[0])
-        losses.append(NodegroupLoss(logical_id, pool, tuple(reasons)))
+        losses.append(NodegroupLoss(logical_id, pool, tuple(reasons), _block(old)))
     return losses
 
 
 def nodegroup_rolls(deployed: dict[str, Any], new: dict[str, Any]) -> list[NodegroupLoss]:
     """Node groups kept by `new` whose nodes it replaces one at a time (PDBs respected)."""
     old_groups, new_groups = _nodegroups(deployed), _nodegroups(new)
+    replaced = replacements(deployed, new)
     rolls = []
     for logical_id, old in old_groups.items():
         now = new_groups.get(logical_id)
-        if now is None:
+        if now is None or logical_id in replaced:
             continue
         old_data = _launch_template_data(deployed, old)
         new_data = _launch_template_data(new, now)
@@ -88,19 +153,137 @@ def nodegroup_rolls(deployed: dict[str, Any], new: dict[str, Any]) -> list[Nodeg
             sorted(old_data.keys() | new_data.keys()), old_data, new_data, "launch template "
         )
         if changed:
-            rolls.append(NodegroupLoss(logical_id, _pool(old), ("rolled", *changed)))
+            rolls.append(NodegroupLoss(logical_id, _pool(old), ("rolled", *changed), _block(old)))
     return rolls
+
+
+def dependency_changes(deployed: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """The cluster, VPC, subnets, NAT gateways, EIPs, route tables and launch templates of
+    `deployed` that deploying `new` replaces or deletes, and the cluster's subnets when it
+    changes them in place (EKS moves its control-plane interfaces)."""
+    old_resources, new_resources = _resources(deployed), _resources(new)
+    replaced = replacements(deployed, new)
+    changes = []
+    for logical_id, old in old_resources.items():
+        kind = old.get("Type")
+        if kind == NODEGROUP or kind not in CREATE_ONLY_BY_TYPE:
+            continue
+        now = new_resources.get(logical_id)
+        if now is None or now.get("Type") != kind:
+            changes.append(Change(logical_id, kind, ("deleted",)))
+        elif logical_id in replaced:
+            changes.append(Change(logical_id, kind, ("replaced", *replaced[logical_id])))
+        elif kind == CLUSTER:
+            subnets = _subnet_ids_change(old, now, replaced)
+            if subnets:
+                changes.append(Change(logical_id, kind, ("updated in place", subnets)))
+    return changes
+
+
+def zone_change(deployed: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The zones of the VPC's subnets before and after, when the deploy changes them (both
+    empty otherwise): the cause of every network and cluster change above."""
+    before, after = _subnet_zones(deployed), _subnet_zones(new)
+    return (before, after) if before and before != after else ([], [])
+
+
+def auto_mode_switch(deployed: dict[str, Any], new: dict[str, Any]) -> bool | None:
+    """True when the deploy turns EKS Auto Mode on for a deployed cluster, False when it turns
+    it off, None when neither."""
+    old_clusters = {k: r for k, r in _resources(deployed).items() if r.get("Type") == CLUSTER}
+    for logical_id, old in old_clusters.items():
+        now = _resources(new).get(logical_id)
+        if now is None:
+            continue
+        was = _get(old.get("Properties", {}), "ComputeConfig.Enabled") is True
+        will = _get(now.get("Properties", {}), "ComputeConfig.Enabled") is True
+        if was != will:
+            return will
+    return None
+
+
+def cluster_name(template: dict[str, Any]) -> str | None:
+    """The name of the template's EKS cluster, when it names one."""
+    for resource in _resources(template).values():
+        name = resource.get("Properties", {}).get("Name")
+        if resource.get("Type") == CLUSTER and isinstance(name, str):
+            return name
+    return None
+
+
+def replacements(deployed: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Each resource of a type in CREATE_ONLY_BY_TYPE that `new` keeps (same logical id and
+    type) but replaces, with why: a create-only property's value changes, or it refers to a
+    resource the deploy replaces (whose new physical id changes the value)."""
+    old_resources, new_resources = _resources(deployed), _resources(new)
+    kept = {
+        logical_id: (old, new_resources[logical_id])
+        for logical_id, old in old_resources.items()
+        if old.get("Type") in CREATE_ONLY_BY_TYPE
+        and new_resources.get(logical_id, {}).get("Type") == old.get("Type")
+    }
+    replaced: dict[str, tuple[str, ...]] = {}
+    while True:
+        found = {}
+        for logical_id, (old, now) in kept.items():
+            if logical_id in replaced:
+                continue
+            names = CREATE_ONLY_BY_TYPE[old["Type"]]
+            old_props, new_props = old.get("Properties", {}), now.get("Properties", {})
+            reasons = _changes(names, old_props, new_props) or [
+                f"{name}: {', '.join(sorted(refs))} replaced"
+                for name in names
+                if (refs := _refs(_get(new_props, name)) & replaced.keys())
+            ]
+            if reasons:
+                found[logical_id] = tuple(reasons)
+        if not found:
+            return replaced
+        replaced.update(found)
+
+
+def _subnet_ids_change(
+    old: dict[str, Any], now: dict[str, Any], replaced: dict[str, tuple[str, ...]]
+) -> str | None:
+    path = "ResourcesVpcConfig.SubnetIds"
+    before = _get(old.get("Properties", {}), path)
+    after = _get(now.get("Properties", {}), path)
+    if before != after:
+        return f"{path}: {_show(before)} -> {_show(after)}"
+    moved = sorted(_refs(after) & replaced.keys())
+    return f"{path}: {', '.join(moved)} replaced" if moved else None
 
 
 def _changes(
     names: Sequence[str], old: dict[str, Any], new: dict[str, Any], label: str = ""
 ) -> list[str]:
-    """`<label><name>: old -> new` for each of `names` whose value differs."""
+    """`<label><name>: old -> new` for each of `names` (dotted for nested) whose value differs."""
     return [
-        f"{label}{name}: {_show(old.get(name))} -> {_show(new.get(name))}"
+        f"{label}{name}: {_show(_get(old, name))} -> {_show(_get(new, name))}"
         for name in names
-        if old.get(name) != new.get(name)
+        if _get(old, name) != _get(new, name)
     ]
+
+
+def _get(props: dict[str, Any], dotted: str) -> Any:
+    value: Any = props
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _refs(value: Any) -> set[str]:
+    """The logical ids `value` refers to with Ref or Fn::GetAtt."""
+    if isinstance(value, list):
+        return set().union(*map(_refs, value)) if value else set()
+    if not isinstance(value, dict):
+        return set()
+    if set(value) == {"Ref"} and isinstance(value["Ref"], str):
+        return {value["Ref"]}
+    if set(value) == {"Fn::GetAtt"}:
+        target = value["Fn::GetAtt"]
+        return {str(target[0] if isinstance(target, list) else target).split(".")[0]}
+    return set().union(*map(_refs, value.values())) if value else set()
 
 
 def _launch_template_data(template: dict[str, Any], nodegroup: dict[str, Any]) -> dict[str, Any]:
@@ -112,12 +295,32 @@ def _launch_template_data(template: dict[str, Any], nodegroup: dict[str, Any]) -
     return data if isinstance(data, dict) else {}
 
 
+def _resources(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    resources = template.get("Resources", {})
+    return resources if isinstance(resources, dict) else {}
+
+
 def _nodegroups(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {
         logical_id: resource.get("Properties", {})
-        for logical_id, resource in template.get("Resources", {}).items()
+        for logical_id, resource in _resources(template).items()
         if resource.get("Type") == NODEGROUP
     }
+
+
+def _subnet_zones(template: dict[str, Any]) -> list[str]:
+    """The zones of the template's subnets, where they are literal (an environment-bound
+    stack's)."""
+    zones = [
+        resource.get("Properties", {}).get("AvailabilityZone")
+        for resource in _resources(template).values()
+        if resource.get("Type") == SUBNET
+    ]
+    return sorted({z for z in zones if isinstance(z, str)})
+
+
+def _block(props: dict[str, Any]) -> bool:
+    return props.get("CapacityType") == CAPACITY_BLOCK
 
 
 def _pool(props: dict[str, Any]) -> str | None:

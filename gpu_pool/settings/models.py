@@ -532,6 +532,16 @@ class ClusterSettings(_Settings):
     """The cluster's Kubernetes minor, e.g. 1.36; node groups follow it on upgrade."""
     kubectl_layer_version: str | None = None
     """kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs."""
+    zones: list[str] = Field(default_factory=list)
+    """The new VPC's availability zones, which the cluster's subnets span (EKS needs two or
+    more); pools place nodes in some of them. Empty: the region's first three zones, as the
+    availability-zones lookup cached in cdk.context.json lists them (two in an
+    environment-agnostic stack). Pools never change them: a change replaces the VPC's subnets,
+    its NAT gateway and every node group (docs/day2.md)."""
+    auto_mode: bool | None = None
+    """EKS Auto Mode compute, block storage and load balancing on the new cluster. None: on
+    while some pool uses provisioner auto-mode. true keeps it on with no such pool: turning it
+    off terminates Auto Mode's instances and deletes its load balancers, users' own too."""
     nat_gateways: int = Field(default=1, ge=1, le=3)
     """NAT gateways of the new VPC (1 to 3); more is more available and dearer."""
     endpoint_access: EndpointAccess = "public_and_private"

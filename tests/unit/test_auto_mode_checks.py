@@ -260,7 +260,7 @@ CASES = {
             ),
             (
                 "W",
-                "cluster.existing: auto-mode pools need EKS Auto Mode compute enabled on prod (aws eks describe-cluster: computeConfig.enabled true); without it the NodePool is never served and its pods stay Pending",
+                "cluster.existing: auto-mode pools need EKS Auto Mode compute enabled on prod (aws eks describe-cluster: computeConfig.enabled true); without it the deploy fails where it applies the pool's NodeClass (eks.amazonaws.com/v1, a kind only Auto Mode serves)",
             ),
         ],
     ),

@@ -11,6 +11,16 @@ from tests.support.rules import documented
 TODAY = date(2026, 12, 2)
 
 # (settings, [(E|W, message), ...])
+_EXISTING_ONE_ZONE = {
+    "cluster": {
+        "existing": {
+            "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
+            "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+            "subnets_by_zone": {"eu-west-1a": ["subnet-0123abcd"]},
+        }
+    },
+}
+
 CASES = {
     "mixed-gpu-count": (
         {"pool": {"instance_types": [["g5.xlarge", "g5.12xlarge"]]}},
@@ -514,6 +524,82 @@ CASES = {
             (
                 "E",
                 "pool.zones: eu-west-1c not in cluster.existing.subnets_by_zone (eu-west-1a): add its subnets or drop the zone",
+            ),
+        ],
+    ),
+    # The cluster's own zones: EKS needs its subnets in two zones or more (EKS user guide,
+    # "View Amazon EKS networking requirements for VPC and subnets").
+    "cluster-one-zone": (
+        {"region": "us-east-1", "cluster": {"zones": ["us-east-1a"]}},
+        [
+            (
+                "E",
+                "cluster.zones: 1 distinct zone (us-east-1a): EKS needs the cluster's subnets in at least two Availability Zones; list two or more (pools still choose their own zone among them)",
+            ),
+        ],
+    ),
+    "cluster-zone-twice": (
+        {"region": "us-east-1", "cluster": {"zones": ["us-east-1a", "us-east-1b", "us-east-1a"]}},
+        [("E", "cluster.zones: lists a zone twice")],
+    ),
+    "cluster-zone-other-region": (
+        {"region": "us-east-1", "cluster": {"zones": ["us-east-1a", "eu-west-1b"]}},
+        [
+            (
+                "E",
+                "cluster.zones: 'eu-west-1b' is not an availability zone of us-east-1, such as us-east-1a",
+            ),
+        ],
+    ),
+    "cluster-zones-need-region": (
+        {"cluster": {"zones": ["us-east-1a", "us-east-1b"]}},
+        [
+            (
+                "E",
+                "cluster.zones: needs region: zone names only mean something in a known region",
+            ),
+        ],
+    ),
+    "pool-zone-outside-cluster-zones": (
+        {
+            "region": "us-east-1",
+            "cluster": {"zones": ["us-east-1a", "us-east-1b"]},
+            "pools": {"train": {"zones": ["us-east-1c"]}},
+        },
+        [
+            (
+                "E",
+                "pools.train.zones: us-east-1c not among the cluster's zones (us-east-1a, us-east-1b: cluster.zones): choose among them, or list every zone the cluster needs in cluster.zones (changing a deployed cluster's zones replaces its subnets)",
+            ),
+        ],
+    ),
+    "cluster-zones-on-existing": (
+        {
+            **_EXISTING_ONE_ZONE,
+            "cluster": {**_EXISTING_ONE_ZONE["cluster"], "zones": ["eu-west-1a", "eu-west-1b"]},
+        },
+        [
+            (
+                "E",
+                "cluster.zones: set, but the app does not create this cluster (cluster.existing): its pools use the zones of cluster.existing.subnets_by_zone; remove it",
+            ),
+        ],
+    ),
+    "auto-mode-on-existing": (
+        {**_EXISTING_ONE_ZONE, "cluster": {**_EXISTING_ONE_ZONE["cluster"], "auto_mode": True}},
+        [
+            (
+                "E",
+                "cluster.auto_mode: set, but the app does not change a cluster it does not own (cluster.existing): remove it",
+            ),
+        ],
+    ),
+    "auto-mode-off-with-an-auto-mode-pool": (
+        {"cluster": {"auto_mode": False}, "pools": {"auto": {"provisioner": "auto-mode"}}},
+        [
+            (
+                "E",
+                "cluster.auto_mode: false, but provisioner auto-mode is used by pools.auto: remove it (or set true), or move those pools to another provisioner",
             ),
         ],
     ),

@@ -66,6 +66,8 @@ NOT_IN_TABLES = [
     # only as strings: tests/synth/test_day2.py, test_checks.py's existing-cluster cases.
     "GP-APP-11",
     "GP-APP-16",
+    # A looked-up reservation against the cluster's zones: tests/unit/test_cluster_zones.py.
+    "GP-APP-20",
     # Constructs and the cluster-wide rules: tests/synth/test_library.py, test_karpenter.py,
     # test_autoscaler.py, test_cluster_rules.py, tests/unit/test_controller_rules.py.
     "GP-CTRL-02",

@@ -1,0 +1,156 @@
+"""The new cluster's own zones and Auto Mode: what they resolve to, and the rules about them.
+
+The VPC's zones are the cluster's (`cluster.zones`, or the region's first three): pools place
+their nodes inside them and never change them, so no pool change touches the VPC, its subnets,
+its NAT gateway or the cluster. EKS needs the cluster's subnets in at least two Availability
+Zones (EKS user guide, "View Amazon EKS networking requirements for VPC and subnets").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from gpu_pool.checks.app import uses_auto_mode
+from gpu_pool.checks.syntax import ZONE
+from gpu_pool.model.findings import Finding, error
+from gpu_pool.plan.capacity import ReservationFacts
+from gpu_pool.settings import AppSettings
+
+# What aws-cdk-lib's Vpc takes without availability_zones (max_azs=3): the region's first
+# three zones, as the availability-zones lookup lists them.
+DEFAULT_ZONE_COUNT = 3
+MIN_ZONES = 2
+
+
+def cluster_zones(settings: AppSettings, known: Sequence[str]) -> list[str] | None:
+    """The new VPC's zones: `cluster.zones`, else the first three of `known` (the region's
+    zones from the cached lookup). None when the region's zones are not known yet (an
+    environment-agnostic stack, or the lookup's first pass): the VPC takes the CDK's own three
+    (two placeholders in an agnostic stack) and pools' zones are judged once the lookup is
+    cached."""
+    if settings.cluster.zones:
+        return list(settings.cluster.zones)
+    if known:
+        return list(known[:DEFAULT_ZONE_COUNT])
+    return None
+
+
+def placeholder_zones(settings: AppSettings) -> list[str]:
+    """Before the zone lookup is cached, the zones the pools name (in order of first mention):
+    the VPC of that first pass holds them so the pools find their subnets. The CDK CLI
+    synthesizes again with the lookup's answer and deploys only that."""
+    return list(dict.fromkeys(z for _, pool in settings.pool_settings() for z in pool.zones))
+
+
+def auto_mode_enabled(settings: AppSettings) -> bool:
+    """Whether the new cluster runs EKS Auto Mode: `cluster.auto_mode`, else while some pool
+    uses it."""
+    chosen = settings.cluster.auto_mode
+    return uses_auto_mode(settings) if chosen is None else chosen
+
+
+def check_cluster(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
+    """The rules about the cluster's zones and Auto Mode setting; `known`: the region's zones
+    from the cached lookup (empty: not looked up, nothing judged against it)."""
+    findings = list(_check_auto_mode(settings))
+    if settings.cluster.existing is not None:
+        if settings.cluster.zones:
+            findings.append(
+                error(
+                    "GP-APP-18",
+                    "cluster.zones",
+                    "set, but the app does not create this cluster (cluster.existing): its "
+                    "pools use the zones of cluster.existing.subnets_by_zone; remove it",
+                )
+            )
+        return findings
+    findings += _check_named_zones(settings)
+    zones = cluster_zones(settings, known)
+    if zones is None:
+        return findings
+    source = "cluster.zones" if settings.cluster.zones else "the region's first three"
+    for prefix, pool in settings.pool_settings():
+        # A zone the account does not have is GP-APP-16's to name.
+        outside = [z for z in pool.zones if z not in zones and (not known or z in known)]
+        if outside:
+            findings.append(
+                error(
+                    "GP-APP-19",
+                    f"{prefix}.zones",
+                    f"{', '.join(outside)} not among the cluster's zones ({', '.join(zones)}: "
+                    f"{source}): choose among them, or list every zone the cluster needs in "
+                    "cluster.zones (changing a deployed cluster's zones replaces its subnets)",
+                )
+            )
+    return findings
+
+
+def check_reservation_zones(
+    settings: AppSettings, reservations: Mapping[str, ReservationFacts], known: Sequence[str]
+) -> list[Finding]:
+    """Each looked-up reservation (pool name -> facts) must be in one of the cluster's zones:
+    its nodes can only use subnets of its zone."""
+    zones = cluster_zones(settings, known)
+    if settings.cluster.existing is not None or zones is None:
+        return []
+    return [
+        error(
+            "GP-APP-20",
+            "cluster.zones",
+            f"{facts.reservation_id} (pool {name}) is in {facts.zone}, outside the cluster's "
+            f"zones ({', '.join(zones)}): add {facts.zone} to cluster.zones",
+        )
+        for name, facts in reservations.items()
+        if facts.zone not in zones
+    ]
+
+
+def _check_named_zones(settings: AppSettings) -> Iterator[Finding]:
+    zones = settings.cluster.zones
+    if not zones:
+        return
+    region = settings.region
+    if region is None:
+        yield error(
+            "GP-APP-21",
+            "cluster.zones",
+            "needs region: zone names only mean something in a known region",
+        )
+    for zone in zones:
+        if not ZONE.match(zone) or (region is not None and zone[:-1] != region):
+            where = f"{region}, such as {region}a" if region else "a region, such as us-east-1a"
+            yield error(
+                "GP-APP-22", "cluster.zones", f"'{zone}' is not an availability zone of {where}"
+            )
+    distinct = list(dict.fromkeys(zones))
+    if len(distinct) < MIN_ZONES:
+        yield error(
+            "GP-APP-23",
+            "cluster.zones",
+            f"{len(distinct)} distinct zone ({', '.join(distinct)}): EKS needs the cluster's "
+            "subnets in at least two Availability Zones; list two or more (pools still "
+            "choose their own zone among them)",
+        )
+    elif len(distinct) != len(zones):
+        yield error("GP-APP-24", "cluster.zones", "lists a zone twice")
+
+
+def _check_auto_mode(settings: AppSettings) -> Iterator[Finding]:
+    chosen = settings.cluster.auto_mode
+    if chosen is None:
+        return
+    if settings.cluster.existing is not None:
+        yield error(
+            "GP-APP-25",
+            "cluster.auto_mode",
+            "set, but the app does not change a cluster it does not own (cluster.existing): "
+            "remove it",
+        )
+    elif not chosen and uses_auto_mode(settings):
+        auto = [p for p, pool in settings.pool_settings() if pool.provisioner == "auto-mode"]
+        yield error(
+            "GP-APP-26",
+            "cluster.auto_mode",
+            f"false, but provisioner auto-mode is used by {', '.join(auto)}: remove it (or "
+            "set true), or move those pools to another provisioner",
+        )

@@ -1,0 +1,178 @@
+"""`gpu-pool replacements` beyond node groups: the cluster, its network and launch templates,
+with the setting that caused them; Auto Mode turned off or on; Capacity Block node group rolls.
+Pairs of synthesized templates, as a deploy would see them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpu_pool.cli.main import main
+from gpu_pool.cli.replacements import CREATE_ONLY_BY_TYPE, dependency_changes
+from tests.support.cfn import synth
+from tests.support.looked_up import ACCOUNT, REGION, synth_looked_up
+
+BOUND = {"account": ACCOUNT, "region": REGION}
+
+
+def test_create_only_properties_are_those_of_the_cloudformation_schemas():
+    # cfn-lint ships the CloudFormation registry's resource schemas (providers, us-east-1).
+    from cfnlint.schema.manager import PROVIDER_SCHEMA_MANAGER
+
+    for kind, names in CREATE_ONLY_BY_TYPE.items():
+        schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema(REGION, kind).schema
+        paths = schema["createOnlyProperties"]
+        assert sorted(names) == sorted(
+            p.removeprefix("/properties/").replace("/", ".") for p in paths
+        ), kind
+
+
+def _run(tmp_path, deployed, new, *extra):
+    old_file, new_file = tmp_path / "deployed.json", tmp_path / "new.json"
+    old_file.write_text(json.dumps(deployed))
+    new_file.write_text(json.dumps(new))
+    return main(["replacements", "--deployed", str(old_file), "--new", str(new_file), *extra])
+
+
+def test_a_change_of_the_clusters_zones_names_the_network_the_cluster_and_the_setting(
+    tmp_path, capsys
+):
+    # A stack deployed with two zones (as pools that named two zones used to get), then
+    # synthesized with the default, the region's first three.
+    deployed = synth_looked_up({**BOUND, "cluster": {"zones": ["us-east-1a", "us-east-1b"]}})
+    new = synth_looked_up(BOUND)
+    changes = {c.logical_id: c for c in dependency_changes(deployed, new)}
+    subnet = changes["VpcPrivateSubnet1Subnet536B997A"]
+    assert subnet.reasons == ("replaced", 'CidrBlock: "10.0.128.0/18" -> "10.0.96.0/19"')
+    nat = changes["VpcPublicSubnet1NATGateway4D7517AA"]
+    assert nat.reasons == ("replaced", "SubnetId: VpcPublicSubnet1Subnet5C2D37C4 replaced")
+    cluster = changes["ClusterEB0386A7"]
+    assert cluster.reasons[0] == "updated in place"
+    assert cluster.reasons[1].startswith("ResourcesVpcConfig.SubnetIds: ")
+
+    code = _run(tmp_path, deployed, new, "--yes")
+    assert code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        f"  {tmp_path / 'new.json'}: VpcPublicSubnet1NATGateway4D7517AA (AWS::EC2::NatGateway): "
+        "replaced; SubnetId: VpcPublicSubnet1Subnet5C2D37C4 replaced"
+    ) in out
+    assert (
+        f"  {tmp_path / 'new.json'}: the cause is the VPC's zones, us-east-1a, us-east-1b -> "
+        "us-east-1a, us-east-1b, us-east-1c (cluster.zones, or the region's first three when it "
+        "is unset)."
+    ) in out
+    assert "  To keep the deployed ones, set cluster.zones: [us-east-1a, us-east-1b]" in out
+    # The node groups in the replaced subnets are named with the reason.
+    system = [line for line in out if "SystemNodes" in line and "AWS::" not in line]
+    assert system and "replaced; Subnets: " in system[0]
+
+
+def test_turning_auto_mode_off_is_refused_without_yes(tmp_path, capsys, monkeypatch):
+    deployed = synth({"pools": {"gpu": {"provisioner": "auto-mode"}}}).to_json()
+    switched = synth({"pools": {"gpu": {}}}).to_json()
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert _run(tmp_path, deployed, switched) == 2
+    out, err = capsys.readouterr()
+    assert (
+        f"  {tmp_path / 'new.json'}: EKS Auto Mode is turned OFF on the cluster: EKS terminates "
+        "every instance Auto Mode runs and deletes the load balancers it runs, users' own too "
+        "(EKS user guide, Disable EKS Auto Mode). Set cluster.auto_mode: true to keep it."
+    ) in out.splitlines()
+    assert "re-run with --yes" in err
+    assert _run(tmp_path, deployed, switched, "--yes") == 0
+    # Kept on by the setting: nothing to say about Auto Mode.
+    kept = synth({"cluster": {"auto_mode": True}, "pools": {"gpu": {}}}).to_json()
+    capsys.readouterr()
+    assert _run(tmp_path, deployed, kept) == 0
+    assert "Auto Mode" not in capsys.readouterr().out
+
+
+def _assembly(tmp_path, template):
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    (out / "GpuPool.template.json").write_text(json.dumps(template))
+    (out / "manifest.json").write_text(
+        json.dumps(
+            {
+                "artifacts": {
+                    "GpuPool": {
+                        "type": "aws:cloudformation:stack",
+                        "environment": f"aws://{ACCOUNT}/{REGION}",
+                        "properties": {"templateFile": "GpuPool.template.json"},
+                    }
+                }
+            }
+        )
+    )
+    return out
+
+
+@pytest.mark.parametrize(
+    ("cni", "code"), [("v1.18.5-eksbuild.1", 2), ("v1.19.2-eksbuild.1", 0)], ids=["old", "new"]
+)
+def test_turning_auto_mode_on_checks_the_add_on_minimums(tmp_path, capsys, cni, code):
+    import boto3
+    from botocore.stub import Stubber
+
+    deployed = synth({"pools": {"gpu": {}}}).to_json()
+    enabled = synth({"pools": {"gpu": {"provisioner": "auto-mode"}}}).to_json()
+    out = _assembly(tmp_path, enabled)
+    cloudformation = boto3.client("cloudformation", region_name=REGION)
+    eks = boto3.client("eks", region_name=REGION)
+    clients = {"cloudformation": cloudformation, "eks": eks}
+    with Stubber(cloudformation) as cf_stub, Stubber(eks) as eks_stub:
+        cf_stub.add_response(
+            "get_template",
+            {"TemplateBody": json.dumps(deployed)},
+            {"StackName": "GpuPool", "TemplateStage": "Original"},
+        )
+        # The cluster runs 1.36, past the guide's kube-proxy table: no kube-proxy call.
+        for addon, version in (
+            ("vpc-cni", cni),
+            ("aws-ebs-csi-driver", None),
+            ("snapshot-controller", None),
+            ("eks-pod-identity-agent", "v1.3.4-eksbuild.1"),
+        ):
+            params = {"clusterName": "gpu-pool", "addonName": addon}
+            if version is None:
+                eks_stub.add_client_error(
+                    "describe_addon", "ResourceNotFoundException", "No addon", 404, None, params
+                )
+            else:
+                eks_stub.add_response(
+                    "describe_addon",
+                    {"addon": {"addonName": addon, "addonVersion": version}},
+                    params,
+                )
+        assert main(["replacements", "--cdk-out", str(out), "--yes"], aws=clients.get) == code
+    printed, err = capsys.readouterr()
+    assert "  Amazon VPC CNI plugin for Kubernetes (vpc-cni): v1.19.0-eksbuild.1" in printed
+    assert "  EKS Pod Identity Agent (eks-pod-identity-agent): v1.3.4-eksbuild.1" in printed
+    assert f"  vpc-cni: {cni} on gpu-pool" in printed
+    if code:
+        assert err == (
+            f"gpu-pool: replacements: gpu-pool runs vpc-cni {cni} (needs v1.19.0-eksbuild.1): "
+            "update them first (aws eks update-addon --cluster-name ... --addon-name ... "
+            "--addon-version ...), then deploy\n"
+        )
+
+
+def test_a_capacity_block_group_roll_says_desired_zero_first_and_asks(
+    tmp_path, capsys, monkeypatch
+):
+    from tests.support.settings import TRAINING
+
+    changed = json.loads(json.dumps(TRAINING))
+    block = next(
+        p
+        for p in changed["pools"].values()
+        if p.get("capacity_reservation", {}).get("type") == "capacity-block"
+    )
+    block["disk_size_gib"] = block.get("disk_size_gib", 200) + 100
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert _run(tmp_path, synth(TRAINING).to_json(), synth(changed).to_json()) == 2
+    out = capsys.readouterr().out
+    assert ": Capacity Block node groups; EKS updates one only at desired size 0 (EKS user " in out
+    assert _run(tmp_path, synth(TRAINING).to_json(), synth(changed).to_json(), "--yes") == 0
