@@ -99,6 +99,7 @@ def test_each_sharing_pools_plugin_carries_its_own_config(template):
                 "sharing": {
                     "timeSlicing": {
                         "renameByDefault": False,
+                        "failRequestsGreaterThanOne": True,
                         "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
                     }
                 },
@@ -111,6 +112,7 @@ def test_each_sharing_pools_plugin_carries_its_own_config(template):
                 "sharing": {
                     "timeSlicing": {
                         "renameByDefault": True,
+                        "failRequestsGreaterThanOne": True,
                         "resources": [{"name": "nvidia.com/gpu", "replicas": 8}],
                     }
                 },
