@@ -32,6 +32,21 @@ DCGM_EXPORTER_CHART_DEFAULTS: dict[str, Any] = {
 }
 
 
+# The CloudWatch add-on's configuration values: GPU metrics, and not the two things the add-on
+# also turns on by default that nobody asked for with `metrics.gpu`. Both keys are the add-on's
+# documented advanced configuration (Amazon CloudWatch user guide, "Install the CloudWatch agent
+# with the Amazon CloudWatch Observability EKS add-on or the Helm chart"): `containerLogs.enabled:
+# false` ("Opt out of collecting container logs": no Fluent Bit shipping every pod's logs to
+# CloudWatch Logs), and `manager.applicationSignals.autoMonitor.monitorAllServices: false`
+# ("Application Signals Auto monitor", default true: every service's pods instrumented for
+# Application Signals when they start). Container Insights metrics, GPU metrics among them,
+# stay on.
+CLOUDWATCH_ADDON_CONFIGURATION: dict[str, Any] = {
+    "containerLogs": {"enabled": False},
+    "manager": {"applicationSignals": {"autoMonitor": {"monitorAllServices": False}}},
+}
+
+
 def dcgm_exporter_values(plans: Sequence[PoolPlan], service_monitor: bool) -> dict[str, Any]:
     """The exporter on GPU nodes outside the GPU Operator's reach, tolerating every pool's
     taints; its ServiceMonitor (Prometheus Operator CRDs) only if asked."""
