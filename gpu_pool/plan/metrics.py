@@ -32,6 +32,78 @@ DCGM_EXPORTER_CHART_DEFAULTS: dict[str, Any] = {
 }
 
 
+# Where the CloudWatch add-on's DCGM exporter runs: the EC2 names of its required node affinity
+# (`node.kubernetes.io/instance-type In [...]`, chart 6.4.0 values.yaml `dcgmExporter.affinity`,
+# the chart of the pinned add-on; its ml.* names are SageMaker HyperPod's). A node of any other
+# type runs no exporter and sends no GPU metrics (checks/metrics.py warns).
+CLOUDWATCH_DCGM_EXPORTER_INSTANCE_TYPES = frozenset(
+    [
+        "g3.4xlarge",
+        "g3.8xlarge",
+        "g3.16xlarge",
+        "g3s.xlarge",
+        "g4ad.2xlarge",
+        "g4ad.4xlarge",
+        "g4ad.8xlarge",
+        "g4ad.16xlarge",
+        "g4ad.xlarge",
+        "g4dn.2xlarge",
+        "g4dn.4xlarge",
+        "g4dn.8xlarge",
+        "g4dn.12xlarge",
+        "g4dn.16xlarge",
+        "g4dn.metal",
+        "g4dn.xlarge",
+        "g5.2xlarge",
+        "g5.4xlarge",
+        "g5.8xlarge",
+        "g5.12xlarge",
+        "g5.16xlarge",
+        "g5.24xlarge",
+        "g5.48xlarge",
+        "g5.xlarge",
+        "g5g.2xlarge",
+        "g5g.4xlarge",
+        "g5g.8xlarge",
+        "g5g.16xlarge",
+        "g5g.metal",
+        "g5g.xlarge",
+        "g6.2xlarge",
+        "g6.4xlarge",
+        "g6.8xlarge",
+        "g6.12xlarge",
+        "g6.16xlarge",
+        "g6.24xlarge",
+        "g6.48xlarge",
+        "g6.xlarge",
+        "g6e.2xlarge",
+        "g6e.4xlarge",
+        "g6e.8xlarge",
+        "g6e.12xlarge",
+        "g6e.16xlarge",
+        "g6e.24xlarge",
+        "g6e.48xlarge",
+        "g6e.xlarge",
+        "gr6.4xlarge",
+        "gr6.8xlarge",
+        "p2.8xlarge",
+        "p2.16xlarge",
+        "p2.xlarge",
+        "p3.2xlarge",
+        "p3.8xlarge",
+        "p3.16xlarge",
+        "p3dn.24xlarge",
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+        "p6-b200.48xlarge",
+        "p6-b300.48xlarge",
+        "p6e-gb200.36xlarge",
+    ]
+)
+
 # The CloudWatch add-on's configuration values: GPU metrics, and not the two things the add-on
 # also turns on by default that nobody asked for with `metrics.gpu`. Both keys are the add-on's
 # documented advanced configuration (Amazon CloudWatch user guide, "Install the CloudWatch agent

@@ -11,7 +11,10 @@ from gpu_pool.plan import metrics
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import deep_merge, load_settings
 from tests.support.cfn import helm_values, node_of, only, render, resources, synth
-from tests.support.chart_defaults import DCGM_EXPORTER_CHART_DEFAULTS
+from tests.support.chart_defaults import (
+    CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS,
+    DCGM_EXPORTER_CHART_DEFAULTS,
+)
 from tests.support.helm import chart_from_env, helm_binary, helm_template
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -144,6 +147,24 @@ def test_with_cloudwatch_the_operator_pool_runs_the_add_ons_exporter_only(cloudw
     }
 
 
+def test_the_add_ons_exporter_reaches_every_gpu_node_of_pools_it_does_not_warn_about(
+    cloudwatch_template,
+):
+    """Each GPU node group's nodes (as EKS labels them: instance type, Linux) against the
+    exporter's scheduling terms as the add-on's chart sets them, taints included."""
+    nodegroups = [
+        r["Properties"] for r in resources(cloudwatch_template, "AWS::EKS::Nodegroup").values()
+    ]
+    gpu = [ng for ng in nodegroups if ng["AmiType"].endswith("NVIDIA")]
+    assert len(gpu) == 2
+    for ng in gpu:
+        labels, taints = node_of(ng)
+        (instance_type,) = ng["InstanceTypes"]
+        node = {**labels, "node.kubernetes.io/instance-type": instance_type}
+        node["kubernetes.io/os"] = "linux"
+        assert pod_fits_node(CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS, node, taints), instance_type
+
+
 def test_cloudwatch_is_the_observability_add_on_with_its_agent_credentialed():
     template = synth({"metrics": {"gpu": "cloudwatch"}})
     addons = {
@@ -253,3 +274,19 @@ def test_the_real_chart_runs_no_log_shipper_and_monitors_no_service_with_our_val
 
     assert rendered({}) == (True, True)
     assert rendered(values) == (False, False)
+
+
+@chart_from_env(
+    "GPU_POOL_CLOUDWATCH_CHART",
+    "aws-observability/helm-charts tag amazon-cloudwatch-observability-6.4.0 "
+    "charts/amazon-cloudwatch-observability",
+)
+def test_the_real_chart_places_its_exporter_as_recorded(cloudwatch_template, tmp_path):
+    """Rendered by helm with the values gpu-pool sends: the DcgmExporter the add-on's operator
+    turns into a DaemonSet carries the scheduling terms recorded in tests/fixtures, which the
+    GP-METRICS-02 rule and the tests above read."""
+    values = json.loads(cloudwatch_addon(cloudwatch_template)["ConfigurationValues"])
+    docs = render_cloudwatch_chart(helm_binary(tmp_path), values, tmp_path)
+    (exporter,) = [d["spec"] for d in docs if d["kind"] == "DcgmExporter"]
+    recorded = CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS
+    assert {key: exporter[key] for key in recorded} == recorded
