@@ -1,4 +1,5 @@
-"""GPU metrics for the cluster: where NVIDIA's dcgm-exporter runs, from every pool's plan.
+"""GPU metrics for the cluster: where NVIDIA's dcgm-exporter runs, from every pool's plan; and
+the CloudWatch add-on's configuration and the instance types its own exporter runs on.
 
 The exporter must reach every GPU node, whatever its pool's taints, and stay off CPU nodes
 (its DCGM host engine needs a GPU). Pool nodes say they have GPUs with
@@ -37,71 +38,30 @@ DCGM_EXPORTER_CHART_DEFAULTS: dict[str, Any] = {
 # the chart of the pinned add-on; its ml.* names are SageMaker HyperPod's). A node of any other
 # type runs no exporter and sends no GPU metrics (checks/metrics.py warns).
 CLOUDWATCH_DCGM_EXPORTER_INSTANCE_TYPES = frozenset(
-    [
-        "g3.4xlarge",
-        "g3.8xlarge",
-        "g3.16xlarge",
-        "g3s.xlarge",
-        "g4ad.2xlarge",
-        "g4ad.4xlarge",
-        "g4ad.8xlarge",
-        "g4ad.16xlarge",
-        "g4ad.xlarge",
-        "g4dn.2xlarge",
-        "g4dn.4xlarge",
-        "g4dn.8xlarge",
-        "g4dn.12xlarge",
-        "g4dn.16xlarge",
-        "g4dn.metal",
-        "g4dn.xlarge",
-        "g5.2xlarge",
-        "g5.4xlarge",
-        "g5.8xlarge",
-        "g5.12xlarge",
-        "g5.16xlarge",
-        "g5.24xlarge",
-        "g5.48xlarge",
-        "g5.xlarge",
-        "g5g.2xlarge",
-        "g5g.4xlarge",
-        "g5g.8xlarge",
-        "g5g.16xlarge",
-        "g5g.metal",
-        "g5g.xlarge",
-        "g6.2xlarge",
-        "g6.4xlarge",
-        "g6.8xlarge",
-        "g6.12xlarge",
-        "g6.16xlarge",
-        "g6.24xlarge",
-        "g6.48xlarge",
-        "g6.xlarge",
-        "g6e.2xlarge",
-        "g6e.4xlarge",
-        "g6e.8xlarge",
-        "g6e.12xlarge",
-        "g6e.16xlarge",
-        "g6e.24xlarge",
-        "g6e.48xlarge",
-        "g6e.xlarge",
-        "gr6.4xlarge",
-        "gr6.8xlarge",
-        "p2.8xlarge",
-        "p2.16xlarge",
-        "p2.xlarge",
-        "p3.2xlarge",
-        "p3.8xlarge",
-        "p3.16xlarge",
-        "p3dn.24xlarge",
-        "p4d.24xlarge",
-        "p4de.24xlarge",
-        "p5.48xlarge",
-        "p5e.48xlarge",
-        "p5en.48xlarge",
-        "p6-b200.48xlarge",
-        "p6-b300.48xlarge",
-        "p6e-gb200.36xlarge",
-    ]
+    f"{family}.{size}"
+    for family, sizes in {
+        "g3": "4xlarge 8xlarge 16xlarge",
+        "g3s": "xlarge",
+        "g4ad": "xlarge 2xlarge 4xlarge 8xlarge 16xlarge",
+        "g4dn": "xlarge 2xlarge 4xlarge 8xlarge 12xlarge 16xlarge metal",
+        "g5": "xlarge 2xlarge 4xlarge 8xlarge 12xlarge 16xlarge 24xlarge 48xlarge",
+        "g5g": "xlarge 2xlarge 4xlarge 8xlarge 16xlarge metal",
+        "g6": "xlarge 2xlarge 4xlarge 8xlarge 12xlarge 16xlarge 24xlarge 48xlarge",
+        "g6e": "xlarge 2xlarge 4xlarge 8xlarge 12xlarge 16xlarge 24xlarge 48xlarge",
+        "gr6": "4xlarge 8xlarge",
+        "p2": "xlarge 8xlarge 16xlarge",
+        "p3": "2xlarge 8xlarge 16xlarge",
+        "p3dn": "24xlarge",
+        "p4d": "24xlarge",
+        "p4de": "24xlarge",
+        "p5": "48xlarge",
+        "p5e": "48xlarge",
+        "p5en": "48xlarge",
+        "p6-b200": "48xlarge",
+        "p6-b300": "48xlarge",
+        "p6e-gb200": "36xlarge",
+    }.items()
+    for size in sizes.split()
 )
 
 # The CloudWatch add-on's configuration values: GPU metrics, and not the two things the add-on
