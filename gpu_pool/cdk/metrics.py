@@ -2,9 +2,11 @@
 
 dcgm-exporter: NVIDIA's chart, pinned in versions.py, on the GPU nodes plan/metrics.py selects.
 cloudwatch: the Amazon CloudWatch Observability EKS add-on (Container Insights with enhanced
-observability, whose operator runs a DCGM exporter on GPU nodes, GPU metrics on by default), its
-agent credentialed through EKS Pod Identity with CloudWatchAgentServerPolicy (Amazon CloudWatch
-user guide, "Install the CloudWatch agent with the Amazon CloudWatch Observability EKS add-on").
+observability, whose operator runs a DCGM exporter on GPU nodes, GPU metrics on by default), at
+the pinned build, without container logs and Application Signals auto-monitoring
+(plan/metrics.py), its agent credentialed through EKS Pod Identity with
+CloudWatchAgentServerPolicy (Amazon CloudWatch user guide, "Install the CloudWatch agent with
+the Amazon CloudWatch Observability EKS add-on").
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from constructs import Construct
 
 from gpu_pool.cdk.charts import helm_chart
 from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
-from gpu_pool.model.versions import DCGM_EXPORTER
-from gpu_pool.plan.metrics import dcgm_exporter_values
+from gpu_pool.model.versions import CLOUDWATCH_OBSERVABILITY_ADDON_VERSION, DCGM_EXPORTER
+from gpu_pool.plan.metrics import CLOUDWATCH_ADDON_CONFIGURATION, dcgm_exporter_values
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import MetricsSettings
 
@@ -65,7 +67,14 @@ class GpuMetrics(Construct):
             role.add_managed_policy(
                 iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")
             )
-            self.addon = eks.Addon(self, "CloudWatch", cluster=cluster, addon_name=CLOUDWATCH_ADDON)
+            self.addon = eks.Addon(
+                self,
+                "CloudWatch",
+                cluster=cluster,
+                addon_name=CLOUDWATCH_ADDON,
+                addon_version=CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
+                configuration_values=CLOUDWATCH_ADDON_CONFIGURATION,
+            )
             self.addon.node.add_dependency(association)
             agent = pod_identity_agent(cluster, None)
             if agent is not None:

@@ -57,9 +57,9 @@ def check_settings(
 ) -> SettingsFindings:
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own,
     against the pools before it, and against its cluster's minor and stack's Region; then the
-    app (Kubernetes version, endpoint, zones, system nodes, the controllers' pins, GPU metrics),
-    the cluster's and pools' zones against `known_zones` (the region's zones from
-    cdk.context.json; empty: not looked up yet), the cluster's own zones and Auto Mode, the
+    app (Kubernetes version, endpoint, zones, system nodes, the controllers' pins, GPU metrics and
+    the pools they reach), the cluster's and pools' zones against `known_zones` (the region's
+    zones from cdk.context.json; empty: not looked up yet), the cluster's own zones and Auto Mode, the
     Karpenter features the pools need, and where each controller in use runs. `reservations`:
     each Capacity Block pool's block as looked up (pool name -> facts; a pool not in it is not
     judged; its zone must be one of the cluster's)."""
@@ -75,7 +75,7 @@ def check_settings(
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
     app += check_cluster(settings, known_zones)
     app += check_reservation_zones(settings, looked_up, known_zones)
-    app += check_metrics(settings.metrics)
+    app += check_metrics(settings.metrics, plans)
     for plan in plans:
         app += check_karpenter_features(plan, settings.karpenter.chart_version)
         app += check_efa_on_existing_cluster(plan, settings.cluster.existing is not None)

@@ -21,7 +21,9 @@ from gpu_pool.cli.inspect.cluster import (
     pool_selector,
 )
 from gpu_pool.cli.inspect.reserved import efa_verdict, reservation_verdict
+from gpu_pool.model.labels import INSTANCE_TYPE_LABEL
 from gpu_pool.model.versions import NVIDIA_GPU_OPERATOR
+from gpu_pool.plan.metrics import CLOUDWATCH_DCGM_EXPORTER_INSTANCE_TYPES
 from gpu_pool.plan.record import PoolRecord
 
 
@@ -187,10 +189,27 @@ def _metrics_verdicts(core: Any, nodes: list[dict[str, Any]], metrics: str) -> l
                 "warn",
                 f"metrics {name}",
                 f"no running DCGM exporter pod on it (metrics.gpu: {metrics})",
-                _METRICS_FIX[metrics],
+                _metrics_fix(node, metrics),
             )
         )
     return verdicts
+
+
+def _metrics_fix(node: dict[str, Any], metrics: str) -> str:
+    """What to check on a node without an exporter; for the CloudWatch add-on, first whether
+    its exporter selects the node's instance type at all (GP-METRICS-02)."""
+    instance_type = (node["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL)
+    if (
+        metrics == "cloudwatch"
+        and instance_type is not None
+        and instance_type not in CLOUDWATCH_DCGM_EXPORTER_INSTANCE_TYPES
+    ):
+        return (
+            f"its instance type {instance_type} is not among those the CloudWatch add-on runs "
+            "its DCGM exporter on (GP-METRICS-02): set metrics.gpu: dcgm-exporter for its GPU "
+            "metrics"
+        )
+    return _METRICS_FIX[metrics]
 
 
 def _running(pod: dict[str, Any]) -> bool:

@@ -122,6 +122,14 @@ DCGM_EXPORTER = ChartPin(
     namespace="kube-system",
 )
 
+# The amazon-cloudwatch-observability EKS add-on (metrics.gpu: cloudwatch): the build of Helm
+# chart 6.4.0 (aws-observability/helm-charts, tag amazon-cloudwatch-observability-6.4.0,
+# 2026-07-21); an add-on version is its chart's with an -eksbuild suffix (the repository's
+# RELEASE_NOTES: "CloudWatch Agent Addon to v3.7.0-eksbuild.1"). Pinned because the add-on's
+# configuration schema and its DCGM exporter's instance-type list are per version: what
+# plan/metrics.py sends and checks was read from this chart.
+CLOUDWATCH_OBSERVABILITY_ADDON_VERSION = "v6.4.0-eksbuild.1"
+
 # kubernetes/autoscaler charts/cluster-autoscaler/Chart.yaml, version 9.59.0.
 CLUSTER_AUTOSCALER = ChartPin(
     chart="cluster-autoscaler",

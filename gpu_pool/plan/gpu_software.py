@@ -32,6 +32,7 @@ from gpu_pool.model.versions import (
 )
 from gpu_pool.plan.sharing import MIG_DISABLED, SharingPlan
 from gpu_pool.settings import PoolSettings, Taint, deep_merge
+from gpu_pool.settings.models import GpuMetrics
 
 # The ConfigMaps the GPU Operator creates from its values: the device plugin's configs and the
 # MIG manager's configurations (chart v26.3.1 values devicePlugin.config, migManager.config).
@@ -111,9 +112,15 @@ def device_plugin_values(
     return values
 
 
-def gpu_operator_values(pool: PoolSettings, sharing: SharingPlan | None = None) -> dict[str, Any]:
+def gpu_operator_values(
+    pool: PoolSettings, sharing: SharingPlan | None = None, *, metrics: GpuMetrics = "none"
+) -> dict[str, Any]:
     """Operator with the AMI's own driver and toolkit (and, on Bottlerocket, device plugin); a
-    sharing pool's device plugin config, and for MIG its strategy and layout."""
+    sharing pool's device plugin config, and for MIG its strategy and layout. Its own DCGM
+    exporter (on by default, chart v26.3.1 `dcgmExporter.enabled`) stays, except with
+    `metrics.gpu: cloudwatch`: the CloudWatch add-on runs a DCGM exporter on these nodes too,
+    and each exporter starts its own DCGM host engine (NVIDIA DCGM-Exporter docs, "Running
+    DCGM Exporter"), two of which contend for the GPUs' profiling metrics."""
     tolerations = [t.any_value_toleration() for t in pool.taints]
     device_plugin: dict[str, Any] = {"enabled": not is_bottlerocket(pool)}
     values: dict[str, Any] = {
@@ -124,6 +131,8 @@ def gpu_operator_values(pool: PoolSettings, sharing: SharingPlan | None = None) 
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": tolerations}},
     }
+    if metrics == "cloudwatch":
+        values["dcgmExporter"] = {"enabled": False}
     if sharing is None:
         return values
     device_plugin["config"] = {
@@ -161,11 +170,15 @@ class GpuSoftwareChart:
 
 
 def gpu_software_chart(
-    pool: PoolSettings, software: str, sharing: SharingPlan | None = None
+    pool: PoolSettings,
+    software: str,
+    sharing: SharingPlan | None = None,
+    *,
+    metrics: GpuMetrics = "none",
 ) -> GpuSoftwareChart | None:
     """The chart for the pool's resolved GPU software (`resolved_gpu_software`): the device
-    plugin or the GPU Operator, with the pool's sharing config; None for `none`, where the AMI
-    ships the plugin."""
+    plugin or the GPU Operator, with the pool's sharing config and the cluster's `metrics.gpu`;
+    None for `none`, where the AMI ships the plugin."""
     if software == "device-plugin":
         values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints, sharing, efa=pool.efa)
         return GpuSoftwareChart(
@@ -177,7 +190,7 @@ def gpu_software_chart(
             device_plugin_pod=deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values),
         )
     if software == "gpu-operator":
-        values = gpu_operator_values(pool, sharing)
+        values = gpu_operator_values(pool, sharing, metrics=metrics)
         return GpuSoftwareChart(
             construct_id="GpuOperator",
             pin=NVIDIA_GPU_OPERATOR,

@@ -1,4 +1,5 @@
-"""GPU metrics for the cluster: where NVIDIA's dcgm-exporter runs, from every pool's plan.
+"""GPU metrics for the cluster: where NVIDIA's dcgm-exporter runs, from every pool's plan; and
+the CloudWatch add-on's configuration and the instance types its own exporter runs on.
 
 The exporter must reach every GPU node, whatever its pool's taints, and stay off CPU nodes
 (its DCGM host engine needs a GPU). Pool nodes say they have GPUs with
@@ -29,6 +30,52 @@ DCGM_EXPORTER_CHART_DEFAULTS: dict[str, Any] = {
             "effect": "NoSchedule",
         }
     ],
+}
+
+
+# Where the CloudWatch add-on's DCGM exporter runs: the EC2 names of its required node affinity
+# (`node.kubernetes.io/instance-type In [...]`, chart 6.4.0 values.yaml `dcgmExporter.affinity`,
+# the chart of the pinned add-on; its ml.* names are SageMaker HyperPod's). A node of any other
+# type runs no exporter and sends no GPU metrics (checks/metrics.py warns).
+CLOUDWATCH_DCGM_EXPORTER_INSTANCE_TYPES = frozenset(
+    f"{family}.{size}"
+    for family, sizes in {
+        "g3": "4xlarge 8xlarge 16xlarge",
+        "g3s": "xlarge",
+        "g4ad": "xlarge 2xlarge 4xlarge 8xlarge 16xlarge",
+        "g4dn": "xlarge 2xlarge 4xlarge 8xlarge 12xlarge 16xlarge metal",
+        "g5": "xlarge 2xlarge 4xlarge 8xlarge 12xlarge 16xlarge 24xlarge 48xlarge",
+        "g5g": "xlarge 2xlarge 4xlarge 8xlarge 16xlarge metal",
+        "g6": "xlarge 2xlarge 4xlarge 8xlarge 12xlarge 16xlarge 24xlarge 48xlarge",
+        "g6e": "xlarge 2xlarge 4xlarge 8xlarge 12xlarge 16xlarge 24xlarge 48xlarge",
+        "gr6": "4xlarge 8xlarge",
+        "p2": "xlarge 8xlarge 16xlarge",
+        "p3": "2xlarge 8xlarge 16xlarge",
+        "p3dn": "24xlarge",
+        "p4d": "24xlarge",
+        "p4de": "24xlarge",
+        "p5": "48xlarge",
+        "p5e": "48xlarge",
+        "p5en": "48xlarge",
+        "p6-b200": "48xlarge",
+        "p6-b300": "48xlarge",
+        "p6e-gb200": "36xlarge",
+    }.items()
+    for size in sizes.split()
+)
+
+# The CloudWatch add-on's configuration values: GPU metrics, and not the two things the add-on
+# also turns on by default that nobody asked for with `metrics.gpu`. Both keys are the add-on's
+# documented advanced configuration (Amazon CloudWatch user guide, "Install the CloudWatch agent
+# with the Amazon CloudWatch Observability EKS add-on or the Helm chart"): `containerLogs.enabled:
+# false` ("Opt out of collecting container logs": no Fluent Bit shipping every pod's logs to
+# CloudWatch Logs), and `manager.applicationSignals.autoMonitor.monitorAllServices: false`
+# ("Application Signals Auto monitor", default true: every service's pods instrumented for
+# Application Signals when they start). Container Insights metrics, GPU metrics among them,
+# stay on.
+CLOUDWATCH_ADDON_CONFIGURATION: dict[str, Any] = {
+    "containerLogs": {"enabled": False},
+    "manager": {"applicationSignals": {"autoMonitor": {"monitorAllServices": False}}},
 }
 
 

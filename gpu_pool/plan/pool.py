@@ -34,7 +34,7 @@ from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
 from gpu_pool.plan.sharing import SharingPlan, shared_node_labels, sharing_plan
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
-from gpu_pool.settings.models import Provisioner
+from gpu_pool.settings.models import GpuMetrics, Provisioner
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,11 @@ class PoolPlan:
         return [t.node_taint() for t in self.settings.taints]
 
 
-def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
-    """Resolve one pool's settings. Entries the catalog cannot resolve become `unresolved`."""
+def plan_pool(
+    settings: PoolSettings, setting: str = "pool", *, metrics: GpuMetrics = "none"
+) -> PoolPlan:
+    """Resolve one pool's settings (on a cluster whose `metrics.gpu` is `metrics`). Entries the
+    catalog cannot resolve become `unresolved`."""
     entries, unresolved = _resolve_entries(settings, setting)
     software = resolved_gpu_software(settings)
     operator = software == "gpu-operator"
@@ -168,7 +171,7 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
         auto_mode=auto_mode,
         capacity=capacity,
         gpu_software=software,
-        chart=gpu_software_chart(settings, software, sharing),
+        chart=gpu_software_chart(settings, software, sharing, metrics=metrics),
         efa_chart=efa_device_plugin_chart(settings),
         unresolved=tuple(unresolved),
         sharing=sharing,
@@ -177,7 +180,10 @@ def plan_pool(settings: PoolSettings, setting: str = "pool") -> PoolPlan:
 
 def plan_pools(settings: AppSettings) -> list[PoolPlan]:
     """Every pool of the app's settings, planned, in the order the settings list them."""
-    return [plan_pool(pool, path) for path, pool in settings.pool_settings()]
+    return [
+        plan_pool(pool, path, metrics=settings.metrics.gpu)
+        for path, pool in settings.pool_settings()
+    ]
 
 
 def _zones(settings: PoolSettings) -> list[str | None]:

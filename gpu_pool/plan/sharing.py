@@ -90,7 +90,10 @@ class SharingPlan:
         return {GPU_RESOURCE: gpu_count * sum(self.mig_devices.values())}
 
     def device_plugin_config(self) -> dict[str, Any]:
-        """The plugin's config file (version v1; README "Configuration File")."""
+        """The plugin's config file (version v1; README "Configuration File"). Time-slicing
+        fails a container asking for more than one share (`failRequestsGreaterThanOne`, false by
+        default only for backward compatibility; NVIDIA recommends true): two shares may be one
+        GPU, so a pod asking for 2 would get no more GPU than a pod asking for 1."""
         if self.mode == "mig":
             return {"version": "v1", "flags": {"migStrategy": self.settings.strategy}}
         return {
@@ -99,6 +102,7 @@ class SharingPlan:
             "sharing": {
                 "timeSlicing": {
                     "renameByDefault": self.settings.rename,
+                    "failRequestsGreaterThanOne": True,
                     "resources": [{"name": GPU_RESOURCE, "replicas": self.settings.replicas}],
                 }
             },

@@ -100,16 +100,33 @@ CASES = {
 def test_doctor_reports_per_gpu_node_whether_metrics_are_exported(
     tmp_path, capsys, metrics, pods, lines
 ):
+    assert metrics_output(tmp_path, capsys, metrics, pods, node())[: len(lines)] == lines
+
+
+def test_a_node_of_a_type_the_add_ons_exporter_skips_is_told_so(tmp_path, capsys):
+    """No taint to blame: the add-on's exporter never selects a g7e node (GP-METRICS-02)."""
+    lines = [
+        f"[warn] metrics {NODE}: no running DCGM exporter pod on it (metrics.gpu: cloudwatch)",
+        "       fix: its instance type g7e.2xlarge is not among those the CloudWatch add-on runs "
+        "its DCGM exporter on (GP-METRICS-02): set metrics.gpu: dcgm-exporter for its GPU "
+        "metrics",
+    ]
+    gpu_node = node(instance_type="g7e.2xlarge")
+    assert metrics_output(tmp_path, capsys, "cloudwatch", [], gpu_node)[: len(lines)] == lines
+
+
+def metrics_output(tmp_path, capsys, metrics, pods, gpu_node):
+    """doctor's output from its first line about the node's metrics; it still exits 0."""
     config = tmp_path / "metrics.yaml"
     config.write_text(f"metrics:\n  gpu: {metrics}\n")
-    scenario = Scenario(nodes=[(0, node())], pods=pods)
+    scenario = Scenario(nodes=[(0, gpu_node)], pods=pods)
     code, _ = run(
         tmp_path, scenario, "--config", str(config), aws=_aws(GOOD_TAGS), command="doctor"
     )
     out = capsys.readouterr().out.splitlines()
-    position = out.index(lines[0])
-    assert out[position : position + len(lines)] == lines
     assert code == 0  # metrics are opt-in: a missing exporter warns, GPU pods still run
+    (position,) = [i for i, line in enumerate(out) if line[7:].startswith(f"metrics {NODE}:")]
+    return out[position:]
 
 
 def test_without_metrics_doctor_says_nothing_of_them(tmp_path, capsys):

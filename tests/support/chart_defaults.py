@@ -12,3 +12,4 @@ def _recorded(name: str):
 
 DEVICE_PLUGIN_CHART_DEFAULTS = _recorded("nvidia-device-plugin")
 DCGM_EXPORTER_CHART_DEFAULTS = _recorded("dcgm-exporter")
+CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS = _recorded("cloudwatch-dcgm-exporter")

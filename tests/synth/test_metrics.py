@@ -1,6 +1,7 @@
 """GPU metrics (#23 item 5): dcgm-exporter on every GPU node and no CPU node, or the CloudWatch
 Observability add-on, with one setting."""
 
+import json
 import os
 
 import pytest
@@ -10,7 +11,10 @@ from gpu_pool.plan import metrics
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import deep_merge, load_settings
 from tests.support.cfn import helm_values, node_of, only, render, resources, synth
-from tests.support.chart_defaults import DCGM_EXPORTER_CHART_DEFAULTS
+from tests.support.chart_defaults import (
+    CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS,
+    DCGM_EXPORTER_CHART_DEFAULTS,
+)
 from tests.support.helm import chart_from_env, helm_binary, helm_template
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -97,6 +101,70 @@ def test_no_metrics_by_default(default_template):
     default_template.resource_count_is("AWS::EKS::Addon", 1)  # the Pod Identity agent only
 
 
+# A device plugin pool and a GPU Operator pool, with the CloudWatch add-on.
+CLOUDWATCH = {
+    "pools": {
+        "inference": {"instance_types": ["g6.xlarge"], "labels": {"workload": "inference"}},
+        "operator": {
+            "instance_types": ["g6e.xlarge"],
+            "labels": {"workload": "operator"},
+            "gpu_software": "gpu-operator",
+        },
+    },
+    "metrics": {"gpu": "cloudwatch"},
+}
+
+
+@pytest.fixture(scope="module")
+def cloudwatch_template():
+    return synth(CLOUDWATCH)
+
+
+def cloudwatch_addon(template):
+    (addon,) = [
+        r["Properties"]
+        for r in resources(template, "AWS::EKS::Addon").values()
+        if r["Properties"]["AddonName"] == "amazon-cloudwatch-observability"
+    ]
+    return addon
+
+
+def test_the_add_on_is_the_pinned_build_and_sends_gpu_metrics_only(cloudwatch_template):
+    """The add-on build whose chart values gpu-pool was checked against, told (in keys its
+    configuration documents) not to ship every pod's logs through Fluent Bit nor to instrument
+    every service for Application Signals: the user asked for GPU metrics."""
+    addon = cloudwatch_addon(cloudwatch_template)
+    assert addon["AddonVersion"] == "v6.4.0-eksbuild.1"
+    assert json.loads(addon["ConfigurationValues"]) == {
+        "containerLogs": {"enabled": False},
+        "manager": {"applicationSignals": {"autoMonitor": {"monitorAllServices": False}}},
+    }
+
+
+def test_with_cloudwatch_the_operator_pool_runs_the_add_ons_exporter_only(cloudwatch_template):
+    assert helm_values(chart(cloudwatch_template, "gpu-operator"))["dcgmExporter"] == {
+        "enabled": False
+    }
+
+
+def test_the_add_ons_exporter_reaches_every_gpu_node_of_pools_it_does_not_warn_about(
+    cloudwatch_template,
+):
+    """Each GPU node group's nodes (as EKS labels them: instance type, Linux) against the
+    exporter's scheduling terms as the add-on's chart sets them, taints included."""
+    nodegroups = [
+        r["Properties"] for r in resources(cloudwatch_template, "AWS::EKS::Nodegroup").values()
+    ]
+    gpu = [ng for ng in nodegroups if ng["AmiType"].endswith("NVIDIA")]
+    assert len(gpu) == 2
+    for ng in gpu:
+        labels, taints = node_of(ng)
+        (instance_type,) = ng["InstanceTypes"]
+        node = {**labels, "node.kubernetes.io/instance-type": instance_type}
+        node["kubernetes.io/os"] = "linux"
+        assert pod_fits_node(CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS, node, taints), instance_type
+
+
 def test_cloudwatch_is_the_observability_add_on_with_its_agent_credentialed():
     template = synth({"metrics": {"gpu": "cloudwatch"}})
     addons = {
@@ -156,8 +224,6 @@ def test_the_real_chart_renders_a_daemonset_on_every_gpu_node_and_no_cpu_node(tm
 @pytest.mark.parametrize("gpu", ["cloudwatch", "dcgm-exporter"])
 def test_metrics_pass_cdk_nag(tmp_path, gpu):
     """The add-on's agent role (a managed policy) and the chart add no open finding."""
-    import json
-
     import aws_cdk as cdk
 
     from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
@@ -170,3 +236,57 @@ def test_metrics_pass_cdk_nag(tmp_path, gpu):
     app.synth()  # raises on any open finding
     report = json.loads((tmp_path / "validation-report.json").read_text())
     assert all(p["conclusion"] == "success" for p in report["pluginReports"])
+
+
+def render_cloudwatch_chart(helm, values, workdir):
+    """The add-on's chart as helm renders it with `values` and what EKS itself supplies."""
+    return helm_template(
+        helm,
+        "amazon-cloudwatch-observability",
+        os.environ["GPU_POOL_CLOUDWATCH_CHART"],
+        {"clusterName": "gpu-pool", "region": "us-east-1", **values},
+        workdir,
+    )
+
+
+@chart_from_env(
+    "GPU_POOL_CLOUDWATCH_CHART",
+    "aws-observability/helm-charts tag amazon-cloudwatch-observability-6.4.0 "
+    "charts/amazon-cloudwatch-observability",
+)
+def test_the_real_chart_runs_no_log_shipper_and_monitors_no_service_with_our_values(
+    cloudwatch_template, tmp_path
+):
+    """Rendered by helm through the add-on's chart: its defaults run Fluent Bit and put every
+    service in Application Signals' auto-monitoring; with the add-on's configuration values
+    gpu-pool sends, neither."""
+    helm = helm_binary(tmp_path)
+    values = json.loads(cloudwatch_addon(cloudwatch_template)["ConfigurationValues"])
+
+    def rendered(values):
+        docs = render_cloudwatch_chart(helm, values, tmp_path)
+        fluent_bit = [d for d in docs if d["metadata"]["name"].startswith("fluent-bit")]
+        (operator,) = [d for d in docs if d["kind"] == "Deployment"]
+        (args,) = [c["args"] for c in operator["spec"]["template"]["spec"]["containers"]]
+        (monitor,) = [a for a in args if a.startswith("--auto-monitor-config=")]
+        config = json.loads(monitor.removeprefix("--auto-monitor-config="))
+        return bool(fluent_bit), config["monitorAllServices"]
+
+    assert rendered({}) == (True, True)
+    assert rendered(values) == (False, False)
+
+
+@chart_from_env(
+    "GPU_POOL_CLOUDWATCH_CHART",
+    "aws-observability/helm-charts tag amazon-cloudwatch-observability-6.4.0 "
+    "charts/amazon-cloudwatch-observability",
+)
+def test_the_real_chart_places_its_exporter_as_recorded(cloudwatch_template, tmp_path):
+    """Rendered by helm with the values gpu-pool sends: the DcgmExporter the add-on's operator
+    turns into a DaemonSet carries the scheduling terms recorded in tests/fixtures, which the
+    GP-METRICS-02 rule and the tests above read."""
+    values = json.loads(cloudwatch_addon(cloudwatch_template)["ConfigurationValues"])
+    docs = render_cloudwatch_chart(helm_binary(tmp_path), values, tmp_path)
+    (exporter,) = [d["spec"] for d in docs if d["kind"] == "DcgmExporter"]
+    recorded = CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS
+    assert {key: exporter[key] for key in recorded} == recorded

@@ -8,7 +8,8 @@ import yaml
 
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan.gpu_software import _operator_device_plugin_pod
-from gpu_pool.settings import deep_merge
+from gpu_pool.plan.pool import plan_pool
+from gpu_pool.settings import PoolSettings, deep_merge
 from tests.support.ca_template import estimate_nodes, node_template, pod_fits_template
 from tests.support.cfn import (
     helm_values,
@@ -99,6 +100,7 @@ def test_each_sharing_pools_plugin_carries_its_own_config(template):
                 "sharing": {
                     "timeSlicing": {
                         "renameByDefault": False,
+                        "failRequestsGreaterThanOne": True,
                         "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
                     }
                 },
@@ -111,6 +113,7 @@ def test_each_sharing_pools_plugin_carries_its_own_config(template):
                 "sharing": {
                     "timeSlicing": {
                         "renameByDefault": True,
+                        "failRequestsGreaterThanOne": True,
                         "resources": [{"name": "nvidia.com/gpu", "replicas": 8}],
                     }
                 },
@@ -298,3 +301,31 @@ def test_the_real_chart_renders_each_pools_config_for_its_nodes_only(template, h
             assert pod_fits_node(pod_spec, labels, taints) is (
                 labels.get("gpu-pool.io/pool") == pool
             )
+
+
+@chart_from_env(
+    "GPU_POOL_DEVICE_PLUGIN_CHART",
+    "NVIDIA/k8s-device-plugin v0.20.0 deployments/helm/nvidia-device-plugin",
+)
+def test_a_changed_config_rolls_the_pools_plugin_pods_by_itself(helm, tmp_path):
+    """Day 2 on the chart path: the chart puts a checksum of its ConfigMap in the plugin's pod
+    template (templates/_helpers.tpl podAnnotations, `checksum/config`), so a changed sharing
+    config changes the DaemonSet's pod template and Kubernetes rolls its pods; the same config
+    renders the same checksum, so a deploy that changes nothing restarts nothing."""
+    chart = os.environ["GPU_POOL_DEVICE_PLUGIN_CHART"]
+
+    def checksum(replicas):
+        pool = plan_pool(
+            PoolSettings(name="slices", sharing={"mode": "time-slicing", "replicas": replicas})
+        )
+        assert pool.chart is not None
+        docs = helm_template(helm, pool.chart.release, chart, pool.chart.values, tmp_path)
+        (plugin,) = [
+            d
+            for d in docs
+            if d["kind"] == "DaemonSet"
+            and not d["metadata"]["name"].endswith("-mps-control-daemon")
+        ]
+        return plugin["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+
+    assert checksum(4) == checksum(4) != checksum(6)

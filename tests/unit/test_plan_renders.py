@@ -343,6 +343,23 @@ def test_the_gpu_operator_chart_reaches_the_pools_taints():
     assert chart.device_plugin_pod == OPERATOR_PLUGIN_POD
 
 
+def test_with_cloudwatch_metrics_the_gpu_operator_runs_no_exporter_of_its_own():
+    """The CloudWatch add-on runs its own DCGM exporter on the operator's nodes too; two
+    exporters would each start a DCGM host engine and contend for the GPUs' profiling metrics.
+    With the other choices the operator keeps its exporter (dcgm-exporter's chart stays off its
+    nodes)."""
+    taint = {"key": "a", "value": "b", "effect": "NoExecute"}
+    for gpu, operator_exporter in (
+        ("cloudwatch", {"dcgmExporter": {"enabled": False}}),
+        ("dcgm-exporter", {}),
+        ("none", {}),
+    ):
+        settings = {"pool": {"gpu_software": "gpu-operator", "taints": [taint]}}
+        (plan,) = plan_pools(load_settings({**settings, "metrics": {"gpu": gpu}}, None))
+        assert plan.chart is not None
+        assert plan.chart.values == {**OPERATOR_VALUES, **operator_exporter}, gpu
+
+
 def test_on_bottlerocket_the_gpu_operator_runs_no_device_plugin():
     settings = PoolSettings(gpu_software="gpu-operator", ami_family="BOTTLEROCKET")
     chart = plan_pool(settings).chart

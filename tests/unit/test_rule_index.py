@@ -19,6 +19,7 @@ TABLES = (
     "tests.unit.test_auto_mode_checks",
     "tests.unit.test_sharing_checks",
     "tests.unit.test_training_checks",
+    "tests.unit.test_metrics_checks",
 )
 
 

@@ -83,10 +83,33 @@ def test_the_device_plugin_carries_the_pools_config_as_its_default():
         "sharing": {
             "timeSlicing": {
                 "renameByDefault": True,
+                "failRequestsGreaterThanOne": True,
                 "resources": [{"name": "nvidia.com/gpu", "replicas": 6}],
             }
         },
     }
+
+
+def test_a_request_for_two_shares_fails_instead_of_getting_two_shares_of_one_gpu():
+    """With failRequestsGreaterThanOne a container asking for more than one share is refused
+    (UnexpectedAdmissionError) rather than given shares that may sit on one GPU; NVIDIA
+    recommends it (NVIDIA/k8s-device-plugin v0.20.0 README, "Shared Access to GPUs"). The GPU
+    Operator's plugin reads the same config."""
+    operator = plan_pool(
+        PoolSettings(
+            name="p",
+            instance_types=["g6.12xlarge"],
+            gpu_software="gpu-operator",
+            sharing={"mode": "time-slicing", "replicas": 4},
+        )
+    )
+    for pool, config_map in (
+        (plan(mode="time-slicing", replicas=4), lambda v: v["config"]["map"]),
+        (operator, lambda v: v["devicePlugin"]["config"]["data"]),
+    ):
+        assert pool.chart is not None
+        config = yaml.safe_load(config_map(pool.chart.values)["p"])
+        assert config["sharing"]["timeSlicing"]["failRequestsGreaterThanOne"] is True
 
 
 def test_a_pool_that_does_not_share_keeps_the_plugins_default_config():
