@@ -300,6 +300,18 @@ KARPENTER_CALLS: CallSet = {
         {**K_SESSION, **tags("resource", PROFILE_TAGS)},
     ),
     "get-instance-profile": Call("iam:GetInstanceProfile", PROFILE_ARN, K_SESSION),
+    "delete-instance-profile": Call(
+        "iam:DeleteInstanceProfile",
+        PROFILE_ARN,
+        {**K_SESSION, **tags("resource", PROFILE_TAGS)},
+    ),
+    "tag-launch-template-at-create": Call(
+        "ec2:CreateTags",
+        LAUNCH_TEMPLATE_ARN,
+        {**K_LAUNCH, "ec2:CreateAction": "CreateLaunchTemplate"},
+    ),
+    "describe-instances": Call("ec2:DescribeInstances", "*", K_SESSION),
+    "describe-images": Call("ec2:DescribeImages", "*", K_SESSION),
     "describe-cluster": Call("eks:DescribeCluster", CLUSTER_ARN, K_SESSION),
     "describe-types": Call("ec2:DescribeInstanceTypes", "*", K_SESSION),
     "describe-subnets": Call("ec2:DescribeSubnets", "*", K_SESSION),
