@@ -181,6 +181,9 @@ BOTTLEROCKET = {"pool": {"ami_family": "BOTTLEROCKET"}, "autoscaler": {"enabled"
 
 OPERATOR = {"pool": {"gpu_software": "gpu-operator"}}
 
+# GPU metrics through the CloudWatch Observability add-on, whose agent has a role of its own.
+CLOUDWATCH_METRICS = {"metrics": {"gpu": "cloudwatch"}}
+
 
 # Every named settings set above, for tools that synthesize them all.
 # Training pools (#22): a Capacity Block of p5.48xlarge with EFA and its on-demand fallback for

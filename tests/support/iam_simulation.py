@@ -1,0 +1,233 @@
+"""An IAM policy simulation over the roles a synthesized template creates.
+
+Each role's policies are read from the template (inline, `AWS::IAM::Policy`,
+`AWS::IAM::ManagedPolicy`, and AWS managed policies from the vendored fixtures,
+tests/support/managed_policies.py), resolved into concrete ARNs for one account, Region and
+partition, and a batch of requests is evaluated by @cloud-copilot/iam-simulate (pinned in
+package.json) in one Node process (tests/support/iam_simulate.mjs): Node's start-up is the
+slow part on small machines.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.support.managed_policies import managed_policy
+from tests.support.paths import ROOT
+
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+PARTITION = "aws"
+# The stack name CloudFormation gives resources without a name of their own.
+STACK = "Test"
+
+NODE = ROOT / "node_modules" / ".bin" / "node"
+SIMULATOR = ROOT / "node_modules" / "@cloud-copilot" / "iam-simulate" / "package.json"
+SCRIPT = ROOT / "tests" / "support" / "iam_simulate.mjs"
+
+ContextValue = str | list[str]
+Policy = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One API request: action, the ARN it acts on ("*" for actions without resource-level
+    permissions) and its request context (condition keys)."""
+
+    action: str
+    resource: str
+    context: dict[str, ContextValue] = field(default_factory=dict)
+
+
+# ---- resolving a template's policies ------------------------------------------------------
+
+_PSEUDO = {
+    "AWS::Partition": PARTITION,
+    "AWS::Region": REGION,
+    "AWS::AccountId": ACCOUNT,
+    "AWS::URLSuffix": "amazonaws.com",
+    "AWS::StackName": STACK,
+}
+# The property holding a resource's name, where it has one; else CloudFormation generates one
+# from the stack and logical id (here without its random suffix).
+_NAME_PROPERTY = {
+    "AWS::IAM::Role": "RoleName",
+    "AWS::EKS::Cluster": "Name",
+    "AWS::SQS::Queue": "QueueName",
+    "AWS::Lambda::Function": "FunctionName",
+    "AWS::Logs::LogGroup": "LogGroupName",
+}
+# `Fn::GetAtt <id>.Arn` by resource type, from its name (CloudFormation resource reference).
+_ARN = {
+    "AWS::IAM::Role": f"arn:{PARTITION}:iam::{ACCOUNT}:role/{{}}",
+    "AWS::EKS::Cluster": f"arn:{PARTITION}:eks:{REGION}:{ACCOUNT}:cluster/{{}}",
+    "AWS::SQS::Queue": f"arn:{PARTITION}:sqs:{REGION}:{ACCOUNT}:{{}}",
+    "AWS::Lambda::Function": f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:function:{{}}",
+    "AWS::Logs::LogGroup": f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:{{}}:*",
+}
+
+
+def physical_name(template: dict[str, Any], logical_id: str) -> str:
+    resource = template["Resources"][logical_id]
+    prop = _NAME_PROPERTY.get(resource["Type"])
+    name = resource["Properties"].get(prop) if prop else None
+    return str(resolve(template, name)) if name is not None else f"{STACK}-{logical_id}"
+
+
+def arn_of(template: dict[str, Any], logical_id: str) -> str:
+    kind = template["Resources"][logical_id]["Type"]
+    if kind not in _ARN:
+        raise ValueError(f"no ARN format for {logical_id} ({kind}): add it to _ARN")
+    return _ARN[kind].format(physical_name(template, logical_id))
+
+
+def resolve(template: dict[str, Any], value: Any) -> Any:
+    """`value` with every intrinsic replaced by what CloudFormation would deploy. An
+    intrinsic this cannot resolve raises, so no placeholder ever reaches the simulator."""
+    if isinstance(value, list):
+        return [resolve(template, v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1:
+        ((fn, arg),) = value.items()
+        if fn == "Ref":
+            return _PSEUDO[arg] if arg in _PSEUDO else physical_name(template, arg)
+        if fn == "Fn::GetAtt" and arg[1] == "Arn":
+            return arn_of(template, arg[0])
+        if fn == "Fn::Join":
+            return arg[0].join(str(resolve(template, p)) for p in arg[1])
+        if fn.startswith("Fn::"):
+            raise ValueError(f"cannot resolve {json.dumps(value)[:200]}")
+    return {k: resolve(template, v) for k, v in value.items()}
+
+
+def logical_id(template: dict[str, Any], kind: str, name: str) -> str:
+    """The logical id of the one resource of type `kind` whose id is `name` and CDK's
+    8-character hash."""
+    pattern = re.compile(re.escape(name) + r"[0-9A-F]{8}")
+    found = [
+        lid
+        for lid, r in template["Resources"].items()
+        if r["Type"] == kind and pattern.fullmatch(lid)
+    ]
+    assert len(found) == 1, f"{kind} {name}*: {found}"
+    return found[0]
+
+
+def role_id(template: dict[str, Any], name: str) -> str:
+    return logical_id(template, "AWS::IAM::Role", name)
+
+
+def role_policies(template: dict[str, Any], role: str) -> list[Policy]:
+    """(name, resolved document) of every policy that applies to the role `role`."""
+    resources = template["Resources"]
+    props = resources[role]["Properties"]
+    policies: list[Policy] = [
+        (p["PolicyName"], resolve(template, p["PolicyDocument"])) for p in props.get("Policies", [])
+    ]
+    for arn in resolve(template, props.get("ManagedPolicyArns", [])):
+        aws = managed_policy(arn)
+        policies.append((aws["PolicyName"], aws["Document"]))
+    for lid, resource in resources.items():
+        if resource["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy") and {
+            "Ref": role
+        } in resource["Properties"].get("Roles", []):
+            policies.append((lid, resolve(template, resource["Properties"]["PolicyDocument"])))
+    return policies
+
+
+def trust_policy(template: dict[str, Any], role: str) -> dict[str, Any]:
+    document: dict[str, Any] = resolve(
+        template, template["Resources"][role]["Properties"]["AssumeRolePolicyDocument"]
+    )
+    return document
+
+
+def without_statement(policies: Sequence[Policy], statement: str) -> list[Policy]:
+    """The policies without the statement whose Sid is `statement` (or, for statements
+    without a Sid, every one that lists the action `statement`): what deleting it from the
+    synthesized policy would leave."""
+    result = []
+    for name, document in policies:
+        trimmed = copy.deepcopy(document)
+        trimmed["Statement"] = [
+            s
+            for s in document["Statement"]
+            if s.get("Sid") != statement and statement not in _actions(s)
+        ]
+        result.append((name, trimmed))
+    assert result != list(policies), f"no statement {statement}"
+    return result
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    actions = statement.get("Action", [])
+    return [actions] if isinstance(actions, str) else list(actions)
+
+
+# ---- the simulation -----------------------------------------------------------------------
+
+
+def session_principal(role_name: str, session: str = "gpu-pool-test") -> str:
+    return f"arn:{PARTITION}:sts::{ACCOUNT}:assumed-role/{role_name}/{session}"
+
+
+def identity_request(principal: str, policies: Sequence[Policy], call: Call) -> dict[str, Any]:
+    """A simulation of `call` by `principal`, a session of a role with `policies`. Every
+    request carries aws:RequestedRegion (IAM user guide, global condition keys)."""
+    return {
+        "identityPolicies": [{"name": n, "policy": d} for n, d in policies],
+        "serviceControlPolicies": [],
+        "resourceControlPolicies": [],
+        "request": {
+            "principal": principal,
+            "action": call.action,
+            "resource": {"resource": call.resource, "accountId": ACCOUNT},
+            "contextVariables": {"aws:RequestedRegion": REGION, **call.context},
+        },
+    }
+
+
+def assume_request(service: str, role_arn: str, trust: dict[str, Any], action: str) -> dict:
+    """A simulation of `service` calling `action` (sts:AssumeRole, sts:TagSession) on the role
+    whose trust policy is `trust`: the trust policy is the role's resource policy."""
+    return {
+        "identityPolicies": [],
+        "serviceControlPolicies": [],
+        "resourceControlPolicies": [],
+        "resourcePolicy": trust,
+        "request": {
+            "principal": service,
+            "action": action,
+            "resource": {"resource": role_arn, "accountId": ACCOUNT},
+            "contextVariables": {},
+        },
+    }
+
+
+def simulate(simulations: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each simulation's outcome: result (Allowed, ImplicitlyDenied, ExplicitlyDenied or
+    Error), ignoredContextKeys, allowedBy ([{policy, sid}]) or errors."""
+    if not (NODE.exists() and SIMULATOR.exists()):
+        raise RuntimeError(
+            "the IAM simulation needs @cloud-copilot/iam-simulate and the pinned Node from "
+            "package-lock.json: run `npm ci` in the repository (./dev does)"
+        )
+    done = subprocess.run(
+        [str(NODE), str(SCRIPT)],
+        input=json.dumps(list(simulations)),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"iam_simulate.mjs failed: {done.stderr}")
+    outcomes: list[dict[str, Any]] = json.loads(done.stdout)
+    return outcomes
