@@ -57,12 +57,12 @@ def check_settings(
 ) -> SettingsFindings:
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own,
     against the pools before it, and against its cluster's minor and stack's Region; then the
-    app (Kubernetes version, endpoint, zones, system nodes, the controllers' pins, GPU metrics and
-    the pools they reach), the cluster's and pools' zones against `known_zones` (the region's
-    zones from cdk.context.json; empty: not looked up yet), the cluster's own zones and Auto Mode, the
-    Karpenter features the pools need, and where each controller in use runs. `reservations`:
-    each Capacity Block pool's block as looked up (pool name -> facts; a pool not in it is not
-    judged; its zone must be one of the cluster's)."""
+    app (Kubernetes version, endpoint, zones, system nodes, the controllers' pins, GPU metrics
+    and the pools they reach), the cluster's and pools' zones against `known_zones` (the
+    region's zones from cdk.context.json; empty: not looked up yet), the cluster's own zones
+    and Auto Mode, the Karpenter features the pools need, and where each controller in use
+    runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts; a
+    pool not in it is not judged; its zone must be one of the cluster's)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
     looked_up = reservations or {}
     pools = []

@@ -65,6 +65,7 @@ def check_cluster(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
             )
         return findings
     findings += _check_named_zones(settings)
+    findings += _check_zones_never_looked_up(settings)
     zones = cluster_zones(settings, known)
     if zones is None:
         return findings
@@ -103,6 +104,25 @@ def check_reservation_zones(
         for name, facts in reservations.items()
         if facts.zone not in zones
     ]
+
+
+def _check_zones_never_looked_up(settings: AppSettings) -> Iterator[Finding]:
+    """Without an account the CDK cannot look up the region's zones, so the VPC would hold
+    only the zones the pools name (placeholder_zones), forever: one zone for a lone EFA or
+    Capacity Block pool (a cluster EKS refuses), and a new pool zone would replace the
+    subnets. Such a stack names its cluster's zones itself."""
+    if settings.account is not None or settings.region is None or settings.cluster.zones:
+        return
+    named = placeholder_zones(settings)
+    if named:
+        yield error(
+            "GP-APP-27",
+            "cluster.zones",
+            f"required when pools name zones ({', '.join(named)}) and account is unset: "
+            "without an account the region's zones cannot be looked up, and the VPC would "
+            f"hold only the pools' zones; list two or more zones of {settings.region} that "
+            "include them, or set account",
+        )
 
 
 def _check_named_zones(settings: AppSettings) -> Iterator[Finding]:

@@ -46,6 +46,24 @@ def test_a_pool_zone_outside_the_default_zones_names_cluster_zones():
     assert _findings(pinned, US_EAST_1) == []
 
 
+def test_pool_zones_in_a_stack_without_account_need_the_clusters_own_zones():
+    # Region without account: no zone lookup ever, so the VPC would be the pools' zones (one
+    # zone for a lone EFA pool, which EKS refuses; issue 32 item 1).
+    settings = {
+        "region": "us-east-1",
+        "pools": {"train": {"instance_types": ["p5.48xlarge"], "zones": ["us-east-1a"]}},
+    }
+    assert _findings(settings) == [
+        "cluster.zones: required when pools name zones (us-east-1a) and account is unset: "
+        "without an account the region's zones cannot be looked up, and the VPC would hold "
+        "only the pools' zones; list two or more zones of us-east-1 that include them, or set "
+        "account"
+    ]
+    named = {**settings, "cluster": {"zones": ["us-east-1a", "us-east-1b"]}}
+    assert _findings(named) == []
+    assert _findings({"region": "us-east-1"}) == []
+
+
 def test_cluster_zones_must_be_zones_the_account_has():
     settings = {**BOUND, "cluster": {"zones": ["us-east-1a", "us-east-1g"]}}
     assert _findings(settings, US_EAST_1) == [
