@@ -95,20 +95,46 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
                 "karpenter or cluster-autoscaler for a training pool (docs/training.md)",
             )
     yield from _check_lifetime(plan)
-    yield from check_node_pool(plan)
+    # An unset grace period is an error here (GP-AUTO-11), not the warning Karpenter pools get,
+    # whose way out (expire_after: Never) Auto Mode refuses.
+    yield from (f for f in check_node_pool(plan) if f.rule != "GP-NODEPOOL-03")
 
 
 def _check_lifetime(plan: AutoModePoolPlan) -> Iterator[Finding]:
-    """Auto Mode replaces a node after at most 21 days, whatever its NodePool says."""
-    hours = _hours(plan.expire_after)
-    if hours is None or hours > MAX_NODE_LIFETIME_HOURS:
+    """Auto Mode replaces a node after at most 21 days, whatever its NodePool says, and an
+    expired node drains for up to terminationGracePeriod before it goes: expiry and grace
+    period together are a node's longest life (Karpenter v1.14.1 disruption.md, "Expiration"),
+    so the two must fit in the 21 days."""
+    limit = MAX_NODE_LIFETIME_HOURS
+    expire = _hours(plan.expire_after)
+    if expire is None or expire > limit:
         yield error(
             "GP-AUTO-10",
             f"{plan.setting}.karpenter.expire_after",
             f"{plan.expire_after}, but Auto Mode replaces every node after at most 21 days "
-            f"({MAX_NODE_LIFETIME_HOURS}h): set {MAX_NODE_LIFETIME_HOURS}h or less, or leave it "
-            "unset for Auto Mode's 336h",
+            f"({limit}h): set {limit}h or less, or leave it unset for Auto Mode's 336h",
         )
+    grace_period = plan.settings.karpenter.termination_grace_period
+    grace = None if grace_period is None else _hours(grace_period)
+    expires = expire is not None and expire <= limit
+    if grace is not None and (not expires or (expire or 0) + grace <= limit):
+        return  # fits, or GP-AUTO-10 has said what expiry to set
+    if grace is None:
+        drains = "drain without end"
+    else:
+        drains = f"drain that long more, {_duration((expire or 0) + grace)} in all"
+    bounds = [
+        f"{name} to {_duration(limit - hours)} or less"
+        for name, hours in (("termination_grace_period", expire), ("expire_after", grace))
+        if hours is not None and hours < limit
+    ]
+    yield error(
+        "GP-AUTO-11",
+        f"{plan.setting}.karpenter.termination_grace_period",
+        f"{grace_period or 'unset'} with expire_after {plan.expire_after}: an expired node may "
+        f"{drains}, but Auto Mode replaces every node after at most 21 days ({limit}h): set "
+        + (", or ".join(bounds) if bounds else "a duration such as 24h (the default)"),
+    )
 
 
 def _hours(duration: str) -> float | None:
@@ -117,3 +143,14 @@ def _hours(duration: str) -> float | None:
         return None
     scale = {"h": 1.0, "m": 1 / 60, "s": 1 / 3600}
     return sum(int(n) * scale[unit] for n, unit in re.findall(r"([0-9]+)([hms])", duration))
+
+
+def _duration(hours: float) -> str:
+    """Hours as a Karpenter duration: 480h, 23h59m, 504h0m1s."""
+    minutes, seconds = divmod(round(hours * 3600), 60)
+    whole_hours, minutes = divmod(minutes, 60)
+    if seconds:
+        return f"{whole_hours}h{minutes}m{seconds}s"
+    if minutes:
+        return f"{whole_hours}h{minutes}m"
+    return f"{whole_hours}h"
