@@ -5,11 +5,16 @@ The NodePool rules every provisioner of NodePools shares are in checks/node_pool
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpu_pool.checks.node_pool import check_node_pool
-from gpu_pool.model.auto_mode_api import GPU_FAMILIES, MAX_NODE_LIFETIME_HOURS
+from gpu_pool.model.auto_mode_api import (
+    GPU_FAMILIES,
+    MAX_NODE_LIFETIME_HOURS,
+    node_class_tags_statement,
+)
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.plan.auto_mode import AutoModePoolPlan
 
@@ -135,6 +140,26 @@ def _check_lifetime(plan: AutoModePoolPlan) -> Iterator[Finding]:
         f"{drains}, but Auto Mode replaces every node after at most 21 days ({limit}h): set "
         + (", or ".join(bounds) if bounds else "a duration such as 24h (the default)"),
     )
+
+
+def check_cluster_role(
+    plan: AutoModePoolPlan, node_class_tags: Mapping[str, str], role_is_the_apps: bool
+) -> Iterator[Finding]:
+    """What the cluster role needs for the pool that the app cannot give it: Auto Mode launches
+    and tags the nodes as the cluster role. On a cluster the app creates (`role_is_the_apps`)
+    the pool construct grants the NodeClass's tags; another cluster's role is not the app's to
+    change. Only the construct knows the cluster and the tags, so it runs this rule."""
+    if node_class_tags and not role_is_the_apps:
+        yield warning(
+            "GP-AUTO-12",
+            "tags",
+            f"{', '.join(sorted(node_class_tags))} on the pool's NodeClass: Auto Mode launches "
+            "nodes as the cluster role, whose AmazonEKSComputePolicy allows EKS's own tags "
+            "only, and the app does not change the role of a cluster it did not create: "
+            "without this statement on that role (aws eks describe-cluster: cluster.roleArn) "
+            "no node of the pool launches: "
+            f"{json.dumps(node_class_tags_statement(), separators=(',', ':'))}; or pass no tags",
+        )
 
 
 def _hours(duration: str) -> float | None:

@@ -9,6 +9,8 @@ Specification", "Create node class access entry"), auto-accelerated.adoc, automo
 
 from __future__ import annotations
 
+from typing import Any
+
 NODE_CLASS_API = "eks.amazonaws.com/v1"
 NODE_CLASS_GROUP = "eks.amazonaws.com"
 GPU_MANUFACTURER_LABEL = "eks.amazonaws.com/instance-gpu-manufacturer"
@@ -47,3 +49,35 @@ GPU_FAMILIES = frozenset(
 # nodes after 336h unless told otherwise (create-node-pool.adoc, "Disruption").
 MAX_NODE_LIFETIME_HOURS = 21 * 24
 DEFAULT_EXPIRE_AFTER = "336h"
+
+# The cluster role launches Auto Mode's nodes. Its AmazonEKSComputePolicy (v6) allows
+# CreateFleet, RunInstances and CreateLaunchTemplate only with EKS's own tag keys
+# (ForAllValues:StringLike aws:TagKeys: eks:eks-cluster-name, eks:kubernetes-node-class-name,
+# eks:kubernetes-node-pool-name, kubernetes.io/cluster/*), and CreateTags for any tag only as part
+# of those calls (ec2:CreateAction). A NodeClass with tags of its own needs the "Compute"
+# statement the EKS user guide gives for the cluster role (security/iam-reference/
+# auto-cluster-iam-role.adoc, "Custom AWS tags for EKS Auto resources"): the same launch calls
+# with the same conditions on EKS's tags, without the limit on other keys. Its Resource is `*` as
+# in the guide: EC2 checks the request tags on every resource a launch creates (instances,
+# volumes, network interfaces, fleets, launch templates, Spot requests).
+NODE_CLASS_TAGS_ACTIONS = ("ec2:CreateFleet", "ec2:RunInstances", "ec2:CreateLaunchTemplate")
+NODE_CLASS_TAGS_CONDITIONS = {
+    "StringEquals": {
+        "aws:RequestTag/eks:eks-cluster-name": "${aws:PrincipalTag/eks:eks-cluster-name}"
+    },
+    "StringLike": {
+        "aws:RequestTag/eks:kubernetes-node-class-name": "*",
+        "aws:RequestTag/eks:kubernetes-node-pool-name": "*",
+    },
+}
+
+
+def node_class_tags_statement() -> dict[str, Any]:
+    """The cluster role statement that lets Auto Mode launch nodes with a NodeClass's own tags,
+    as IAM JSON."""
+    return {
+        "Effect": "Allow",
+        "Action": list(NODE_CLASS_TAGS_ACTIONS),
+        "Resource": "*",
+        "Condition": NODE_CLASS_TAGS_CONDITIONS,
+    }

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpu_pool.model.scheduling import pod_fits_node
-from tests.support.cfn import only, render, resources, synth_stack
+from tests.support.cfn import only, render, resources, synth, synth_stack
 from tests.support.crd_validation import validate
 from tests.support.paths import ROOT
 from tests.support.settings import AUTO_MODE, KMS_KEY, MIXED_AUTO_MODE
@@ -183,6 +183,67 @@ def test_node_classes_wait_for_their_access_entry_and_node_pools_for_their_node_
     (entry,) = [k for k in template if k.startswith("GpuPoolInferenceNodeAccessEntry")]
     assert entry in template[node_class]["DependsOn"]
     assert node_class in template[node_pool]["DependsOn"]
+    # The first launch may follow the NodeClass at once: the cluster role allows it by then.
+    assert _cluster_role_policy(auto_mode_template) in template[node_class]["DependsOn"]
+
+
+# The EKS user guide's statement for the cluster role when a NodeClass has tags of its own
+# ("Amazon EKS Auto Mode cluster IAM role", "Custom AWS tags for EKS Auto resources"):
+# AmazonEKSComputePolicy lets Auto Mode launch only with EKS's own tag keys, and every NodeClass
+# of a created cluster carries gpu-pool.io/pool.
+TAGS_STATEMENT = {
+    "Effect": "Allow",
+    "Action": ["ec2:CreateFleet", "ec2:RunInstances", "ec2:CreateLaunchTemplate"],
+    "Resource": "*",
+    "Condition": {
+        "StringEquals": {
+            "aws:RequestTag/eks:eks-cluster-name": "${aws:PrincipalTag/eks:eks-cluster-name}"
+        },
+        "StringLike": {
+            "aws:RequestTag/eks:kubernetes-node-class-name": "*",
+            "aws:RequestTag/eks:kubernetes-node-pool-name": "*",
+        },
+    },
+}
+
+
+def _cluster_role_policy(template) -> str:
+    """The one inline policy on the cluster's role (its managed policies aside)."""
+    role = _cluster(template)["RoleArn"]["Fn::GetAtt"][0]
+    (policy,) = [
+        k
+        for k, p in resources(template, "AWS::IAM::Policy").items()
+        if p["Properties"]["Roles"] == [{"Ref": role}]
+    ]
+    return policy
+
+
+def test_the_cluster_role_may_launch_with_the_node_class_tags(auto_mode_template):
+    """Three pools: the tags statement once."""
+    policy = resources(auto_mode_template, "AWS::IAM::Policy")[
+        _cluster_role_policy(auto_mode_template)
+    ]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statements == [TAGS_STATEMENT]
+
+
+def test_the_docs_auto_mode_example_synthesizes_with_the_tags_statement():
+    """docs/provisioners.md's Auto Mode example, as a user copies it into gpu-pool.yaml."""
+    import re
+
+    import yaml
+
+    page = (ROOT / "docs" / "provisioners.md").read_text(encoding="utf-8")
+    section = page.split("## The Auto Mode path", 1)[1]
+    example = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1))
+    assert example["pools"]["inference"]["provisioner"] == "auto-mode"
+    template = synth(example)
+    node_class = manifests(template)[("NodeClass", "gpu-pool-inference")]
+    assert node_class["spec"]["tags"] == {"gpu-pool.io/pool": "inference"}
+    node_pool = manifests(template)[("NodePool", "gpu-pool-inference")]
+    assert node_pool["spec"]["template"]["spec"]["expireAfter"] == "168h"
+    policy = resources(template, "AWS::IAM::Policy")[_cluster_role_policy(template)]
+    assert policy["Properties"]["PolicyDocument"]["Statement"] == [TAGS_STATEMENT]
 
 
 def test_manifests_pass_the_node_pool_crd_and_the_node_class_schema():
@@ -316,6 +377,42 @@ def test_library_auto_mode_pool_on_a_users_auto_mode_cluster():
         {"id": f"<GetAtt:{cluster_id}.ClusterSecurityGroupId>"}
     ]
     assert node_class["tags"] == {"gpu-pool.io/pool": "infer", "team": "ml"}
+    template = Template.from_stack(stack)
+    policy = resources(template, "AWS::IAM::Policy")[_cluster_role_policy(template)]
+    assert policy["Properties"]["PolicyDocument"]["Statement"] == [TAGS_STATEMENT]
+
+
+def test_on_an_imported_cluster_the_node_class_has_only_the_users_tags_and_warnings_say_why():
+    """The app does not change the role of a cluster it did not create: the NodeClass leaves
+    out gpu-pool.io/pool (nothing reads it), and for the user's own tags the pool warns with
+    what that role needs."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Annotations, Match, Template
+
+    from gpu_pool import AutoModeNodePool, PoolSettings
+    from tests.support.user_app import imported_cluster
+
+    stack = cdk.Stack(cdk.App(), "S")
+    cluster, subnet = imported_cluster(stack)
+    settings = PoolSettings(name="infer", provisioner="auto-mode")
+    args = {"cluster": cluster, "subnets": [subnet], "security_group_id": "sg-0123456789abcdef0"}
+    AutoModeNodePool(
+        stack,
+        "Bare",
+        settings=settings.model_copy(update={"name": "bare"}),
+        **args,
+    )
+    AutoModeNodePool(stack, "Tagged", settings=settings, tags={"team": "ml"}, **args)
+    template = Template.from_stack(stack)
+    found = manifests(template)
+    assert found[("NodeClass", "gpu-pool-bare")]["spec"]["tags"] == {}
+    assert found[("NodeClass", "gpu-pool-infer")]["spec"]["tags"] == {"team": "ml"}
+    assert resources(template, "AWS::IAM::Policy") == {}
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("GP-AUTO"))
+    # The exact messages: tests/unit/test_auto_mode_checks.py.
+    assert [(w.id, w.entry.data.split(":", 1)[0], w.entry.data[-11:-1]) for w in warnings] == [
+        ("/S/Tagged", "tags", "GP-AUTO-12"),
+    ]
 
 
 def test_library_constructs_name_the_construct_for_an_auto_mode_pool():

@@ -366,3 +366,52 @@ ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ i
 @pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
 def test_errors_stop_before_anything_is_synthesized(settings, expected):
     rules.assert_nothing_built(settings, expected)
+
+
+# What the cluster role needs for a pool, where the app cannot give it (the pool construct
+# runs this rule: only it knows the cluster and the NodeClass's tags).
+# The EKS user guide's statement for NodeClass tags (auto-cluster-iam-role, "Custom AWS tags
+# for EKS Auto resources"), as the warning prints it.
+TAGS_STATEMENT = (
+    '{"Effect":"Allow","Action":["ec2:CreateFleet","ec2:RunInstances",'
+    '"ec2:CreateLaunchTemplate"],"Resource":"*","Condition":{"StringEquals":'
+    '{"aws:RequestTag/eks:eks-cluster-name":"${aws:PrincipalTag/eks:eks-cluster-name}"},'
+    '"StringLike":{"aws:RequestTag/eks:kubernetes-node-class-name":"*",'
+    '"aws:RequestTag/eks:kubernetes-node-pool-name":"*"}}}'
+)
+IMPORTED_TAGS = (
+    "tags: cost-center, team on the pool's NodeClass: Auto Mode launches nodes as the cluster "
+    "role, whose AmazonEKSComputePolicy allows EKS's own tags only, and the app does not change "
+    "the role of a cluster it did not create: without this statement on that role (aws eks "
+    f"describe-cluster: cluster.roleArn) no node of the pool launches: {TAGS_STATEMENT}; or pass "
+    "no tags"
+)
+
+
+
+ROLE_CASES = {
+    "created-cluster-grants-tags": (None, {"gpu-pool.io/pool": "gpu"}, True, []),
+    "imported-cluster-without-tags": (None, {}, False, []),
+    "imported-cluster-tags": (
+        None,
+        {"team": "ml", "cost-center": "research"},
+        False,
+        [("GP-AUTO-12", IMPORTED_TAGS)],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "tags", "role_is_the_apps", "expected"), ROLE_CASES.values(), ids=ROLE_CASES.keys()
+)
+def test_what_the_cluster_role_needs_is_said_where_the_app_cannot_grant_it(
+    key, tags, role_is_the_apps, expected
+):
+    from gpu_pool.checks.auto_mode import check_cluster_role
+    from gpu_pool.plan.pool import plan_pool
+    from gpu_pool.settings import PoolSettings
+
+    plan = plan_pool(PoolSettings(provisioner="auto-mode", volume_kms_key_arn=key)).auto_mode
+    found = rules.documented(check_cluster_role(plan, tags, role_is_the_apps))
+    assert [(f.rule, str(f)) for f in found] == expected
+    assert not any(f.error for f in found)

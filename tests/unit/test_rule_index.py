@@ -65,6 +65,10 @@ NOT_IN_TABLES = [
     # only as strings: tests/synth/test_day2.py, test_checks.py's existing-cluster cases.
     "GP-APP-11",
     "GP-APP-16",
+    # What an Auto Mode cluster role needs where the app cannot grant it: the pool construct
+    # alone knows the cluster and the NodeClass's tags (tests/unit/test_auto_mode_checks.py,
+    # tests/synth/test_auto_mode.py).
+    "GP-AUTO-12",
     # Constructs and the cluster-wide rules: tests/synth/test_library.py, test_karpenter.py,
     # test_autoscaler.py, test_cluster_rules.py, tests/unit/test_controller_rules.py.
     "GP-CTRL-02",
