@@ -14,6 +14,7 @@ from gpu_pool.model.auto_mode_api import (
     GPU_FAMILIES,
     MAX_NODE_LIFETIME_HOURS,
     node_class_tags_statement,
+    volume_key_statements,
 )
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.plan.auto_mode import AutoModePoolPlan
@@ -146,9 +147,10 @@ def check_cluster_role(
     plan: AutoModePoolPlan, node_class_tags: Mapping[str, str], role_is_the_apps: bool
 ) -> Iterator[Finding]:
     """What the cluster role needs for the pool that the app cannot give it: Auto Mode launches
-    and tags the nodes as the cluster role. On a cluster the app creates (`role_is_the_apps`)
-    the pool construct grants the NodeClass's tags; another cluster's role is not the app's to
-    change. Only the construct knows the cluster and the tags, so it runs this rule."""
+    the nodes, tags them and encrypts their volumes as the cluster role. On a cluster the app
+    creates (`role_is_the_apps`) the pool construct grants the NodeClass's tags and a key given
+    by its ARN; another cluster's role is not the app's to change, nor a key named by an alias.
+    Only the construct knows the cluster and the tags, so it runs this rule."""
     if node_class_tags and not role_is_the_apps:
         yield warning(
             "GP-AUTO-12",
@@ -159,6 +161,22 @@ def check_cluster_role(
             "without this statement on that role (aws eks describe-cluster: cluster.roleArn) "
             "no node of the pool launches: "
             f"{json.dumps(node_class_tags_statement(), separators=(',', ':'))}; or pass no tags",
+        )
+    key = plan.settings.volume_kms_key_arn
+    if key is not None and (not role_is_the_apps or plan.volume_key_arn is None):
+        reason = (
+            "the app grants a key only by its ARN, not an alias"
+            if role_is_the_apps
+            else "the app does not change the role of a cluster it did not create"
+        )
+        statements = volume_key_statements("<the cluster role's ARN>", "*")
+        yield warning(
+            "GP-AUTO-13",
+            f"{plan.setting}.volume_kms_key_arn",
+            f"Auto Mode encrypts the nodes' volumes as the cluster role (aws eks "
+            f"describe-cluster: cluster.roleArn) and {reason}: unless the key policy has these "
+            "statements (or delegates to IAM and the role's own policy allows the same on the "
+            f"key), no node of the pool launches: {json.dumps(statements, separators=(',', ':'))}",
         )
 
 

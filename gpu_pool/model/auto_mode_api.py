@@ -81,3 +81,36 @@ def node_class_tags_statement() -> dict[str, Any]:
         "Resource": "*",
         "Condition": NODE_CLASS_TAGS_CONDITIONS,
     }
+
+
+# A customer key for the NodeClass's volumes (ephemeralStorage.kmsKeyID) is used by the cluster
+# role: the key policy the EKS user guide gives (page auto-kms, "Enable EBS Volume Encryption
+# with Customer Managed KMS Keys for EKS Auto Mode", step 1) lets it use the key and create
+# grants for AWS resources (EBS attaching the volume).
+VOLUME_KEY_USE_ACTIONS = (
+    "kms:Encrypt",
+    "kms:Decrypt",
+    "kms:ReEncrypt*",
+    "kms:GenerateDataKey*",
+    "kms:DescribeKey",
+)
+VOLUME_KEY_GRANT_ACTIONS = ("kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant")
+VOLUME_KEY_GRANT_CONDITIONS = {"Bool": {"kms:GrantIsForAWSResource": "true"}}
+
+
+def volume_key_statements(principal: str | None, resource: str) -> list[dict[str, Any]]:
+    """The two statements on the key, as IAM JSON: in a key policy with the cluster role as
+    `principal` (resource `*`, the key itself), or with `principal` None in the role's own
+    policy on the key's ARN, which is enough when the key policy delegates to IAM (as a key's
+    default policy does)."""
+    who = {"Principal": {"AWS": principal}} if principal is not None else {}
+    return [
+        {"Effect": "Allow", **who, "Action": list(VOLUME_KEY_USE_ACTIONS), "Resource": resource},
+        {
+            "Effect": "Allow",
+            **who,
+            "Action": list(VOLUME_KEY_GRANT_ACTIONS),
+            "Resource": resource,
+            "Condition": VOLUME_KEY_GRANT_CONDITIONS,
+        },
+    ]

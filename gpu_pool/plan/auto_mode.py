@@ -80,6 +80,13 @@ class AutoModePoolPlan(NodePoolPlan):
             },
         }
 
+    @property
+    def volume_key_arn(self) -> str | None:
+        """`volume_kms_key_arn` where it is a key's ARN, which an IAM policy can name as its
+        resource; None without a key or for an alias ARN (KMS authorizes on the key's ARN)."""
+        key = self.settings.volume_kms_key_arn
+        return key if key is not None and ":key/" in key else None
+
     def launched_node_labels(
         self, instance_type: GpuInstanceType, zone: str | None = None
     ) -> dict[str, str]:

@@ -207,6 +207,30 @@ TAGS_STATEMENT = {
 }
 
 
+def _key_statements(key: str) -> list[dict]:
+    """The user guide's key policy for the cluster role (auto-kms, "Configure the key policy"),
+    as the role's own policy on the key."""
+    return [
+        {
+            "Effect": "Allow",
+            "Action": [
+                "kms:Encrypt",
+                "kms:Decrypt",
+                "kms:ReEncrypt*",
+                "kms:GenerateDataKey*",
+                "kms:DescribeKey",
+            ],
+            "Resource": key,
+        },
+        {
+            "Effect": "Allow",
+            "Action": ["kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant"],
+            "Resource": key,
+            "Condition": {"Bool": {"kms:GrantIsForAWSResource": "true"}},
+        },
+    ]
+
+
 def _cluster_role_policy(template) -> str:
     """The one inline policy on the cluster's role (its managed policies aside)."""
     role = _cluster(template)["RoleArn"]["Fn::GetAtt"][0]
@@ -218,13 +242,15 @@ def _cluster_role_policy(template) -> str:
     return policy
 
 
-def test_the_cluster_role_may_launch_with_the_node_class_tags(auto_mode_template):
-    """Three pools: the tags statement once."""
+def test_the_cluster_role_may_launch_with_the_node_class_tags_and_use_the_volume_key(
+    auto_mode_template,
+):
+    """Three pools, one of them with a customer key: the tags statement once, the key's two."""
     policy = resources(auto_mode_template, "AWS::IAM::Policy")[
         _cluster_role_policy(auto_mode_template)
     ]
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
-    assert statements == [TAGS_STATEMENT]
+    assert statements == [TAGS_STATEMENT, *_key_statements(KMS_KEY)]
 
 
 def test_the_docs_auto_mode_example_synthesizes_with_the_tags_statement():
@@ -384,8 +410,8 @@ def test_library_auto_mode_pool_on_a_users_auto_mode_cluster():
 
 def test_on_an_imported_cluster_the_node_class_has_only_the_users_tags_and_warnings_say_why():
     """The app does not change the role of a cluster it did not create: the NodeClass leaves
-    out gpu-pool.io/pool (nothing reads it), and for the user's own tags the pool warns with
-    what that role needs."""
+    out gpu-pool.io/pool (nothing reads it), and for the user's own tags and customer key the
+    pool warns with what that role needs."""
     import aws_cdk as cdk
     from aws_cdk.assertions import Annotations, Match, Template
 
@@ -394,12 +420,12 @@ def test_on_an_imported_cluster_the_node_class_has_only_the_users_tags_and_warni
 
     stack = cdk.Stack(cdk.App(), "S")
     cluster, subnet = imported_cluster(stack)
-    settings = PoolSettings(name="infer", provisioner="auto-mode")
+    settings = PoolSettings(name="infer", provisioner="auto-mode", volume_kms_key_arn=KMS_KEY)
     args = {"cluster": cluster, "subnets": [subnet], "security_group_id": "sg-0123456789abcdef0"}
     AutoModeNodePool(
         stack,
         "Bare",
-        settings=settings.model_copy(update={"name": "bare"}),
+        settings=settings.model_copy(update={"name": "bare", "volume_kms_key_arn": None}),
         **args,
     )
     AutoModeNodePool(stack, "Tagged", settings=settings, tags={"team": "ml"}, **args)
@@ -412,6 +438,7 @@ def test_on_an_imported_cluster_the_node_class_has_only_the_users_tags_and_warni
     # The exact messages: tests/unit/test_auto_mode_checks.py.
     assert [(w.id, w.entry.data.split(":", 1)[0], w.entry.data[-11:-1]) for w in warnings] == [
         ("/S/Tagged", "tags", "GP-AUTO-12"),
+        ("/S/Tagged", "pool.volume_kms_key_arn", "GP-AUTO-13"),
     ]
 
 

@@ -370,14 +370,24 @@ def test_errors_stop_before_anything_is_synthesized(settings, expected):
 
 # What the cluster role needs for a pool, where the app cannot give it (the pool construct
 # runs this rule: only it knows the cluster and the NodeClass's tags).
+KEY = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+ALIAS = "arn:aws:kms:us-east-1:123456789012:alias/gpu-volumes"
 # The EKS user guide's statement for NodeClass tags (auto-cluster-iam-role, "Custom AWS tags
-# for EKS Auto resources"), as the warning prints it.
+# for EKS Auto resources"), and its key policy for the cluster role (auto-kms, "Configure the
+# key policy"), as the warnings print them.
 TAGS_STATEMENT = (
     '{"Effect":"Allow","Action":["ec2:CreateFleet","ec2:RunInstances",'
     '"ec2:CreateLaunchTemplate"],"Resource":"*","Condition":{"StringEquals":'
     '{"aws:RequestTag/eks:eks-cluster-name":"${aws:PrincipalTag/eks:eks-cluster-name}"},'
     '"StringLike":{"aws:RequestTag/eks:kubernetes-node-class-name":"*",'
     '"aws:RequestTag/eks:kubernetes-node-pool-name":"*"}}}'
+)
+KEY_POLICY = (
+    '[{"Effect":"Allow","Principal":{"AWS":"<the cluster role\'s ARN>"},"Action":'
+    '["kms:Encrypt","kms:Decrypt","kms:ReEncrypt*","kms:GenerateDataKey*","kms:DescribeKey"],'
+    '"Resource":"*"},{"Effect":"Allow","Principal":{"AWS":"<the cluster role\'s ARN>"},'
+    '"Action":["kms:CreateGrant","kms:ListGrants","kms:RevokeGrant"],"Resource":"*",'
+    '"Condition":{"Bool":{"kms:GrantIsForAWSResource":"true"}}}]'
 )
 IMPORTED_TAGS = (
     "tags: cost-center, team on the pool's NodeClass: Auto Mode launches nodes as the cluster "
@@ -388,16 +398,32 @@ IMPORTED_TAGS = (
 )
 
 
+def _key_warning(reason):
+    return (
+        "pool.volume_kms_key_arn: Auto Mode encrypts the nodes' volumes as the cluster role (aws "
+        f"eks describe-cluster: cluster.roleArn) and {reason}: unless the key policy has these "
+        "statements (or delegates to IAM and the role's own policy allows the same on the key), "
+        f"no node of the pool launches: {KEY_POLICY}"
+    )
 
+
+IMPORTED = "the app does not change the role of a cluster it did not create"
 ROLE_CASES = {
-    "created-cluster-grants-tags": (None, {"gpu-pool.io/pool": "gpu"}, True, []),
-    "imported-cluster-without-tags": (None, {}, False, []),
+    "created-cluster-grants-tags-and-key": (KEY, {"gpu-pool.io/pool": "gpu"}, True, []),
+    "created-cluster-alias": (
+        ALIAS,
+        {},
+        True,
+        [("GP-AUTO-13", _key_warning("the app grants a key only by its ARN, not an alias"))],
+    ),
+    "imported-cluster-without-tags-or-key": (None, {}, False, []),
     "imported-cluster-tags": (
         None,
         {"team": "ml", "cost-center": "research"},
         False,
         [("GP-AUTO-12", IMPORTED_TAGS)],
     ),
+    "imported-cluster-key": (KEY, {}, False, [("GP-AUTO-13", _key_warning(IMPORTED))]),
 }
 
 

@@ -69,6 +69,7 @@ NOT_IN_TABLES = [
     # alone knows the cluster and the NodeClass's tags (tests/unit/test_auto_mode_checks.py,
     # tests/synth/test_auto_mode.py).
     "GP-AUTO-12",
+    "GP-AUTO-13",
     # Constructs and the cluster-wide rules: tests/synth/test_library.py, test_karpenter.py,
     # test_autoscaler.py, test_cluster_rules.py, tests/unit/test_controller_rules.py.
     "GP-CTRL-02",

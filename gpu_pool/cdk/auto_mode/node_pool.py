@@ -11,6 +11,7 @@ from constructs import Construct
 
 from gpu_pool.cdk.auto_mode.cluster_role import (
     allow_node_class_tags,
+    allow_volume_key,
     cluster_role_policy,
     created_cluster_role,
 )
@@ -42,9 +43,9 @@ class AutoModeNodePool(PoolConstruct):
     Auto Mode launches the nodes as the cluster role, whose managed policy allows EKS's own
     tags only. On a cluster the app creates, the NodeClass also tags the instances
     `gpu-pool.io/pool: <name>`, and that role is given the EKS user guide's statement for
-    NodeClass tags. Another cluster's role is not the app's to change: there the NodeClass
-    carries only `tags`, and a warning says what the role needs for them
-    (docs/provisioners.md).
+    NodeClass tags and the use of a `volume_kms_key_arn` key. Another cluster's role is not the
+    app's to change: there the NodeClass carries only `tags`, and a warning says what the role
+    needs for them and for the key (docs/provisioners.md).
 
     What other constructs use: `node_pool`, `node_class`, `node_role`,
     `workload_node_selector`, `workload_tolerations`, `cluster_role_policy` (None where the app
@@ -112,13 +113,17 @@ class AutoModeNodePool(PoolConstruct):
             tag_pool=cluster_role is not None,
         )
         node_class_tags = node_class["spec"]["tags"]
+        key_arn = plan.auto_mode.volume_key_arn
         self.cluster_role_policy = (
             cluster_role_policy(cluster, cluster_role)
-            if cluster_role is not None and node_class_tags
+            if cluster_role is not None and (node_class_tags or key_arn)
             else None
         )
         if self.cluster_role_policy is not None:
-            allow_node_class_tags(self.cluster_role_policy)
+            if node_class_tags:
+                allow_node_class_tags(self.cluster_role_policy)
+            if key_arn:
+                allow_volume_key(self.cluster_role_policy, key_arn)
         warn(self, check_cluster_role(plan.auto_mode, node_class_tags, cluster_role is not None))
         self.node_class = eks.KubernetesManifest(
             self, "NodeClass", cluster=icluster, manifest=[node_class]
