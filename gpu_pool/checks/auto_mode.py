@@ -157,7 +157,7 @@ def check_cluster_role(
             "tags",
             f"{', '.join(sorted(node_class_tags))} on the pool's NodeClass: Auto Mode launches "
             "nodes as the cluster role, whose AmazonEKSComputePolicy allows EKS's own tags "
-            "only, and the app does not change the role of a cluster it did not create: "
+            "only, and the app changes only a cluster role it creates: "
             "without this statement on that role (aws eks describe-cluster: cluster.roleArn) "
             "no node of the pool launches: "
             f"{json.dumps(node_class_tags_statement(), separators=(',', ':'))}; or pass no tags",
@@ -167,13 +167,13 @@ def check_cluster_role(
         reason = (
             "the app grants a key only by its ARN, not an alias"
             if role_is_the_apps
-            else "the app does not change the role of a cluster it did not create"
+            else "the app changes only a cluster role it creates"
         )
         statements = volume_key_statements("<the cluster role's ARN>", "*")
         yield warning(
             "GP-AUTO-13",
             f"{plan.setting}.volume_kms_key_arn",
-            f"Auto Mode encrypts the nodes' volumes as the cluster role (aws eks "
+            "Auto Mode encrypts the nodes' volumes as the cluster role (aws eks "
             f"describe-cluster: cluster.roleArn) and {reason}: unless the key policy has these "
             "statements (or delegates to IAM and the role's own policy allows the same on the "
             f"key), no node of the pool launches: {json.dumps(statements, separators=(',', ':'))}",

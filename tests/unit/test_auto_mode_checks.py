@@ -391,8 +391,8 @@ KEY_POLICY = (
 )
 IMPORTED_TAGS = (
     "tags: cost-center, team on the pool's NodeClass: Auto Mode launches nodes as the cluster "
-    "role, whose AmazonEKSComputePolicy allows EKS's own tags only, and the app does not change "
-    "the role of a cluster it did not create: without this statement on that role (aws eks "
+    "role, whose AmazonEKSComputePolicy allows EKS's own tags only, and the app changes only a "
+    "cluster role it creates: without this statement on that role (aws eks "
     f"describe-cluster: cluster.roleArn) no node of the pool launches: {TAGS_STATEMENT}; or pass "
     "no tags"
 )
@@ -407,7 +407,7 @@ def _key_warning(reason):
     )
 
 
-IMPORTED = "the app does not change the role of a cluster it did not create"
+IMPORTED = "the app changes only a cluster role it creates"
 ROLE_CASES = {
     "created-cluster-grants-tags-and-key": (KEY, {"gpu-pool.io/pool": "gpu"}, True, []),
     "created-cluster-alias": (
