@@ -442,6 +442,41 @@ def test_on_an_imported_cluster_the_node_class_has_only_the_users_tags_and_warni
     ]
 
 
+def test_a_users_cluster_with_an_imported_role_is_left_alone():
+    """The app changes only a cluster role it creates: an eks.Cluster given a role from
+    elsewhere is treated as an imported cluster."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_eks_v2 as eks
+    from aws_cdk import aws_iam as iam
+    from aws_cdk.assertions import Template
+    from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
+
+    from gpu_pool import AutoModeNodePool, PoolSettings
+
+    stack = cdk.Stack(cdk.App(), "User")
+    cluster = eks.Cluster(
+        stack,
+        "Cluster",
+        version=eks.KubernetesVersion.V1_35,
+        role=iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/eks-auto"),
+        default_capacity_type=eks.DefaultCapacityType.AUTOMODE,
+        compute=eks.ComputeConfig(node_pools=[]),
+        kubectl_provider_options=eks.KubectlProviderOptions(
+            kubectl_layer=KubectlV35Layer(stack, "KubectlLayer")
+        ),
+    )
+    pool = AutoModeNodePool(
+        stack,
+        "Pool",
+        cluster=cluster,
+        subnets=cluster.vpc.private_subnets,
+        settings=PoolSettings(name="infer", provisioner="auto-mode"),
+    )
+    assert pool.cluster_role_policy is None
+    found = manifests(Template.from_stack(stack))
+    assert found[("NodeClass", "gpu-pool-infer")]["spec"]["tags"] == {}
+
+
 def test_library_constructs_name_the_construct_for_an_auto_mode_pool():
     import aws_cdk as cdk
 
