@@ -56,9 +56,14 @@ class AutoModePoolPlan(NodePoolPlan):
         subnet_ids: Sequence[str],
         security_group_ids: Sequence[str],
         tags: Mapping[str, str],
+        *,
+        tag_pool: bool = True,
     ) -> dict[str, Any]:
         """The NodeClass; the arguments are deploy-time values (tokens in a stack). Its role
-        needs an access entry of type EC2 with AmazonEKSAutoNodePolicy."""
+        needs an access entry of type EC2 with AmazonEKSAutoNodePolicy. Its tags are `tags`
+        and, with `tag_pool` (the default), gpu-pool.io/pool: any of them needs the cluster
+        role's statement for NodeClass tags (model/auto_mode_api.py), which the app gives only
+        the role of a cluster it creates."""
         storage: dict[str, Any] = {"size": f"{self.settings.disk_size_gib}Gi"}
         if self.settings.volume_kms_key_arn:
             storage["kmsKeyID"] = self.settings.volume_kms_key_arn
@@ -71,9 +76,16 @@ class AutoModePoolPlan(NodePoolPlan):
                 "subnetSelectorTerms": [{"id": s} for s in subnet_ids],
                 "securityGroupSelectorTerms": [{"id": g} for g in security_group_ids],
                 "ephemeralStorage": storage,
-                "tags": {POOL_LABEL: self.name, **tags},
+                "tags": {**({POOL_LABEL: self.name} if tag_pool else {}), **tags},
             },
         }
+
+    @property
+    def volume_key_arn(self) -> str | None:
+        """`volume_kms_key_arn` where it is a key's ARN, which an IAM policy can name as its
+        resource; None without a key or for an alias ARN (KMS authorizes on the key's ARN)."""
+        key = self.settings.volume_kms_key_arn
+        return key if key is not None and ":key/" in key else None
 
     def launched_node_labels(
         self, instance_type: GpuInstanceType, zone: str | None = None

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpu_pool.model.scheduling import pod_fits_node
-from tests.support.cfn import only, render, resources, synth_stack
+from tests.support.cfn import only, render, resources, synth, synth_stack
 from tests.support.crd_validation import validate
 from tests.support.paths import ROOT
 from tests.support.settings import AUTO_MODE, KMS_KEY, MIXED_AUTO_MODE
@@ -183,6 +183,93 @@ def test_node_classes_wait_for_their_access_entry_and_node_pools_for_their_node_
     (entry,) = [k for k in template if k.startswith("GpuPoolInferenceNodeAccessEntry")]
     assert entry in template[node_class]["DependsOn"]
     assert node_class in template[node_pool]["DependsOn"]
+    # The first launch may follow the NodeClass at once: the cluster role allows it by then.
+    assert _cluster_role_policy(auto_mode_template) in template[node_class]["DependsOn"]
+
+
+# The EKS user guide's statement for the cluster role when a NodeClass has tags of its own
+# ("Amazon EKS Auto Mode cluster IAM role", "Custom AWS tags for EKS Auto resources"):
+# AmazonEKSComputePolicy lets Auto Mode launch only with EKS's own tag keys, and every NodeClass
+# of a created cluster carries gpu-pool.io/pool.
+TAGS_STATEMENT = {
+    "Effect": "Allow",
+    "Action": ["ec2:CreateFleet", "ec2:RunInstances", "ec2:CreateLaunchTemplate"],
+    "Resource": "*",
+    "Condition": {
+        "StringEquals": {
+            "aws:RequestTag/eks:eks-cluster-name": "${aws:PrincipalTag/eks:eks-cluster-name}"
+        },
+        "StringLike": {
+            "aws:RequestTag/eks:kubernetes-node-class-name": "*",
+            "aws:RequestTag/eks:kubernetes-node-pool-name": "*",
+        },
+    },
+}
+
+
+def _key_statements(key: str) -> list[dict]:
+    """The user guide's key policy for the cluster role (auto-kms, "Configure the key policy"),
+    as the role's own policy on the key."""
+    return [
+        {
+            "Effect": "Allow",
+            "Action": [
+                "kms:Encrypt",
+                "kms:Decrypt",
+                "kms:ReEncrypt*",
+                "kms:GenerateDataKey*",
+                "kms:DescribeKey",
+            ],
+            "Resource": key,
+        },
+        {
+            "Effect": "Allow",
+            "Action": ["kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant"],
+            "Resource": key,
+            "Condition": {"Bool": {"kms:GrantIsForAWSResource": "true"}},
+        },
+    ]
+
+
+def _cluster_role_policy(template) -> str:
+    """The one inline policy on the cluster's role (its managed policies aside)."""
+    role = _cluster(template)["RoleArn"]["Fn::GetAtt"][0]
+    (policy,) = [
+        k
+        for k, p in resources(template, "AWS::IAM::Policy").items()
+        if p["Properties"]["Roles"] == [{"Ref": role}]
+    ]
+    return policy
+
+
+def test_the_cluster_role_may_launch_with_the_node_class_tags_and_use_the_volume_key(
+    auto_mode_template,
+):
+    """Three pools, one of them with a customer key: the tags statement once, the key's two."""
+    policy = resources(auto_mode_template, "AWS::IAM::Policy")[
+        _cluster_role_policy(auto_mode_template)
+    ]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statements == [TAGS_STATEMENT, *_key_statements(KMS_KEY)]
+
+
+def test_the_docs_auto_mode_example_synthesizes_with_the_tags_statement():
+    """docs/provisioners.md's Auto Mode example, as a user copies it into gpu-pool.yaml."""
+    import re
+
+    import yaml
+
+    page = (ROOT / "docs" / "provisioners.md").read_text(encoding="utf-8")
+    section = page.split("## The Auto Mode path", 1)[1]
+    example = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1))
+    assert example["pools"]["inference"]["provisioner"] == "auto-mode"
+    template = synth(example)
+    node_class = manifests(template)[("NodeClass", "gpu-pool-inference")]
+    assert node_class["spec"]["tags"] == {"gpu-pool.io/pool": "inference"}
+    node_pool = manifests(template)[("NodePool", "gpu-pool-inference")]
+    assert node_pool["spec"]["template"]["spec"]["expireAfter"] == "168h"
+    policy = resources(template, "AWS::IAM::Policy")[_cluster_role_policy(template)]
+    assert policy["Properties"]["PolicyDocument"]["Statement"] == [TAGS_STATEMENT]
 
 
 def test_manifests_pass_the_node_pool_crd_and_the_node_class_schema():
@@ -316,6 +403,78 @@ def test_library_auto_mode_pool_on_a_users_auto_mode_cluster():
         {"id": f"<GetAtt:{cluster_id}.ClusterSecurityGroupId>"}
     ]
     assert node_class["tags"] == {"gpu-pool.io/pool": "infer", "team": "ml"}
+    template = Template.from_stack(stack)
+    policy = resources(template, "AWS::IAM::Policy")[_cluster_role_policy(template)]
+    assert policy["Properties"]["PolicyDocument"]["Statement"] == [TAGS_STATEMENT]
+
+
+def test_on_an_imported_cluster_the_node_class_has_only_the_users_tags_and_warnings_say_why():
+    """The app does not change the role of a cluster it did not create: the NodeClass leaves
+    out gpu-pool.io/pool (nothing reads it), and for the user's own tags and customer key the
+    pool warns with what that role needs."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Annotations, Match, Template
+
+    from gpu_pool import AutoModeNodePool, PoolSettings
+    from tests.support.user_app import imported_cluster
+
+    stack = cdk.Stack(cdk.App(), "S")
+    cluster, subnet = imported_cluster(stack)
+    settings = PoolSettings(name="infer", provisioner="auto-mode", volume_kms_key_arn=KMS_KEY)
+    args = {"cluster": cluster, "subnets": [subnet], "security_group_id": "sg-0123456789abcdef0"}
+    AutoModeNodePool(
+        stack,
+        "Bare",
+        settings=settings.model_copy(update={"name": "bare", "volume_kms_key_arn": None}),
+        **args,
+    )
+    AutoModeNodePool(stack, "Tagged", settings=settings, tags={"team": "ml"}, **args)
+    template = Template.from_stack(stack)
+    found = manifests(template)
+    assert found[("NodeClass", "gpu-pool-bare")]["spec"]["tags"] == {}
+    assert found[("NodeClass", "gpu-pool-infer")]["spec"]["tags"] == {"team": "ml"}
+    assert resources(template, "AWS::IAM::Policy") == {}
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("GP-AUTO"))
+    # The exact messages: tests/unit/test_auto_mode_checks.py.
+    assert [(w.id, w.entry.data.split(":", 1)[0], w.entry.data[-11:-1]) for w in warnings] == [
+        ("/S/Tagged", "tags", "GP-AUTO-12"),
+        ("/S/Tagged", "pool.volume_kms_key_arn", "GP-AUTO-13"),
+    ]
+
+
+def test_a_users_cluster_with_an_imported_role_is_left_alone():
+    """The app changes only a cluster role it creates: an eks.Cluster given a role from
+    elsewhere is treated as an imported cluster."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_eks_v2 as eks
+    from aws_cdk import aws_iam as iam
+    from aws_cdk.assertions import Template
+    from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
+
+    from gpu_pool import AutoModeNodePool, PoolSettings
+
+    stack = cdk.Stack(cdk.App(), "User")
+    cluster = eks.Cluster(
+        stack,
+        "Cluster",
+        version=eks.KubernetesVersion.V1_35,
+        role=iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::123456789012:role/eks-auto"),
+        default_capacity_type=eks.DefaultCapacityType.AUTOMODE,
+        compute=eks.ComputeConfig(node_pools=[]),
+        kubectl_provider_options=eks.KubectlProviderOptions(
+            kubectl_layer=KubectlV35Layer(stack, "KubectlLayer")
+        ),
+    )
+    pool = AutoModeNodePool(
+        stack,
+        "Pool",
+        cluster=cluster,
+        subnets=cluster.vpc.private_subnets,
+        settings=PoolSettings(name="infer", provisioner="auto-mode"),
+    )
+    assert pool.cluster_role_policy is None
+    found = manifests(Template.from_stack(stack))
+    assert found[("NodeClass", "gpu-pool-infer")]["spec"]["tags"] == {}
 
 
 def test_library_constructs_name_the_construct_for_an_auto_mode_pool():

@@ -379,16 +379,13 @@ AUTO_MODE_CALLS: CallSet = {
         {**AUTO_SESSION, "iam:PassedToService": "ec2.amazonaws.com"},
     ),
 }
-# Issue 32 item 2: the same launches with the pool's NodeClass tag.
+# Issue 32 item 2: the same launches with the pool's NodeClass tag, which AmazonEKSComputePolicy
+# alone denies (it allows only EKS's own tag keys); the cluster role's statement from the EKS user
+# guide (auto-cluster-iam-role.adoc, custom tags) allows them. These cases were denied before it.
 AUTO_MODE_POOL_TAG: CallSet = {
     f"{name}-pool-tag": Call(action, arn, {**AUTO_SESSION, **tags("request", AUTO_POOL_TAGS)})
     for name, (action, arn) in AUTO_LAUNCH.items()
 }
-ISSUE_32_ITEM_2 = (
-    "issue 32 item 2: AmazonEKSComputePolicy allows launches only with EKS's own tag keys; the "
-    "NodeClass's gpu-pool.io/pool tag needs the cluster-role statement the EKS user guide gives "
-    "(auto-cluster-iam-role.adoc), which the automode branch adds"
-)
 
 # The CloudWatch agent of the amazon-cloudwatch-observability add-on: Container Insights
 # metrics as embedded-metric-format log events in /aws/containerinsights/<cluster>/performance
@@ -562,7 +559,7 @@ def _cases() -> list[Case]:
 
 
 CASES = _cases()
-XFAIL_CASES = [
+POOL_TAG_CASES = [
     Case(AUTO_MODE_CLUSTER_ROLE, AUTO_MODE_POOL_TAG, n, ALLOWED) for n in AUTO_MODE_POOL_TAG
 ]
 
@@ -601,7 +598,7 @@ def _assume_request(role: Role, action: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, dict[str, Any]]:
     """Every case's outcome, by id, from one run of the simulator."""
-    requests = {case.id: _identity_request(case) for case in [*CASES, *XFAIL_CASES]}
+    requests = {case.id: _identity_request(case) for case in [*CASES, *POOL_TAG_CASES]}
     requests |= {
         f"{role.template}/{role.name}/trust/{action}": _assume_request(role, action)
         for role in ROLES
@@ -625,14 +622,7 @@ def test_each_component_call_is_allowed_and_nothing_beyond_it(case, outcomes):
     assert outcome["result"] == case.expected, outcome
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=ISSUE_32_ITEM_2))
-        for c in XFAIL_CASES
-    ],
-    ids=lambda c: c.id,
-)
+@pytest.mark.parametrize("case", POOL_TAG_CASES, ids=lambda c: c.id)
 def test_auto_mode_launches_with_the_node_class_pool_tag(case, outcomes):
     outcome = _outcome(outcomes, case.id)
     assert outcome["result"] == ALLOWED, outcome

@@ -143,34 +143,64 @@ CASES = {
             )
         ],
     ),
-    "expire-at-21-days": (
+    # An expired node drains for up to the grace period (24h by default) before it goes: the two
+    # together are the node's longest life, which Auto Mode caps at 21 days.
+    "expire-at-21-days-less-the-grace-period": (
+        auto(karpenter={"expire_after": "480h"}),
+        [],
+    ),
+    "expire-at-21-days-plus-the-grace-period": (
         auto(karpenter={"expire_after": "504h"}),
-        [],
-    ),
-    # 21 days (504h) counted in minutes and in seconds, and one past it.
-    "expire-at-21-days-in-minutes": (
-        auto(karpenter={"expire_after": "443h3660m"}),
-        [],
-    ),
-    "expire-a-minute-past-21-days": (
-        auto(karpenter={"expire_after": "444h3601m"}),
         [
             (
                 "E",
-                "pool.karpenter.expire_after: 444h3601m, but Auto Mode replaces every node after at most 21 days (504h): set 504h or less, or leave it unset for Auto Mode's 336h",
+                "pool.karpenter.termination_grace_period: 24h with expire_after 504h: an expired node may drain that long more, 528h in all, but Auto Mode replaces every node after at most 21 days (504h): set expire_after to 480h or less",
             )
         ],
     ),
-    "expire-at-21-days-in-seconds": (
-        auto(karpenter={"expire_after": "503h3600s"}),
-        [],
-    ),
-    "expire-a-second-past-21-days": (
-        auto(karpenter={"expire_after": "503h3601s"}),
+    "default-expiry-with-a-long-grace-period": (
+        auto(karpenter={"termination_grace_period": "169h"}),
         [
             (
                 "E",
-                "pool.karpenter.expire_after: 503h3601s, but Auto Mode replaces every node after at most 21 days (504h): set 504h or less, or leave it unset for Auto Mode's 336h",
+                "pool.karpenter.termination_grace_period: 169h with expire_after 336h: an expired node may drain that long more, 505h in all, but Auto Mode replaces every node after at most 21 days (504h): set termination_grace_period to 168h or less, or expire_after to 335h or less",
+            )
+        ],
+    ),
+    "grace-period-alone-beyond-21-days": (
+        auto(karpenter={"expire_after": "1h", "termination_grace_period": "600h"}),
+        [
+            (
+                "E",
+                "pool.karpenter.termination_grace_period: 600h with expire_after 1h: an expired node may drain that long more, 601h in all, but Auto Mode replaces every node after at most 21 days (504h): set termination_grace_period to 503h or less",
+            )
+        ],
+    ),
+    # 21 days less the default 24h grace period (480h), counted in minutes and in seconds, and
+    # one past it.
+    "expire-and-grace-at-21-days-in-minutes": (
+        auto(karpenter={"expire_after": "419h3660m"}),
+        [],
+    ),
+    "expire-and-grace-a-minute-past-21-days": (
+        auto(karpenter={"expire_after": "420h3601m"}),
+        [
+            (
+                "E",
+                "pool.karpenter.termination_grace_period: 24h with expire_after 420h3601m: an expired node may drain that long more, 504h1m in all, but Auto Mode replaces every node after at most 21 days (504h): set termination_grace_period to 23h59m or less, or expire_after to 480h or less",
+            )
+        ],
+    ),
+    "expire-and-grace-at-21-days-in-seconds": (
+        auto(karpenter={"expire_after": "479h3600s"}),
+        [],
+    ),
+    "expire-and-grace-a-second-past-21-days": (
+        auto(karpenter={"expire_after": "479h3601s"}),
+        [
+            (
+                "E",
+                "pool.karpenter.termination_grace_period: 24h with expire_after 479h3601s: an expired node may drain that long more, 504h0m1s in all, but Auto Mode replaces every node after at most 21 days (504h): set termination_grace_period to 23h59m59s or less, or expire_after to 480h or less",
             )
         ],
     ),
@@ -215,13 +245,15 @@ CASES = {
             )
         ],
     ),
-    # Auto Mode's own 336h default is the expiry the message names.
+    # Unset, an expired node waits for its do-not-disrupt pods without end: beyond Auto Mode's
+    # 21 days. The error replaces the warning Karpenter pools get (GP-NODEPOOL-03), whose way
+    # out (expire_after: Never) Auto Mode refuses; Auto Mode's own 336h is the expiry it names.
     "no-termination-grace-period": (
         auto(karpenter={"termination_grace_period": None}),
         [
             (
-                "W",
-                "pool.karpenter.termination_grace_period: unset with expire_after 336h: an expired node is drained of all but its karpenter.sh/do-not-disrupt pods and then held, its free GPUs idle and billed, for as long as they run: set a duration such as 24h (the default), or expire_after: Never",
+                "E",
+                "pool.karpenter.termination_grace_period: unset with expire_after 336h: an expired node may drain without end, but Auto Mode replaces every node after at most 21 days (504h): set termination_grace_period to 168h or less",
             )
         ],
     ),
@@ -302,16 +334,19 @@ RULE_IDS = {
     "imds-hop-limit": ["GP-AUTO-08"],
     "expire-never": ["GP-AUTO-10"],
     "expire-beyond-21-days": ["GP-AUTO-10"],
-    "expire-at-21-days": [],
-    "expire-at-21-days-in-minutes": [],
-    "expire-a-minute-past-21-days": ["GP-AUTO-10"],
-    "expire-at-21-days-in-seconds": [],
-    "expire-a-second-past-21-days": ["GP-AUTO-10"],
+    "expire-at-21-days-less-the-grace-period": [],
+    "expire-at-21-days-plus-the-grace-period": ["GP-AUTO-11"],
+    "default-expiry-with-a-long-grace-period": ["GP-AUTO-11"],
+    "grace-period-alone-beyond-21-days": ["GP-AUTO-11"],
+    "expire-and-grace-at-21-days-in-minutes": [],
+    "expire-and-grace-a-minute-past-21-days": ["GP-AUTO-11"],
+    "expire-and-grace-at-21-days-in-seconds": [],
+    "expire-and-grace-a-second-past-21-days": ["GP-AUTO-11"],
     "no-node-limit": ["GP-NODEPOOL-01", "GP-NODEPOOL-02"],
     "gpu-limit-below-the-largest-type": ["GP-NODEPOOL-02"],
     "label-reserved-by-karpenter": ["GP-NODEPOOL-04"],
     "label-the-kubelet-refuses": ["GP-NODEPOOL-05"],
-    "no-termination-grace-period": ["GP-NODEPOOL-03"],
+    "no-termination-grace-period": ["GP-AUTO-11"],
     "sharing": ["GP-SHARE-03"],
     "training-settings-not-built": ["GP-AUTO-09", "GP-AUTO-09"],
     "existing-cluster": ["GP-APP-07", "GP-APP-08"],
@@ -331,3 +366,78 @@ ERROR_CASES = {k: v for k, v in CASES.items() if any(level == "E" for level, _ i
 @pytest.mark.parametrize(("settings", "expected"), ERROR_CASES.values(), ids=ERROR_CASES.keys())
 def test_errors_stop_before_anything_is_synthesized(settings, expected):
     rules.assert_nothing_built(settings, expected)
+
+
+# What the cluster role needs for a pool, where the app cannot give it (the pool construct
+# runs this rule: only it knows the cluster and the NodeClass's tags).
+KEY = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+ALIAS = "arn:aws:kms:us-east-1:123456789012:alias/gpu-volumes"
+# The EKS user guide's statement for NodeClass tags (auto-cluster-iam-role, "Custom AWS tags
+# for EKS Auto resources"), and its key policy for the cluster role (auto-kms, "Configure the
+# key policy"), as the warnings print them.
+TAGS_STATEMENT = (
+    '{"Effect":"Allow","Action":["ec2:CreateFleet","ec2:RunInstances",'
+    '"ec2:CreateLaunchTemplate"],"Resource":"*","Condition":{"StringEquals":'
+    '{"aws:RequestTag/eks:eks-cluster-name":"${aws:PrincipalTag/eks:eks-cluster-name}"},'
+    '"StringLike":{"aws:RequestTag/eks:kubernetes-node-class-name":"*",'
+    '"aws:RequestTag/eks:kubernetes-node-pool-name":"*"}}}'
+)
+KEY_POLICY = (
+    '[{"Effect":"Allow","Principal":{"AWS":"<the cluster role\'s ARN>"},"Action":'
+    '["kms:Encrypt","kms:Decrypt","kms:ReEncrypt*","kms:GenerateDataKey*","kms:DescribeKey"],'
+    '"Resource":"*"},{"Effect":"Allow","Principal":{"AWS":"<the cluster role\'s ARN>"},'
+    '"Action":["kms:CreateGrant","kms:ListGrants","kms:RevokeGrant"],"Resource":"*",'
+    '"Condition":{"Bool":{"kms:GrantIsForAWSResource":"true"}}}]'
+)
+IMPORTED_TAGS = (
+    "tags: cost-center, team on the pool's NodeClass: Auto Mode launches nodes as the cluster "
+    "role, whose AmazonEKSComputePolicy allows EKS's own tags only, and the app changes only a "
+    "cluster role it creates: without this statement on that role (aws eks "
+    f"describe-cluster: cluster.roleArn) no node of the pool launches: {TAGS_STATEMENT}; or pass "
+    "no tags"
+)
+
+
+def _key_warning(reason):
+    return (
+        "pool.volume_kms_key_arn: Auto Mode encrypts the nodes' volumes as the cluster role (aws "
+        f"eks describe-cluster: cluster.roleArn) and {reason}: unless the key policy has these "
+        "statements (or delegates to IAM and the role's own policy allows the same on the key), "
+        f"no node of the pool launches: {KEY_POLICY}"
+    )
+
+
+IMPORTED = "the app changes only a cluster role it creates"
+ROLE_CASES = {
+    "created-cluster-grants-tags-and-key": (KEY, {"gpu-pool.io/pool": "gpu"}, True, []),
+    "created-cluster-alias": (
+        ALIAS,
+        {},
+        True,
+        [("GP-AUTO-13", _key_warning("the app grants a key only by its ARN, not an alias"))],
+    ),
+    "imported-cluster-without-tags-or-key": (None, {}, False, []),
+    "imported-cluster-tags": (
+        None,
+        {"team": "ml", "cost-center": "research"},
+        False,
+        [("GP-AUTO-12", IMPORTED_TAGS)],
+    ),
+    "imported-cluster-key": (KEY, {}, False, [("GP-AUTO-13", _key_warning(IMPORTED))]),
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "tags", "role_is_the_apps", "expected"), ROLE_CASES.values(), ids=ROLE_CASES.keys()
+)
+def test_what_the_cluster_role_needs_is_said_where_the_app_cannot_grant_it(
+    key, tags, role_is_the_apps, expected
+):
+    from gpu_pool.checks.auto_mode import check_cluster_role
+    from gpu_pool.plan.pool import plan_pool
+    from gpu_pool.settings import PoolSettings
+
+    plan = plan_pool(PoolSettings(provisioner="auto-mode", volume_kms_key_arn=key)).auto_mode
+    found = rules.documented(check_cluster_role(plan, tags, role_is_the_apps))
+    assert [(f.rule, str(f)) for f in found] == expected
+    assert not any(f.error for f in found)

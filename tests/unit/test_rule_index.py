@@ -69,6 +69,11 @@ NOT_IN_TABLES = [
     "GP-APP-16",
     # A looked-up reservation against the cluster's zones: tests/unit/test_cluster_zones.py.
     "GP-APP-20",
+    # What an Auto Mode cluster role needs where the app cannot grant it: the pool construct
+    # alone knows the cluster and the NodeClass's tags (tests/unit/test_auto_mode_checks.py,
+    # tests/synth/test_auto_mode.py).
+    "GP-AUTO-12",
+    "GP-AUTO-13",
     # Constructs and the cluster-wide rules: tests/synth/test_library.py, test_karpenter.py,
     # test_autoscaler.py, test_cluster_rules.py, tests/unit/test_controller_rules.py.
     "GP-CTRL-02",

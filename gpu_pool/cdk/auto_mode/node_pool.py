@@ -9,11 +9,18 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.auto_mode.cluster_role import (
+    allow_node_class_tags,
+    allow_volume_key,
+    cluster_role_policy,
+    created_cluster_role,
+)
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
 from gpu_pool.cdk.registry import EksCluster, as_icluster
-from gpu_pool.cdk.report import names_itself
+from gpu_pool.cdk.report import names_itself, warn
+from gpu_pool.checks.auto_mode import check_cluster_role
 from gpu_pool.model.auto_mode_api import AUTO_NODE_ACCESS_POLICY, NODE_ROLE_POLICIES
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -33,8 +40,16 @@ class AutoModeNodePool(PoolConstruct):
     :param security_group_id: the group the nodes join. Default: the eks.Cluster's cluster group.
     :param tags: AWS tags on the instances and the pool's resources. Default: none.
 
+    Auto Mode launches the nodes as the cluster role, whose managed policy allows EKS's own
+    tags only. On a cluster the app creates, the NodeClass also tags the instances
+    `gpu-pool.io/pool: <name>`, and that role is given the EKS user guide's statement for
+    NodeClass tags and the use of a `volume_kms_key_arn` key. Another cluster's role is not the
+    app's to change: there the NodeClass carries only `tags`, and a warning says what the role
+    needs for them and for the key (docs/provisioners.md).
+
     What other constructs use: `node_pool`, `node_class`, `node_role`,
-    `workload_node_selector`, `workload_tolerations`, and `plan`.
+    `workload_node_selector`, `workload_tolerations`, `cluster_role_policy` (None where the app
+    grants nothing) and `plan`.
     """
 
     @names_itself
@@ -89,20 +104,34 @@ class AutoModeNodePool(PoolConstruct):
                 )
             ],
         )
+        cluster_role = created_cluster_role(cluster)
+        node_class = plan.auto_mode.node_class(
+            role=self.node_role.role_name,
+            subnet_ids=[s.subnet_id for group in placements.values() for s in group],
+            security_group_ids=[security_group_id],
+            tags=dict(tags or {}),
+            tag_pool=cluster_role is not None,
+        )
+        node_class_tags = node_class["spec"]["tags"]
+        key_arn = plan.auto_mode.volume_key_arn
+        self.cluster_role_policy = (
+            cluster_role_policy(cluster, cluster_role)
+            if cluster_role is not None and (node_class_tags or key_arn)
+            else None
+        )
+        if self.cluster_role_policy is not None:
+            if node_class_tags:
+                allow_node_class_tags(self.cluster_role_policy)
+            if key_arn:
+                allow_volume_key(self.cluster_role_policy, key_arn)
+        warn(self, check_cluster_role(plan.auto_mode, node_class_tags, cluster_role is not None))
         self.node_class = eks.KubernetesManifest(
-            self,
-            "NodeClass",
-            cluster=icluster,
-            manifest=[
-                plan.auto_mode.node_class(
-                    role=self.node_role.role_name,
-                    subnet_ids=[s.subnet_id for group in placements.values() for s in group],
-                    security_group_ids=[security_group_id],
-                    tags=dict(tags or {}),
-                )
-            ],
+            self, "NodeClass", cluster=icluster, manifest=[node_class]
         )
         self.node_class.node.add_dependency(access_entry)
+        # The first launch may follow the NodeClass at once: the role must allow it by then.
+        if self.cluster_role_policy is not None:
+            self.node_class.node.add_dependency(self.cluster_role_policy)
         self.node_pool = eks.KubernetesManifest(
             self, "NodePool", cluster=icluster, manifest=[plan.auto_mode.node_pool()]
         )
