@@ -374,6 +374,7 @@ CASES = {
     ),
     "existing-subnets-in-another-region": (
         {
+            "account": "123456789012",
             "region": "eu-west-1",
             "cluster": {
                 "existing": {
@@ -486,19 +487,19 @@ CASES = {
         ],
     ),
     "bad-zone": (
-        {"region": "us-east-1", "pool": {"zones": ["us-east-1"]}},
+        {"account": "123456789012", "region": "us-east-1", "pool": {"zones": ["us-east-1"]}},
         [
             ("E", "pool.zones: 'us-east-1' is not an availability zone name such as us-east-1a"),
         ],
     ),
     "zone-other-region": (
-        {"region": "us-east-1", "pool": {"zones": ["eu-west-1a"]}},
+        {"account": "123456789012", "region": "us-east-1", "pool": {"zones": ["eu-west-1a"]}},
         [
             ("E", "pool.zones: 'eu-west-1a' is not in region us-east-1"),
         ],
     ),
     "zone-twice": (
-        {"region": "us-east-1", "pool": {"zones": ["us-east-1a", "us-east-1a"]}},
+        {"account": "123456789012", "region": "us-east-1", "pool": {"zones": ["us-east-1a", "us-east-1a"]}},
         [
             ("E", "pool.zones: lists a zone twice"),
         ],
@@ -538,6 +539,17 @@ CASES = {
             ),
         ],
     ),
+    # Without an account the region's zones are never looked up: the VPC would keep the
+    # pools' zones, one for a lone EFA pool.
+    "pool-zones-without-account": (
+        {"region": "us-east-1", "pool": {"zones": ["us-east-1a"]}},
+        [
+            (
+                "E",
+                "cluster.zones: required when pools name zones (us-east-1a) and account is unset: without an account the region's zones cannot be looked up, and the VPC would hold only the pools' zones; list two or more zones of us-east-1 that include them, or set account",
+            ),
+        ],
+    ),
     "cluster-zone-twice": (
         {"region": "us-east-1", "cluster": {"zones": ["us-east-1a", "us-east-1b", "us-east-1a"]}},
         [("E", "cluster.zones: lists a zone twice")],
@@ -562,6 +574,7 @@ CASES = {
     ),
     "pool-zone-outside-cluster-zones": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "cluster": {"zones": ["us-east-1a", "us-east-1b"]},
             "pools": {"train": {"zones": ["us-east-1c"]}},
@@ -749,6 +762,7 @@ CASES = {
     # Training pools (reserved capacity, EFA): #22 item 4.
     "efa-type-without-efa": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {"instance_types": ["g5.xlarge"], "zones": ["us-east-1a"], "efa": True},
         },
@@ -761,6 +775,7 @@ CASES = {
     ),
     "efa-several-zones": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {
                 "instance_types": ["p5.48xlarge"],
@@ -786,6 +801,7 @@ CASES = {
     ),
     "efa-types-differ-in-cards": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {
                 "instance_types": [["p5.48xlarge", "p5en.48xlarge"]],
@@ -802,6 +818,7 @@ CASES = {
     ),
     "capacity-block-several-types": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {
                 "instance_types": ["p5.48xlarge", "p5en.48xlarge"],
@@ -818,6 +835,7 @@ CASES = {
     ),
     "capacity-block-several-zones": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {
                 "instance_types": ["p5.48xlarge"],
@@ -834,6 +852,7 @@ CASES = {
     ),
     "capacity-block-min-size": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {
                 "instance_types": ["p5.48xlarge"],
@@ -860,6 +879,7 @@ CASES = {
     ),
     "capacity-block-fractional-gpu": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {
                 "instance_types": ["g6f.xlarge"],
@@ -876,6 +896,7 @@ CASES = {
     ),
     "capacity-block-spot": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {
                 "instance_types": ["p5.48xlarge"],
@@ -974,6 +995,7 @@ CASES = {
     ),
     "karpenter-efa-too-old": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "karpenter": {"chart_version": "1.10.0"},
             "cluster": {"kubernetes_version": "1.34"},

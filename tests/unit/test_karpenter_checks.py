@@ -323,6 +323,7 @@ CASES = {
     # reference/settings.md "Feature Gates").
     "efa-pods-requesting-hugepages-never-fit": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             **karpenter(instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True),
         },

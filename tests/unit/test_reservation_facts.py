@@ -11,6 +11,7 @@ from tests.support.rules import documented
 
 BLOCK = "cr-0123456789abcdef0"
 SETTINGS = {
+    "account": "123456789012",
     "region": "us-east-1",
     "pools": {
         "train": {

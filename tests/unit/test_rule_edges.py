@@ -109,6 +109,7 @@ CASES = {
     "endpoint-public-open-to-all": ({"cluster": {"endpoint_access": "public"}}, []),
     "existing-cluster-zones": (
         {
+            "account": "123456789012",
             "region": "eu-west-1",
             "cluster": {
                 "existing": {
@@ -202,6 +203,7 @@ CASES = {
     ),
     "efa-named-for-each-type-without-it": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "pool": {
                 "instance_types": ["g5.xlarge", "g6.xlarge"],
@@ -385,6 +387,7 @@ def test_a_minor_is_usable_through_its_last_day_of_extended_support(today, exist
 def test_check_settings_judges_zones_the_stack_knows_and_the_day_it_is_given():
     settings = load_settings(
         {
+            "account": "123456789012",
             "region": "eu-west-1",
             "cluster": {"kubernetes_version": "1.34"},
             "pool": {"zones": ["eu-west-1a", "eu-west-1z"]},
@@ -408,6 +411,7 @@ def test_check_settings_judges_zones_the_stack_knows_and_the_day_it_is_given():
 def test_an_imported_clusters_zones_are_not_judged_against_the_lookup():
     settings = load_settings(
         {
+            "account": "123456789012",
             "region": "eu-west-1",
             "cluster": {
                 "existing": {**EXISTING, "subnets_by_zone": {"eu-west-1z": ["subnet-0123abcd"]}}

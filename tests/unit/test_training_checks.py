@@ -49,6 +49,7 @@ CASES = {
     ),
     "odcr-placement-group-over-several-zones": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             **pool(
                 instance_types=["p5.48xlarge"],
@@ -65,6 +66,7 @@ CASES = {
     ),
     "odcr-placement-group-in-its-zone": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             **pool(
                 instance_types=["p5.48xlarge"],
@@ -78,6 +80,7 @@ CASES = {
     # placementGroupSelector; a reservation's own placement group still needs it.
     "karpenter-efa-capacity-block-on-1.10": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "karpenter": {"chart_version": "1.10.0"},
             "cluster": {"kubernetes_version": "1.34"},
@@ -87,6 +90,7 @@ CASES = {
     ),
     "karpenter-odcr-placement-group-on-1.10": (
         {
+            "account": "123456789012",
             "region": "us-east-1",
             "karpenter": {"chart_version": "1.10.0"},
             "cluster": {"kubernetes_version": "1.34"},
