@@ -22,6 +22,7 @@ the deploy replaces: a new subnet replaces the NAT gateway and node groups in it
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,8 @@ from gpu_pool.model.labels import POOL_LABEL
 NODEGROUP = "AWS::EKS::Nodegroup"
 CLUSTER = "AWS::EKS::Cluster"
 SUBNET = "AWS::EC2::Subnet"
+# aws-cdk-lib Vpc subnet logical ids: Vpc<Public|Private|Isolated>Subnet<N>Subnet<hash>.
+_SUBNET_NUMBER = re.compile(r"Subnet(\d+)Subnet")
 ROLLING = ("Version", "ReleaseVersion")
 # createOnlyProperties of each type's CloudFormation resource schema (the CloudFormation registry
 # schemas; tests/cli/test_replacements.py compares these with the copy cfn-lint ships), nested
@@ -310,13 +313,27 @@ def _nodegroups(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _subnet_zones(template: dict[str, Any]) -> list[str]:
     """The zones of the template's subnets, where they are literal (an environment-bound
-    stack's)."""
-    zones = [
-        resource.get("Properties", {}).get("AvailabilityZone")
-        for resource in _resources(template).values()
+    stack's), in the VPC's order: aws-cdk-lib's Vpc gives the Nth zone the subnets numbered N
+    (`VpcPrivateSubnet<N>Subnet...`) and the Nth CIDR block of each subnet group, so the same
+    zones in another order are other subnets."""
+    numbered = [
+        (_subnet_number(logical_id), position, resource.get("Properties", {}))
+        for position, (logical_id, resource) in enumerate(_resources(template).items())
         if resource.get("Type") == SUBNET
     ]
-    return sorted({z for z in zones if isinstance(z, str)})
+    zones = [props.get("AvailabilityZone") for _, _, props in sorted(numbered, key=_by_number)]
+    return list(dict.fromkeys(z for z in zones if isinstance(z, str)))
+
+
+def _subnet_number(logical_id: str) -> int | None:
+    found = _SUBNET_NUMBER.search(logical_id)
+    return int(found.group(1)) if found else None
+
+
+def _by_number(entry: tuple[int | None, int, dict[str, Any]]) -> tuple[int, int]:
+    """Numbered subnets in their number's order, any other after them in template order."""
+    number, position, _ = entry
+    return (number if number is not None else 1 << 30, position)
 
 
 def _block(props: dict[str, Any]) -> bool:

@@ -69,6 +69,26 @@ def test_a_change_of_the_clusters_zones_names_the_network_the_cluster_and_the_se
     assert system and "replaced; Subnets: " in system[0]
 
 
+def test_the_zones_to_keep_are_printed_in_the_deployed_vpcs_order(tmp_path, capsys):
+    # Earlier versions gave the VPC the pools' zones in order of first mention: [b, a] made
+    # subnet 1 us-east-1b. The same zones sorted are other subnets (subnet N takes the Nth zone
+    # and the Nth CIDR block), so the advice must keep the deployed order.
+    deployed = synth_looked_up({**BOUND, "cluster": {"zones": ["us-east-1b", "us-east-1a"]}})
+    sorted_zones = synth_looked_up({**BOUND, "cluster": {"zones": ["us-east-1a", "us-east-1b"]}})
+    changes = {c.logical_id: c for c in dependency_changes(deployed, sorted_zones)}
+    assert changes["VpcPrivateSubnet1Subnet536B997A"].reasons == (
+        "replaced",
+        'AvailabilityZone: "us-east-1b" -> "us-east-1a"',
+    )
+    assert _run(tmp_path, deployed, sorted_zones, "--yes") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        f"  {tmp_path / 'new.json'}: the cause is the VPC's zones, us-east-1b, us-east-1a -> "
+        "us-east-1a, us-east-1b (cluster.zones, or the region's first three when it is unset)."
+    ) in out
+    assert "  To keep the deployed ones, set cluster.zones: [us-east-1b, us-east-1a]" in out
+
+
 def test_turning_auto_mode_off_is_refused_without_yes(tmp_path, capsys, monkeypatch):
     deployed = synth({"pools": {"gpu": {"provisioner": "auto-mode"}}}).to_json()
     switched = synth({"pools": {"gpu": {}}}).to_json()
