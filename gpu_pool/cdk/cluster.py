@@ -14,6 +14,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from gpu_pool.cdk.auto_mode.guard import guard_auto_mode
 from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_provider_framework
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
 from gpu_pool.checks.cluster import auto_mode_enabled, cluster_zones, placeholder_zones
@@ -66,6 +67,7 @@ def new_cluster(
         log_group_name=f"/aws/eks/{cluster_settings.name}/cluster",
         retention_in_days=cluster_settings.logging.retention_days,
     )
+    auto_mode = auto_mode_enabled(settings)
     cluster = eks.Cluster(
         stack,
         "Cluster",
@@ -78,9 +80,15 @@ def new_cluster(
         kubectl_provider_options=eks.KubectlProviderOptions(
             kubectl_layer=_kubectl_layer(stack, cluster_settings)
         ),
-        **_capacity(auto_mode_enabled(settings)),
+        **_capacity(auto_mode),
     )
     cluster.node.add_dependency(control_plane_logs)
+    guard_auto_mode(
+        cluster,
+        name=cluster_settings.name,
+        enabled=auto_mode,
+        turn_off_confirmed=cluster_settings.auto_mode is False,
+    )
     _add_system_nodes(cluster, cluster_settings)
     _acknowledge_kubectl_provider(cluster)
     if _open_to_the_internet(cluster_settings):

@@ -540,8 +540,9 @@ class ClusterSettings(_Settings):
     its NAT gateway and every node group (docs/day2.md)."""
     auto_mode: bool | None = None
     """EKS Auto Mode compute, block storage and load balancing on the new cluster. None: on
-    while some pool uses provisioner auto-mode. true keeps it on with no such pool: turning it
-    off terminates Auto Mode's instances and deletes its load balancers, users' own too."""
+    while some pool uses provisioner auto-mode. true keeps it on with no such pool. Turning it
+    off terminates Auto Mode's instances and deletes its load balancers, users' own too, so a
+    deploy that would turn it off fails (the cluster's Auto Mode guard) unless this is false."""
     nat_gateways: int = Field(default=1, ge=1, le=3)
     """NAT gateways of the new VPC (1 to 3); more is more available and dearer."""
     endpoint_access: EndpointAccess = "public_and_private"

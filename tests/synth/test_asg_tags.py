@@ -66,12 +66,12 @@ def test_tag_writer_role_is_scoped_to_this_cluster(default_template):
             "Action": ["eks:DescribeNodegroup", "eks:UpdateNodegroupConfig"],
             "Effect": "Allow",
             "Resource": "arn:<Ref:AWS::Partition>:eks:<Ref:AWS::Region>:<Ref:AWS::AccountId>"
-            ":nodegroup/<Ref:ClusterEB0386A7>/*/*",
+            ":nodegroup/gpu-pool/*/*",
         },
         {
             "Action": ["autoscaling:CreateOrUpdateTags", "autoscaling:DeleteTags"],
             "Condition": {
-                "StringEquals": {"aws:ResourceTag/eks:cluster-name": "<Ref:ClusterEB0386A7>"}
+                "StringEquals": {"aws:ResourceTag/eks:cluster-name": "gpu-pool"}
             },
             "Effect": "Allow",
             "Resource": "arn:<Ref:AWS::Partition>:autoscaling:<Ref:AWS::Region>:"

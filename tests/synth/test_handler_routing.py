@@ -7,6 +7,7 @@ CloudFormation finds the handler: resource -> ServiceToken -> the Provider frame
 -> its USER_ON_EVENT_FUNCTION_ARN -> the Lambda whose code is handler/index.py.
 """
 
+from gpu_pool.cdk.auto_mode import guard
 from gpu_pool.cdk.nodegroups import asg_tags, scaling
 from gpu_pool.cdk.nodegroups.handler import index
 from tests.support.cfn import resources
@@ -50,6 +51,11 @@ def handler_resource_types(template) -> dict[str, str]:
 
 def test_the_handler_routes_every_type_the_template_sends_it(default_template):
     sent = handler_resource_types(default_template)
-    # Both kinds of per-node-group resource, or this test checks less than it claims.
-    assert set(sent.values()) == {asg_tags.RESOURCE_TYPE, scaling.RESOURCE_TYPE}
+    # Both kinds of per-node-group resource and the cluster's Auto Mode guard, or this test
+    # checks less than it claims.
+    assert set(sent.values()) == {
+        asg_tags.RESOURCE_TYPE,
+        scaling.RESOURCE_TYPE,
+        guard.RESOURCE_TYPE,
+    }
     assert set(sent.values()) <= index.HANDLERS.keys()

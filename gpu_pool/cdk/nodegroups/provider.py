@@ -31,6 +31,7 @@ from gpu_pool.cdk.nag.acknowledge import (
     acknowledge_provider_framework,
     acknowledge_wildcard_resources,
 )
+from gpu_pool.cdk.registry import literal_cluster_name
 
 HANDLER_DIR = Path(__file__).resolve().parent / "handler"
 _PROVIDER_ID = "GpuPoolNodegroupHandler"
@@ -70,20 +71,27 @@ class NodegroupHandler(Construct):
         acknowledge_managed_policies(self)
 
     @classmethod
+    def of_stack(cls, scope: Construct) -> NodegroupHandler:
+        """The stack's handler, created on first use, with no grants (the Auto Mode guard
+        calls no AWS API)."""
+        stack = Stack.of(scope)
+        existing = stack.node.try_find_child(_PROVIDER_ID)
+        return (
+            cast(NodegroupHandler, existing) if existing is not None else cls(stack, _PROVIDER_ID)
+        )
+
+    @classmethod
     def of(cls, scope: Construct, cluster: eks.ICluster) -> NodegroupHandler:
         """The stack's handler, created on first use, allowed to act on `cluster`'s groups."""
         stack = Stack.of(scope)
-        existing = stack.node.try_find_child(_PROVIDER_ID)
-        writer = (
-            cast(NodegroupHandler, existing) if existing is not None else cls(stack, _PROVIDER_ID)
-        )
+        writer = cls.of_stack(stack)
         grant_id = f"Grants{Names.node_unique_id(cluster.node)}"
         if writer.role.node.try_find_child(grant_id) is None:
-            grants = iam.Policy(
-                writer.role,
-                grant_id,
-                statements=handler_statements(stack, cluster.cluster_name),
-            )
+            # The name as text where the cluster was given one: a Ref would make the handler
+            # wait for the cluster, and the cluster waits for its Auto Mode guard, which this
+            # handler serves (cdk/auto_mode/guard.py).
+            name = literal_cluster_name(cluster) or cluster.cluster_name
+            grants = iam.Policy(writer.role, grant_id, statements=handler_statements(stack, name))
             writer.role.attach_inline_policy(grants)
             acknowledge_wildcard_resources(
                 grants,

@@ -1,7 +1,8 @@
-"""The `custom_resources.Provider` on-event handler for gpu-pool's per-node-group resources.
+"""The `custom_resources.Provider` on-event handler for gpu-pool's custom resources: two per
+node group, and the new cluster's Auto Mode guard.
 
-Both take ResourceProperties ClusterName and NodegroupName (the bare name), and run after their
-node group exists.
+The node group ones take ResourceProperties ClusterName and NodegroupName (the bare name), and
+run after their node group exists.
 
 Custom::GpuPoolAsgTags keeps the Cluster Autoscaler tags on the group's ASG equal to the
 settings. Properties: Tags ([{Key, Value}]). The physical id is the ASG's name, so a replaced
@@ -19,6 +20,9 @@ with a desired size only where one is needed: DesiredSizeOnCreate on Create; aft
 when the live desired size falls outside the new bounds (it is clamped into them). The node
 group's own template ScalingConfig never changes (see scaling.py), so CloudFormation never
 pushes a desired size onto a group Cluster Autoscaler has scaled.
+
+Custom::GpuPoolAutoModeGuard (ClusterName, AutoMode, TurnOffConfirmed: "true"/"false") refuses
+an Update from AutoMode "true" to "false" unless TurnOffConfirmed is "true".
 """
 
 from __future__ import annotations
@@ -129,7 +133,26 @@ def _tag(asg: str, key: str) -> dict[str, Any]:
     return {"ResourceId": asg, "ResourceType": "auto-scaling-group", "Key": key}
 
 
+def _auto_mode_guard(event: dict[str, Any]) -> dict[str, Any]:
+    """Fail an update that turns EKS Auto Mode off, unless the settings say so. The cluster
+    depends on this resource, so CloudFormation updates it first and a failure here rolls the
+    deploy back before the cluster changes. Calls no AWS API: the old and new properties are
+    all it needs."""
+    props = event["ResourceProperties"]
+    if event["RequestType"] == "Update":
+        was_on = event["OldResourceProperties"].get("AutoMode") == "true"
+        if was_on and props["AutoMode"] != "true" and props.get("TurnOffConfirmed") != "true":
+            raise ValueError(
+                f"gpu-pool: this deploy turns EKS Auto Mode off on cluster {props['ClusterName']}, "
+                "which terminates its Auto Mode instances and deletes the load balancers it "
+                "manages (EKS user guide, 'Disable EKS Auto Mode'). Set cluster.auto_mode: true "
+                "to keep it, or cluster.auto_mode: false to turn it off."
+            )
+    return {"PhysicalResourceId": f"{props['ClusterName']}/auto-mode"}
+
+
 HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "Custom::GpuPoolAsgTags": _asg_tags,
     "Custom::GpuPoolNodegroupScaling": _scaling,
+    "Custom::GpuPoolAutoModeGuard": _auto_mode_guard,
 }
