@@ -467,9 +467,28 @@ def _auto_mode(
         # With --cdk-out (the stack's region known) and credentials, read the add-ons.
         name = cluster_name(new)
         client = aws or (_aws(region) if region is not None else None)
-        if name is not None and client is not None:
-            _check_addons(name, _cluster_minor(new), client)
+        if name is None or client is None:
+            print(
+                f"  {stack}: the add-ons were not read (that needs --cdk-out and AWS "
+                f"credentials): {_ADDON_CHECK}"
+            )
+            return True
+        unverified = _check_addons(name, _cluster_minor(new), client)
+        if unverified:
+            print(
+                f"  {stack}: {', '.join(unverified)}: no EKS add-on version to compare (self-"
+                f"managed, as a new cluster's VPC CNI and kube-proxy are): {_ADDON_CHECK}"
+            )
+            return True
     return False
+
+
+# How to read the version of an add-on EKS does not manage: its DaemonSet's image tag.
+_ADDON_CHECK = (
+    "check their versions against the table before you confirm (kubectl -n kube-system get "
+    "daemonset aws-node kube-proxy eks-pod-identity-agent -o "
+    "custom-columns=NAME:.metadata.name,IMAGE:.spec.template.spec.containers[0].image)"
+)
 
 
 def _cluster_minor(template: dict[str, Any]) -> str:
@@ -479,12 +498,14 @@ def _cluster_minor(template: dict[str, Any]) -> str:
     return ""
 
 
-def _check_addons(cluster: str, minor: str, aws: Callable[[str], Any]) -> None:
+def _check_addons(cluster: str, minor: str, aws: Callable[[str], Any]) -> list[str]:
     """Each installed EKS add-on of the table against its minimum (DescribeAddon); refuses
-    the deploy while one is older."""
+    the deploy while one is older. Returns the add-ons whose version it could not judge: not
+    EKS add-ons (self-managed, or not installed), or a version of another shape."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     from gpu_pool.model.auto_mode_addons import (
+        ALWAYS_RUNNING,
         AUTO_MODE_ADDON_MINIMUMS,
         KUBE_PROXY,
         addon_minimum,
@@ -492,7 +513,7 @@ def _check_addons(cluster: str, minor: str, aws: Callable[[str], Any]) -> None:
     )
 
     eks = aws("eks")
-    old = []
+    old, unverified = [], []
     for addon in [*AUTO_MODE_ADDON_MINIMUMS, KUBE_PROXY]:
         minimum = addon_minimum(addon, minor)
         if minimum is None:
@@ -503,19 +524,25 @@ def _check_addons(cluster: str, minor: str, aws: Callable[[str], Any]) -> None:
             ]
         except ClientError as err:
             if err.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-                print(f"  {addon}: not an EKS add-on of {cluster} (if you run it yourself, check)")
+                print(f"  {addon}: not an EKS add-on of {cluster}")
+                if addon in ALWAYS_RUNNING:
+                    unverified.append(addon)
                 continue
             raise CliError(f"replacements: EKS refused DescribeAddon {addon}: {err}") from None
         except BotoCoreError as err:
             raise CliError(f"replacements: cannot read add-on {addon}: {err}") from None
         print(f"  {addon}: {version} on {cluster}")
-        if below_minimum(version, minimum):
+        judged = below_minimum(version, minimum)
+        if judged is None:
+            unverified.append(addon)
+        elif judged:
             old.append(f"{addon} {version} (needs {minimum})")
     if old:
         raise CliError(
             f"replacements: {cluster} runs {', '.join(old)}: update them first (aws eks "
             "update-addon --cluster-name ... --addon-name ... --addon-version ...), then deploy"
         )
+    return unverified
 
 
 def _template_file(path_text: str) -> dict[str, Any]:

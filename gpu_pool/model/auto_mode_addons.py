@@ -19,6 +19,10 @@ AUTO_MODE_ADDON_MINIMUMS: dict[str, tuple[str, str]] = {
     "eks-pod-identity-agent": ("EKS Pod Identity Agent", "v1.3.4-eksbuild.1"),
 }
 KUBE_PROXY = "kube-proxy"
+# Every cluster runs these, as EKS add-ons or, on a cluster created with EKS's default
+# bootstrapSelfManagedAddons (as aws-cdk-lib creates it), self-managed: when DescribeAddon
+# knows none, their version is still to be checked.
+ALWAYS_RUNNING = ("vpc-cni", KUBE_PROXY)
 KUBE_PROXY_MINIMUMS: dict[str, str] = {
     "1.25": "v1.25.16-eksbuild.22",
     "1.26": "v1.26.15-eksbuild.19",
@@ -39,12 +43,12 @@ def addon_minimum(addon: str, kubernetes_minor: str) -> str | None:
     return entry[1] if entry else None
 
 
-def below_minimum(version: str, minimum: str) -> bool:
-    """Whether an EKS add-on version (v1.19.0-eksbuild.1) is older than `minimum`; a version
-    of another shape is not judged."""
+def below_minimum(version: str, minimum: str) -> bool | None:
+    """Whether an EKS add-on version (v1.19.0-eksbuild.1) is older than `minimum`; None for
+    a version of another shape, which cannot be judged (the caller says so)."""
     have, need = _VERSION.match(version), _VERSION.match(minimum)
     if have is None or need is None:
-        return False
+        return None
     return tuple(map(int, have.groups())) < tuple(map(int, need.groups()))
 
 

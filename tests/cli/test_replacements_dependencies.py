@@ -129,15 +129,26 @@ def _assembly(tmp_path, template):
     return out
 
 
+# DescribeAddon as the stub answers it: a version, or None for ResourceNotFoundException (no
+# EKS add-on of that name: not installed, or self-managed, as aws-cdk-lib's clusters run VPC
+# CNI and kube-proxy, created by EKS's default bootstrapSelfManagedAddons).
 @pytest.mark.parametrize(
-    ("cni", "code"), [("v1.18.5-eksbuild.1", 2), ("v1.19.2-eksbuild.1", 0)], ids=["old", "new"]
+    ("cni", "yes", "code"),
+    [
+        ("v1.18.5-eksbuild.1", True, 2),
+        ("v1.19.2-eksbuild.1", False, 0),
+        (None, True, 0),
+        (None, False, 2),
+    ],
+    ids=["old", "new", "self-managed-confirmed", "self-managed-unconfirmed"],
 )
-def test_turning_auto_mode_on_checks_the_add_on_minimums(tmp_path, capsys, cni, code):
+def test_turning_auto_mode_on_checks_the_add_on_minimums(tmp_path, capsys, cni, yes, code):
     import boto3
     from botocore.stub import Stubber
 
+    # Auto Mode turned on and nothing else: the add-ons alone decide whether it asks.
     deployed = synth({"pools": {"gpu": {}}}).to_json()
-    enabled = synth({"pools": {"gpu": {"provisioner": "auto-mode"}}}).to_json()
+    enabled = synth({"cluster": {"auto_mode": True}, "pools": {"gpu": {}}}).to_json()
     out = _assembly(tmp_path, enabled)
     cloudformation = boto3.client("cloudformation", region_name=REGION)
     eks = boto3.client("eks", region_name=REGION)
@@ -166,10 +177,27 @@ def test_turning_auto_mode_on_checks_the_add_on_minimums(tmp_path, capsys, cni, 
                     {"addon": {"addonName": addon, "addonVersion": version}},
                     params,
                 )
-        assert main(["replacements", "--cdk-out", str(out), "--yes"], aws=clients.get) == code
+        argv = ["replacements", "--cdk-out", str(out), *(["--yes"] if yes else [])]
+        assert main(argv, aws=clients.get) == code
     printed, err = capsys.readouterr()
     assert "  Amazon VPC CNI plugin for Kubernetes (vpc-cni): v1.19.0-eksbuild.1" in printed
     assert "  EKS Pod Identity Agent (eks-pod-identity-agent): v1.3.4-eksbuild.1" in printed
+    if cni is None:
+        assert "  vpc-cni: not an EKS add-on of gpu-pool" in printed
+        assert (
+            "  GpuPool: vpc-cni: no EKS add-on version to compare (self-managed, as a new "
+            "cluster's VPC CNI and kube-proxy are): check their versions against the table "
+            "before you confirm (kubectl -n kube-system get daemonset aws-node kube-proxy "
+            "eks-pod-identity-agent -o custom-columns=NAME:.metadata.name,"
+            "IMAGE:.spec.template.spec.containers[0].image)"
+        ) in printed
+        assert err == (
+            ""
+            if yes
+            else "gpu-pool: replacements: not confirmed (no terminal to ask on); re-run with "
+            "--yes to proceed\n"
+        )
+        return
     assert f"  vpc-cni: {cni} on gpu-pool" in printed
     if code:
         assert err == (

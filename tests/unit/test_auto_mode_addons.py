@@ -16,8 +16,8 @@ from gpu_pool.model.auto_mode_addons import addon_minimum, below_minimum, minimu
         ("v1.20.0-eksbuild.1", "v1.19.0-eksbuild.1", False),
         # Compared as numbers, not text: 1.3.10 is newer than 1.3.4.
         ("v1.3.10-eksbuild.1", "v1.3.4-eksbuild.1", False),
-        # Another shape is not judged.
-        ("1.19.0", "v1.19.0-eksbuild.1", False),
+        # Another shape cannot be judged: None, which the command reports as unverified.
+        ("1.19.0", "v1.19.0-eksbuild.1", None),
     ],
 )
 def test_below_minimum_compares_versions_and_builds_as_numbers(version, minimum, older):
