@@ -80,7 +80,8 @@ def check_cluster(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
                     f"{prefix}.zones",
                     f"{', '.join(outside)} not among the cluster's zones ({', '.join(zones)}: "
                     f"{source}): choose among them, or list every zone the cluster needs in "
-                    "cluster.zones (changing a deployed cluster's zones replaces its subnets)",
+                    "cluster.zones before the first deploy (a deployed cluster keeps the zones it was "
+                    "created in: EKS takes no subnet of another zone)",
                 )
             )
     return findings
@@ -99,7 +100,8 @@ def check_reservation_zones(
             "GP-APP-20",
             "cluster.zones",
             f"{facts.reservation_id} (pool {name}) is in {facts.zone}, outside the cluster's "
-            f"zones ({', '.join(zones)}): add {facts.zone} to cluster.zones",
+            f"zones ({', '.join(zones)}): list {facts.zone} in cluster.zones before the "
+            "cluster's first deploy (a deployed cluster keeps the zones it was created in)",
         )
         for name, facts in reservations.items()
         if facts.zone not in zones

@@ -582,7 +582,7 @@ CASES = {
         [
             (
                 "E",
-                "pools.train.zones: us-east-1c not among the cluster's zones (us-east-1a, us-east-1b: cluster.zones): choose among them, or list every zone the cluster needs in cluster.zones (changing a deployed cluster's zones replaces its subnets)",
+                "pools.train.zones: us-east-1c not among the cluster's zones (us-east-1a, us-east-1b: cluster.zones): choose among them, or list every zone the cluster needs in cluster.zones before the first deploy (a deployed cluster keeps the zones it was created in: EKS takes no subnet of another zone)",
             ),
         ],
     ),

@@ -37,8 +37,8 @@ def test_a_pool_zone_outside_the_default_zones_names_cluster_zones():
     assert _findings(settings, US_EAST_1) == [
         "pools.train.zones: us-east-1d not among the cluster's zones (us-east-1a, us-east-1b, "
         "us-east-1c: the region's first three): choose among them, or list every zone the "
-        "cluster needs in cluster.zones (changing a deployed cluster's zones replaces its "
-        "subnets)"
+        "cluster needs in cluster.zones before the first deploy (a deployed cluster keeps the "
+        "zones it was created in: EKS takes no subnet of another zone)"
     ]
     # Before the lookup there is nothing to judge against.
     assert _findings(settings) == []
@@ -83,7 +83,8 @@ def test_a_looked_up_reservation_outside_the_cluster_zones_names_cluster_zones()
     found = _findings({**BOUND, "pools": {"train": pool}}, US_EAST_1, {"train": block})
     assert (
         "cluster.zones: cr-0123456789abcdef0 (pool train) is in us-east-1e, outside the "
-        "cluster's zones (us-east-1a, us-east-1b, us-east-1c): add us-east-1e to cluster.zones"
+        "cluster's zones (us-east-1a, us-east-1b, us-east-1c): list us-east-1e in cluster.zones "
+        "before the cluster's first deploy (a deployed cluster keeps the zones it was created in)"
     ) in found
     inside = ReservationFacts("cr-0123456789abcdef0", "us-east-1a", "p5.48xlarge", 2)
     assert _findings({**BOUND, "pools": {"train": pool}}, US_EAST_1, {"train": inside}) == []
