@@ -80,8 +80,8 @@ def check_cluster(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
                     f"{prefix}.zones",
                     f"{', '.join(outside)} not among the cluster's zones ({', '.join(zones)}: "
                     f"{source}): choose among them, or list every zone the cluster needs in "
-                    "cluster.zones before the first deploy (a deployed cluster keeps the zones it was "
-                    "created in: EKS takes no subnet of another zone)",
+                    "cluster.zones before the first deploy (a deployed cluster keeps the "
+                    "zones it was created in: EKS takes no subnet of another zone)",
                 )
             )
     return findings
