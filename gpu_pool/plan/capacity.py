@@ -83,7 +83,11 @@ class CapacityPlan:
         if reservation.fallback == "none":
             # A group target alone runs On-Demand when no reservation of the group has room;
             # capacity-reservations-only makes that launch fail instead (EC2 UG, "Launch
-            # instances into Capacity Reservations in a group").
+            # instances into Capacity Reservations in a group"). The two may be combined only
+            # with that preference (EC2 API reference, CapacityReservationSpecification: "You
+            # can only specify CapacityReservationPreference and CapacityReservationTarget if
+            # the CapacityReservationPreference is capacity-reservations-only"); the older
+            # launch template pages still say one option at a time.
             spec["CapacityReservationPreference"] = "capacity-reservations-only"
         return spec
 
