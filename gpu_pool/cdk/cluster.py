@@ -17,8 +17,8 @@ from constructs import Construct
 from gpu_pool.cdk.auto_mode.guard import guard_auto_mode
 from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_provider_framework
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
-from gpu_pool.checks.cluster import auto_mode_enabled, cluster_zones, placeholder_zones
 from gpu_pool.model.versions import KUBERNETES_RELEASES
+from gpu_pool.plan.cluster import auto_mode_enabled, cluster_zones, placeholder_zones
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
 
 # Label on the system node group; the controllers (autoscaler, Karpenter) select it.

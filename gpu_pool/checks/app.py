@@ -12,6 +12,7 @@ from gpu_pool.checks.controllers import check_autoscaler, check_karpenter_instal
 from gpu_pool.checks.syntax import ZONE
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION, EXACT_VERSION, KUBERNETES_RELEASES
+from gpu_pool.plan.cluster import uses_auto_mode
 from gpu_pool.settings import AppSettings, ClusterSettings
 
 
@@ -104,11 +105,6 @@ def uses_autoscaler(settings: AppSettings) -> bool:
 def uses_karpenter(settings: AppSettings) -> bool:
     """Whether the app installs Karpenter: some pool uses it."""
     return any(pool.provisioner == "karpenter" for _, pool in settings.pool_settings())
-
-
-def uses_auto_mode(settings: AppSettings) -> bool:
-    """Whether the cluster needs EKS Auto Mode compute: some pool uses it."""
-    return any(pool.provisioner == "auto-mode" for _, pool in settings.pool_settings())
 
 
 def _check_auto_mode_cluster(settings: AppSettings) -> Iterator[Finding]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpu_pool.checks import check_settings
-from gpu_pool.checks.cluster import auto_mode_enabled, cluster_zones
+from gpu_pool.plan.cluster import auto_mode_enabled, cluster_zones
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import load_settings
