@@ -20,6 +20,7 @@ from aws_cdk import IStableAnyProducer, IStableStringProducer, Lazy, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.controller import install_controller
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
 from gpu_pool.cdk.registry import (
@@ -192,6 +193,7 @@ class ClusterAutoscaler(Construct):
         super().__init__(scope, construct_id)
         settings = settings or AutoscalerSettings()
         cluster = as_icluster(cluster)
+        require_kubectl(cluster, "Cluster Autoscaler's chart")
         minor = kubernetes_version or created_cluster_version(cluster)
         pools = ClusterPools.of(cluster)
         node_selector = settings.node_selector if node_selector is None else node_selector
