@@ -18,12 +18,12 @@ before the other stacks exist.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import jsii
-from aws_cdk import Stack, Stage, Token
+from aws_cdk import IStableAnyProducer, IStableStringProducer, Stack, Stage, Token
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct, IConstruct, IValidation
 
@@ -36,11 +36,12 @@ from gpu_pool.checks.controllers import (
     check_pool_is_scaled,
     check_selector_avoids_pools,
 )
+from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan
-from gpu_pool.settings import AutoscalerSettings
+from gpu_pool.settings import AutoscalerSettings, MetricsSettings
 
 # What the constructs' `cluster` takes: jsii's generated eks.Cluster lacks one member of the
 # eks.ICluster protocol as mypy sees it, though at runtime it implements it.
@@ -66,6 +67,18 @@ def created_cluster_version(cluster: eks.ICluster) -> str | None:
     None for an imported cluster, which does not say."""
     resource = cluster.node.default_child if isinstance(cluster, eks.Cluster) else None
     return resource.version if isinstance(resource, eks.CfnCluster) else None
+
+
+@jsii.implements(IStableAnyProducer, IStableStringProducer)
+class AtSynth:
+    """A value produced at synth from a cluster's registry, so pools added after the
+    construct that asks count too. Lazy.any and Lazy.string both take it."""
+
+    def __init__(self, produce: Callable[[], Any]) -> None:
+        self._produce = produce
+
+    def produce(self) -> Any:
+        return self._produce()
 
 
 @dataclass(frozen=True)
@@ -96,8 +109,10 @@ class ClusterPools:
     # group in another stack must not make a dependency cycle (cdk/stacks.py).
     priority_autoscalers: list[Construct] = field(default_factory=list)
     # The bundled app's stack ran every settings rule first (checks.check_settings): the
-    # constructs do not repeat the ones that cover their own checks (Auto Mode compute).
+    # constructs do not repeat the ones that cover their own checks (metrics, Auto Mode compute).
     settings_checked: bool = False
+    # The cluster's GpuMetrics construct and its settings, if any (one per cluster).
+    metrics: tuple[Construct, MetricsSettings] | None = None
     _findings: list[list[Finding]] = field(default_factory=list)
     _scopes: list[Construct | None] = field(default_factory=list)
     _controllers: list[_Controller] = field(default_factory=list)
@@ -167,7 +182,7 @@ class ClusterPools:
     ) -> list[tuple[Construct, list[Finding]]]:
         """The cluster-wide rules' warnings, each with the construct it is about: a pool no
         controller (of this registry or `imports`) scales, an expander that ignores GPUs among
-        several groups."""
+        several groups, GPU metrics that miss some pool's nodes."""
         together = [self, *imports]
         installed = [c.installed for pools in together for c in pools._controllers]
         warnings = [
@@ -181,6 +196,9 @@ class ClusterPools:
             for c in self._controllers
             if c.autoscaler is not None
         ]
+        if self.metrics is not None and not self.settings_checked:
+            scope, metrics = self.metrics
+            warnings.append((scope, check_metrics(metrics, self.plans)))
         return warnings
 
     @classmethod

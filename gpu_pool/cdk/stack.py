@@ -89,7 +89,7 @@ class GpuPoolStack(Stack):
         self.pools = [built[plan.name] for plan in plans]
         if settings.metrics.gpu != "none":
             self.metrics = GpuMetrics(
-                self, "GpuMetrics", cluster=self.cluster, settings=settings.metrics, plans=plans
+                self, "GpuMetrics", cluster=self.cluster, settings=settings.metrics
             )
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
         _keep_agent_logical_id(self.cluster)

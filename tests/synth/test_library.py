@@ -344,6 +344,7 @@ def test_dir_lists_every_export_and_the_public_models_types_are_exported():
         "AutoModeNodePool",
         "ClusterAutoscaler",
         "Karpenter",
+        "GpuMetrics",
     ],
 )
 def test_each_construct_parameter_is_documented_on_one_line_with_its_default(construct):

@@ -14,10 +14,12 @@ from gpu_pool import (
     AutoModeNodePool,
     ClusterAutoscaler,
     ConfigError,
+    GpuMetrics,
     GpuNodePool,
     GpuPoolStack,
     Karpenter,
     KarpenterNodePool,
+    MetricsSettings,
     PoolSettings,
 )
 from tests.support.rules import documented
@@ -137,8 +139,15 @@ def test_a_scope_that_is_not_a_construct():
             "AutoModeNodePool 'S/Auto': cluster: has no kubectl provider, which installs the "
             "pool's NodePool and NodeClass",
         ),
+        (
+            lambda s, c, n: GpuMetrics(
+                s, "Metrics", cluster=c, settings=MetricsSettings(gpu="dcgm-exporter")
+            ),
+            "GpuMetrics 'S/Metrics': cluster: has no kubectl provider, which installs the "
+            "dcgm-exporter chart",
+        ),
     ],
-    ids=["GpuNodePool", "ClusterAutoscaler", "Karpenter", "AutoModeNodePool"],
+    ids=["GpuNodePool", "ClusterAutoscaler", "Karpenter", "AutoModeNodePool", "GpuMetrics"],
 )
 def test_a_cluster_imported_without_a_kubectl_provider(stack, build, message):
     cluster, subnet = _without_kubectl(stack)
@@ -230,4 +239,31 @@ def test_two_stacks_each_adding_an_autoscaler_to_one_imported_cluster_fail_the_s
 def test_imports_of_one_name_in_another_region_are_another_cluster():
     other = cdk.Environment(account="123456789012", region="eu-west-1")
     assert _synth_errors(_two_stacks_importing_one_cluster(other)) == []
+
+
+def test_gpu_metrics_refuse_none_and_a_second_construct_on_one_cluster(stack):
+    cluster, _ = imported_cluster(stack)
+    assert _error(
+        lambda: GpuMetrics(stack, "None", cluster=cluster, settings=MetricsSettings())
+    ) == [
+        "GpuMetrics 'S/None': metrics.gpu: 'none' installs nothing; choose 'dcgm-exporter' or "
+        "'cloudwatch', or leave GpuMetrics out"
+    ]
+    GpuMetrics(stack, "First", cluster=cluster, settings=MetricsSettings(gpu="cloudwatch"))
+    assert _error(
+        lambda: GpuMetrics(
+            stack, "Second", cluster=cluster, settings=MetricsSettings(gpu="dcgm-exporter")
+        )
+    ) == [
+        "GpuMetrics 'S/Second': cluster: has GPU metrics already (GpuMetrics 'S/First'); each "
+        "installs the same release or add-on, so one of them would fail to deploy: keep one"
+    ]
+
+
+def test_gpu_metrics_warn_at_synth_about_pool_types_the_add_on_misses(stack):
+    cluster, subnet = imported_cluster(stack)
+    GpuMetrics(stack, "Metrics", cluster=cluster, settings=MetricsSettings(gpu="cloudwatch"))
+    GpuNodePool(stack, "Pool", cluster=cluster, subnets=[subnet], settings=PoolSettings(instance_types=["g6f.large"]))
+    warnings = Annotations.from_stack(stack).find_warning("/S/Metrics", Match.any_value())
+    assert [w.entry.data.rsplit("[ack: ", 1)[1] for w in warnings] == ["gpu-pool:GP-METRICS-02]"]
 
