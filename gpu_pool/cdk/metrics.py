@@ -48,7 +48,7 @@ class GpuMetrics(Construct):
     :param settings: `gpu` (dcgm-exporter or cloudwatch) and `service_monitor`.
 
     With cloudwatch, plan a GPU Operator pool with `plan_pool(settings, metrics="cloudwatch")`,
-    so its operator runs no second exporter.
+    so its operator runs no second exporter (a pool planned for other metrics fails the synth).
     The add-on's agent gets its credentials through EKS Pod Identity: on an imported cluster the
     eks-pod-identity-agent add-on must run.
 

@@ -36,6 +36,7 @@ from gpu_pool.checks.controllers import (
     check_pool_is_scaled,
     check_selector_avoids_pools,
 )
+from gpu_pool.checks.library import check_operator_exporter
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
@@ -165,6 +166,14 @@ class ClusterPools:
         installed = [c.installed for pools in together for c in pools._controllers]
         return [str(f) for f in check_one_of_each(installed)]
 
+    def metrics_errors(self) -> list[str]:
+        """Pools planned for other GPU metrics than the cluster's GpuMetrics installs."""
+        if self.metrics is None:
+            return []
+        scope, metrics = self.metrics
+        found = [f for plan in self.plans for f in check_operator_exporter(metrics.gpu, plan)]
+        return [f"{located(scope)}: {f}" for f in found]
+
     def selector_errors(self, imports: Sequence[ClusterPools] = ()) -> list[str]:
         """No controller of this registry selecting the nodes of a GPU pool (of this registry
         or `imports`)."""
@@ -284,7 +293,7 @@ class _ClusterRules:
             self._warned = True
             for scope, findings in pools.cluster_warnings(imports):
                 warn(scope, findings)
-        errors = pools.selector_errors(imports)
+        errors = pools.selector_errors(imports) + pools.metrics_errors()
         if holders[0] is not self._holder:
             return errors  # the first holder counts this one's controllers too
         counted = pools.controller_errors(imports)

@@ -185,11 +185,15 @@ def test_an_auto_mode_pool_on_a_cluster_without_auto_mode_compute(stack):
 
 
 def test_the_rules_on_a_library_cluster_are_in_the_guardrails_index():
-    from gpu_pool.checks.library import check_auto_mode_compute
+    from gpu_pool import plan_pool
+    from gpu_pool.checks.library import check_auto_mode_compute, check_operator_exporter
 
     assert check_auto_mode_compute(True) == []
     assert [f.rule for f in documented(check_auto_mode_compute(None))] == ["GP-LIB-01"]
     assert [f.rule for f in documented(check_auto_mode_compute(False))] == ["GP-LIB-02"]
+    operator = plan_pool(PoolSettings(gpu_software="gpu-operator"))
+    found = documented(check_operator_exporter("cloudwatch", operator))
+    assert [f.rule for f in found] == ["GP-LIB-03"]
 
 
 def test_an_auto_mode_pool_on_an_imported_cluster_warns_that_it_needs_auto_mode(stack):
@@ -267,3 +271,46 @@ def test_gpu_metrics_warn_at_synth_about_pool_types_the_add_on_misses(stack):
     warnings = Annotations.from_stack(stack).find_warning("/S/Metrics", Match.any_value())
     assert [w.entry.data.rsplit("[ack: ", 1)[1] for w in warnings] == ["gpu-pool:GP-METRICS-02]"]
 
+
+@pytest.mark.parametrize(
+    ("gpu", "planned_for", "what"),
+    [
+        (
+            "cloudwatch",
+            "another choice",
+            "the operator's own DCGM exporter would run beside the add-on's, two DCGM host "
+            "engines contending for the GPUs' profiling metrics",
+        ),
+        (
+            "dcgm-exporter",
+            "cloudwatch",
+            "its operator runs no DCGM exporter and dcgm-exporter leaves GPU Operator nodes to "
+            "it, so the pool's nodes would send no GPU metrics",
+        ),
+    ],
+)
+def test_a_gpu_operator_pool_planned_for_other_metrics_fails_the_synth(gpu, planned_for, what):
+    from gpu_pool import plan_pool
+
+    stack = cdk.Stack(cdk.App(), "S")
+    cluster, subnet = imported_cluster(stack)
+    other = "none" if gpu == "cloudwatch" else "cloudwatch"
+    plan = plan_pool(PoolSettings(gpu_software="gpu-operator"), metrics=other)
+    GpuNodePool(stack, "Pool", cluster=cluster, subnets=[subnet], settings=plan)
+    GpuMetrics(stack, "Metrics", cluster=cluster, settings=MetricsSettings(gpu=gpu))
+    assert _synth_errors(cdk.App.of(stack)) == [
+        f"[S/GpuPoolsC] GpuMetrics 'S/Metrics': pool.gpu_software: 'gpu-operator' on a cluster "
+        f"whose GpuMetrics is '{gpu}', but the pool was planned for {planned_for}: {what}; plan "
+        f"it with plan_pool(settings, metrics='{gpu}')"
+    ]
+
+
+def test_a_gpu_operator_pool_planned_for_the_clusters_metrics_passes():
+    from gpu_pool import plan_pool
+
+    stack = cdk.Stack(cdk.App(), "S")
+    cluster, subnet = imported_cluster(stack)
+    plan = plan_pool(PoolSettings(gpu_software="gpu-operator"), metrics="cloudwatch")
+    GpuNodePool(stack, "Pool", cluster=cluster, subnets=[subnet], settings=plan)
+    GpuMetrics(stack, "Metrics", cluster=cluster, settings=MetricsSettings(gpu="cloudwatch"))
+    assert _synth_errors(cdk.App.of(stack)) == []
