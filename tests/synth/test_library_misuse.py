@@ -314,3 +314,17 @@ def test_a_gpu_operator_pool_planned_for_the_clusters_metrics_passes():
     GpuNodePool(stack, "Pool", cluster=cluster, subnets=[subnet], settings=plan)
     GpuMetrics(stack, "Metrics", cluster=cluster, settings=MetricsSettings(gpu="cloudwatch"))
     assert _synth_errors(cdk.App.of(stack)) == []
+
+
+def test_an_autoscaler_on_another_import_of_the_cluster_scales_a_pool():
+    """A pool at min_size 0 in one stack, the cluster's ClusterAutoscaler in another: no
+    'nothing starts the pool's first node' warning (GP-CTRL-10), since one runs there."""
+    app = cdk.App()
+    env = cdk.Environment(account="123456789012", region="us-east-1")
+    pools, platform = cdk.Stack(app, "Pools", env=env), cdk.Stack(app, "Platform", env=env)
+    cluster, subnet = imported_cluster(pools)
+    GpuNodePool(pools, "Pool", cluster=cluster, subnets=[subnet])
+    ClusterAutoscaler(platform, "CA", cluster=imported_cluster(platform)[0], kubernetes_version="1.35")
+    app.synth()
+    warnings = Annotations.from_stack(pools).find_warning("/Pools/Pool", Match.any_value())
+    assert [w.entry.data for w in warnings if "GP-CTRL-10" in w.entry.data] == []
