@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from gpu_pool.cdk.autoscaler import ClusterAutoscaler as ClusterAutoscaler
     from gpu_pool.cdk.karpenter.controller import Karpenter as Karpenter
     from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool as KarpenterNodePool
+    from gpu_pool.cdk.metrics import GpuMetrics as GpuMetrics
     from gpu_pool.cdk.nodegroups.pool import GpuNodePool as GpuNodePool
     from gpu_pool.cdk.stack import GpuPoolStack as GpuPoolStack
     from gpu_pool.plan.pool import PoolPlan as PoolPlan
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "AutoModeNodePool": "gpu_pool.cdk.auto_mode.node_pool",
     "ClusterAutoscaler": "gpu_pool.cdk.autoscaler",
+    "GpuMetrics": "gpu_pool.cdk.metrics",
     "GpuNodePool": "gpu_pool.cdk.nodegroups.pool",
     "Karpenter": "gpu_pool.cdk.karpenter.controller",
     "KarpenterNodePool": "gpu_pool.cdk.karpenter.node_pool",

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import jsii
-from aws_cdk import IStableAnyProducer, IStableStringProducer, Lazy, Stack
+from aws_cdk import Lazy, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.controller import install_controller
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
 from gpu_pool.cdk.registry import (
+    AtSynth,
     ClusterPools,
     EksCluster,
     PlacedNodeGroup,
@@ -104,20 +105,6 @@ def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
     return hashlib.sha256("\n".join(templates).encode()).hexdigest()[:16]
 
 
-@jsii.implements(IStableAnyProducer, IStableStringProducer)
-class _AtSynth:
-    """`value(node groups)` of every pool on the cluster, produced at synth: pools added after
-    the autoscaler count too. Lazy.any and Lazy.string both take it."""
-
-    def __init__(
-        self, pools: ClusterPools, value: Callable[[Sequence[PlacedNodeGroup]], Any]
-    ) -> None:
-        self._pools, self._value = pools, value
-
-    def produce(self) -> Any:
-        return self._value(self._pools.node_groups)
-
-
 def autoscaler_values(
     cluster_name: str,
     region: str,
@@ -192,6 +179,7 @@ class ClusterAutoscaler(Construct):
         super().__init__(scope, construct_id)
         settings = settings or AutoscalerSettings()
         cluster = as_icluster(cluster)
+        require_kubectl(cluster, "Cluster Autoscaler's chart")
         minor = kubernetes_version or created_cluster_version(cluster)
         pools = ClusterPools.of(cluster)
         node_selector = settings.node_selector if node_selector is None else node_selector
@@ -221,8 +209,8 @@ class ClusterAutoscaler(Construct):
                 image_tag,
                 settings,
                 node_selector,
-                Lazy.any(_AtSynth(pools, scale_up_priorities)),
-                Lazy.string(_AtSynth(pools, node_templates_checksum)),
+                Lazy.any(AtSynth(lambda: scale_up_priorities(pools.node_groups))),
+                Lazy.string(AtSynth(lambda: node_templates_checksum(pools.node_groups))),
             ),
             install_pod_identity_agent=install_pod_identity_agent,
         )

@@ -6,20 +6,26 @@ the pools added before it (unique names, one device plugin per node, one GPU Ope
 workload cannot tell apart). The cluster-wide rules run at synth, once the app is built, so the
 order constructs are added in does not matter: one ClusterAutoscaler and one Karpenter, no
 controller on a GPU pool's nodes, a pool nothing scales. Cluster Autoscaler reads every pool's
-node groups at synth too. There is one registry per cluster construct;
-pools on another import of the same cluster are not seen.
+node groups at synth too.
+
+There is one registry per cluster construct. Imports of one cluster in several stacks of an app
+(each its own construct) are recognised at synth by the cluster's literal name and the
+account and Region their stacks state: the cluster-wide rules then count their controllers
+together (two ClusterAutoscalers on one cluster fail to deploy whichever stack adds them). The
+rules between pools still see only the pools of one construct: they run as each pool is added,
+before the other stacks exist.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import jsii
-from aws_cdk import Stack, Token
+from aws_cdk import IStableAnyProducer, IStableStringProducer, Stack, Stage, Token
 from aws_cdk import aws_eks_v2 as eks
-from constructs import Construct, IValidation
+from constructs import Construct, IConstruct, IValidation
 
 from gpu_pool.cdk.report import located, warn
 from gpu_pool.checks import check_pool_on_cluster
@@ -30,11 +36,13 @@ from gpu_pool.checks.controllers import (
     check_pool_is_scaled,
     check_selector_avoids_pools,
 )
+from gpu_pool.checks.library import check_operator_exporter
+from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan
-from gpu_pool.settings import AutoscalerSettings
+from gpu_pool.settings import AutoscalerSettings, MetricsSettings
 
 # What the constructs' `cluster` takes: jsii's generated eks.Cluster lacks one member of the
 # eks.ICluster protocol as mypy sees it, though at runtime it implements it.
@@ -60,6 +68,18 @@ def created_cluster_version(cluster: eks.ICluster) -> str | None:
     None for an imported cluster, which does not say."""
     resource = cluster.node.default_child if isinstance(cluster, eks.Cluster) else None
     return resource.version if isinstance(resource, eks.CfnCluster) else None
+
+
+@jsii.implements(IStableAnyProducer, IStableStringProducer)
+class AtSynth:
+    """A value produced at synth from a cluster's registry, so pools added after the
+    construct that asks count too. Lazy.any and Lazy.string both take it."""
+
+    def __init__(self, produce: Callable[[], Any]) -> None:
+        self._produce = produce
+
+    def produce(self) -> Any:
+        return self._produce()
 
 
 @dataclass(frozen=True)
@@ -89,6 +109,11 @@ class ClusterPools:
     # Autoscalers whose chart names every node group's ASG (the priority expander): a node
     # group in another stack must not make a dependency cycle (cdk/stacks.py).
     priority_autoscalers: list[Construct] = field(default_factory=list)
+    # The bundled app's stack ran every settings rule first (checks.check_settings): the
+    # constructs do not repeat the ones that cover their own checks (metrics, Auto Mode compute).
+    settings_checked: bool = False
+    # The cluster's GpuMetrics construct and its settings, if any (one per cluster).
+    metrics: tuple[Construct, MetricsSettings] | None = None
     _findings: list[list[Finding]] = field(default_factory=list)
     _scopes: list[Construct | None] = field(default_factory=list)
     _controllers: list[_Controller] = field(default_factory=list)
@@ -134,32 +159,55 @@ class ClusterPools:
         installed = InstalledController(setting, scope.node.path, dict(node_selector))
         self._controllers.append(_Controller(scope, installed, autoscaler))
 
-    def cluster_errors(self) -> list[str]:
-        """The cluster-wide rules' errors, once every construct is added: one controller of
-        each kind, no controller selecting a GPU pool's nodes."""
-        installed = [c.installed for c in self._controllers]
-        errors = [str(f) for f in check_one_of_each(installed)]
+    def controller_errors(self, imports: Sequence[ClusterPools] = ()) -> list[str]:
+        """One controller of each kind, counted over this registry and `imports` (those of
+        other constructs of the same cluster), once every construct is added."""
+        together = [self, *imports]
+        installed = [c.installed for pools in together for c in pools._controllers]
+        return [str(f) for f in check_one_of_each(installed)]
+
+    def metrics_errors(self) -> list[str]:
+        """Pools planned for other GPU metrics than the cluster's GpuMetrics installs."""
+        if self.metrics is None:
+            return []
+        scope, metrics = self.metrics
+        found = [f for plan in self.plans for f in check_operator_exporter(metrics.gpu, plan)]
+        return [f"{located(scope)}: {f}" for f in found]
+
+    def selector_errors(self, imports: Sequence[ClusterPools] = ()) -> list[str]:
+        """No controller of this registry selecting the nodes of a GPU pool (of this registry
+        or `imports`)."""
+        errors = []
+        plans = [plan for pools in (self, *imports) for plan in pools.plans]
         for controller in sorted(self._controllers, key=lambda c: c.installed.path):
             found = check_selector_avoids_pools(
-                controller.installed.node_selector, self.plans, controller.installed.setting
+                controller.installed.node_selector, plans, controller.installed.setting
             )
             errors += [f"{located(controller.scope)}: {f}" for f in found]
         return errors
 
-    def cluster_warnings(self) -> list[tuple[Construct, list[Finding]]]:
+    def cluster_warnings(
+        self, imports: Sequence[ClusterPools] = ()
+    ) -> list[tuple[Construct, list[Finding]]]:
         """The cluster-wide rules' warnings, each with the construct it is about: a pool no
-        controller scales, an expander that ignores GPUs among several groups."""
-        installed = [c.installed for c in self._controllers]
+        controller (of this registry or `imports`) scales, an expander that ignores GPUs among
+        several groups, GPU metrics that miss some pool's nodes."""
+        together = [self, *imports]
+        installed = [c.installed for pools in together for c in pools._controllers]
         warnings = [
             (scope, check_pool_is_scaled(plan, installed))
             for plan, scope in zip(self.plans, self._scopes, strict=True)
             if scope is not None
         ]
+        groups = sum(len(pools.node_groups) for pools in together)
         warnings += [
-            (c.scope, check_expander(c.autoscaler, len(self.node_groups)))
+            (c.scope, check_expander(c.autoscaler, groups))
             for c in self._controllers
             if c.autoscaler is not None
         ]
+        if self.metrics is not None and not self.settings_checked:
+            scope, metrics = self.metrics
+            warnings.append((scope, check_metrics(metrics, self.plans)))
         return warnings
 
     @classmethod
@@ -177,32 +225,82 @@ def cluster_scope(cluster: eks.ICluster, pools: ClusterPools | None = None) -> _
     holder_id = "GpuPools" + "".join(below.split("/"))
     holder = stack.node.try_find_child(holder_id)
     if not isinstance(holder, _Holder):
-        holder = _Holder(stack, holder_id, pools or ClusterPools())
+        name = literal_cluster_name(cluster)
+        key = None if name is None else (name, stack.account, stack.region)
+        holder = _Holder(stack, holder_id, pools or ClusterPools(), key)
     return holder
 
 
 class _Holder(Construct):
     """Keeps a cluster's registry in the construct tree, and runs its rules once the app is
-    built, whatever order the constructs were added in."""
+    built, whatever order the constructs were added in. `key`: the cluster's literal name and
+    its stack's account and Region (tokens where the stack is environment-agnostic), by which
+    other constructs of the same cluster are found; None for a name EKS generates."""
 
-    def __init__(self, scope: Construct, construct_id: str, pools: ClusterPools) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        pools: ClusterPools,
+        key: tuple[str, str, str] | None,
+    ) -> None:
         super().__init__(scope, construct_id)
         self.pools = pools
-        self.node.add_validation(_ClusterRules(pools))
+        self.key = key
+        self.node.add_validation(_ClusterRules(self))
+
+    def same_cluster(self) -> list[_Holder]:
+        """The holders of the same cluster in this holder's cloud assembly (its Stage: another
+        Stage deploys separately), this one included, by path."""
+        if self.key is None:
+            return [self]
+        return sorted(
+            (h for h in _holders(Stage.of(self) or self.node.root) if h.key == self.key),
+            key=lambda h: h.node.path,
+        )
+
+
+def _holders(stage: IConstruct) -> Iterator[_Holder]:
+    """The registries in `stage`: children of its stacks (nested stacks included), looked for
+    without walking every construct the stacks hold."""
+    todo = list(stage.node.children)
+    while todo:
+        child = todo.pop()
+        if isinstance(child, _Holder):
+            yield child
+        elif isinstance(child, Stack):
+            todo += [c for c in child.node.children if isinstance(c, (Stack, _Holder))]
+        elif not isinstance(child, Stage):
+            todo += child.node.children
 
 
 @jsii.implements(IValidation)
 class _ClusterRules:
     """Errors fail the synth (CDK lists them under the registry's path); warnings become
-    annotations on the construct they are about, added at the first synth only."""
+    annotations on the construct they are about, added at the first synth only. With other
+    constructs of the same cluster in the app, the first (by path) counts the controllers of
+    all, and its errors say which constructs they are."""
 
-    def __init__(self, pools: ClusterPools) -> None:
-        self._pools = pools
+    def __init__(self, holder: _Holder) -> None:
+        self._holder = holder
         self._warned = False
 
     def validate(self) -> list[str]:
+        holders = self._holder.same_cluster()
+        imports = [h.pools for h in holders if h is not self._holder]
+        pools = self._holder.pools
         if not self._warned:
             self._warned = True
-            for scope, findings in self._pools.cluster_warnings():
+            for scope, findings in pools.cluster_warnings(imports):
                 warn(scope, findings)
-        return self._pools.cluster_errors()
+        errors = pools.selector_errors(imports) + pools.metrics_errors()
+        if holders[0] is not self._holder:
+            return errors  # the first holder counts this one's controllers too
+        counted = pools.controller_errors(imports)
+        if imports and self._holder.key is not None:
+            stacks = ", ".join(f"'{Stack.of(h).node.path}'" for h in holders)
+            where = (
+                f"cluster '{self._holder.key[0]}' in stacks {stacks} (one name, account, Region)"
+            )
+            counted = [f"{where}: {error}" for error in counted]
+        return counted + errors

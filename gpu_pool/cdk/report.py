@@ -9,6 +9,7 @@ from typing import Any, TypeVar, cast
 from aws_cdk import Annotations
 from constructs import Construct
 
+from gpu_pool.cdk.arguments import check_arguments
 from gpu_pool.model.findings import Finding
 from gpu_pool.settings import ConfigError
 
@@ -38,18 +39,25 @@ def located(scope: Construct) -> str:
 
 
 def names_itself(init: Init) -> Init:
-    """For a construct's __init__: each line of a ConfigError it raises starts with the
-    construct (`GpuNodePool 'Stack/Inference': pool.min_size: ...`), so with several pools the
-    message says which one."""
+    """For a public construct's __init__: its arguments are checked against its signature
+    first (arguments.py), and each line of a ConfigError it raises starts with the construct
+    (`GpuNodePool 'Stack/Inference': pool.min_size: ...`), so with several pools the message
+    says which one."""
 
     @functools.wraps(init)
     def wrapper(self: Construct, scope: Construct, construct_id: str, **kwargs: Any) -> None:
         try:
+            check_arguments(init, {"scope": scope, "construct_id": construct_id, **kwargs})
             init(self, scope, construct_id, **kwargs)
         except ConfigError as err:
-            path = "/".join(p for p in (scope.node.path, construct_id) if p)
-            where = f"{type(self).__name__} '{path}'"
+            where = f"{type(self).__name__} '{_path(scope, construct_id)}'"
             lines = [f"{where}: {line}" for line in str(err).splitlines()]
             raise ConfigError("\n".join(lines)) from None
 
     return cast(Init, wrapper)
+
+
+def _path(scope: object, construct_id: object) -> str:
+    """The path the construct gets (as much of it as the arguments give)."""
+    above = scope.node.path if isinstance(scope, Construct) else ""
+    return "/".join(str(p) for p in (above, construct_id) if p)

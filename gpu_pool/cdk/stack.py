@@ -10,6 +10,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
+from gpu_pool.cdk.arguments import check_arguments
 from gpu_pool.cdk.auto_mode.node_pool import AutoModeNodePool
 from gpu_pool.cdk.autoscaler import ClusterAutoscaler
 from gpu_pool.cdk.cluster import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
@@ -33,6 +34,11 @@ class GpuPoolStack(Stack):
     """GPU pools and their cluster, from AppSettings (see docs/settings.md for every key)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings) -> None:
+        check_arguments(
+            GpuPoolStack.__init__,
+            {"scope": scope, "construct_id": construct_id, "settings": settings},
+            owner=f"GpuPoolStack '{construct_id}'",
+        )
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env)
         plans = plan_pools(settings)
@@ -50,7 +56,7 @@ class GpuPoolStack(Stack):
         )
         # Every error before anything is built; each pool construct reports its own warnings.
         report(self, [f for pool in found.pools for f in pool if f.error] + found.app)
-        pools = ClusterPools()
+        pools = ClusterPools(settings_checked=True)
         for plan, findings in zip(plans, found.pools, strict=True):
             pools.add(plan, findings)
         self.settings = settings
@@ -83,7 +89,7 @@ class GpuPoolStack(Stack):
         self.pools = [built[plan.name] for plan in plans]
         if settings.metrics.gpu != "none":
             self.metrics = GpuMetrics(
-                self, "GpuMetrics", cluster=self.cluster, settings=settings.metrics, plans=plans
+                self, "GpuMetrics", cluster=self.cluster, settings=settings.metrics
             )
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
         _keep_agent_logical_id(self.cluster)

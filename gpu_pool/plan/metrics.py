@@ -82,12 +82,6 @@ CLOUDWATCH_ADDON_CONFIGURATION: dict[str, Any] = {
 def dcgm_exporter_values(plans: Sequence[PoolPlan], service_monitor: bool) -> dict[str, Any]:
     """The exporter on GPU nodes outside the GPU Operator's reach, tolerating every pool's
     taints; its ServiceMonitor (Prometheus Operator CRDs) only if asked."""
-    tolerations: list[dict[str, str]] = []
-    for plan in plans:
-        for taint in plan.taints:
-            toleration = taint.any_value_toleration()
-            if toleration not in tolerations:
-                tolerations.append(toleration)
     expressions = [
         {"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]},
         {"key": OPERANDS_LABEL, "operator": "In", "values": ["false"]},
@@ -100,6 +94,17 @@ def dcgm_exporter_values(plans: Sequence[PoolPlan], service_monitor: bool) -> di
                 }
             }
         },
-        "tolerations": tolerations,
+        "tolerations": dcgm_exporter_tolerations(plans),
         "serviceMonitor": {"enabled": service_monitor},
     }
+
+
+def dcgm_exporter_tolerations(plans: Sequence[PoolPlan]) -> list[dict[str, str]]:
+    """A toleration of each taint of the pools' nodes (whatever its value), each once."""
+    tolerations: list[dict[str, str]] = []
+    for plan in plans:
+        for taint in plan.taints:
+            toleration = taint.any_value_toleration()
+            if toleration not in tolerations:
+                tolerations.append(toleration)
+    return tolerations

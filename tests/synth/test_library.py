@@ -17,7 +17,7 @@ import gpu_pool
 from gpu_pool import AutoscalerSettings, ClusterAutoscaler, ConfigError, GpuNodePool, PoolSettings
 from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE
 from tests.support.cfn import render, resources
-from tests.support.user_app import user_cluster
+from tests.support.user_app import imported_cluster, user_cluster
 
 NODE_ROLE_ARN = "arn:aws:iam::123456789012:role/platform-gpu-nodes"
 
@@ -127,7 +127,7 @@ def test_autoscaler_alone_takes_version_region_and_a_token_name_from_theuser_clu
 def _autoscaler_error(**kwargs: typing.Any) -> str:
     app = cdk.App()
     stack = cdk.Stack(app, "S")
-    cluster = eks.Cluster.from_cluster_attributes(stack, "C", cluster_name="c")
+    cluster, _ = imported_cluster(stack)
     with pytest.raises(ConfigError) as raised:
         ClusterAutoscaler(stack, "CA", cluster=cluster, **kwargs)
     return str(raised.value)
@@ -190,7 +190,7 @@ def test_public_api_has_no_any():
 def test_zones_with_subnets_whose_zones_are_tokens_raise_config_error():
     app = cdk.App()
     stack = cdk.Stack(app, "S")
-    cluster = eks.Cluster.from_cluster_attributes(stack, "C", cluster_name="c")
+    cluster, _ = imported_cluster(stack)
     subnet = ec2.Subnet.from_subnet_attributes(
         stack,
         "Sub",
@@ -338,7 +338,14 @@ def test_dir_lists_every_export_and_the_public_models_types_are_exported():
 
 @pytest.mark.parametrize(
     "construct",
-    ["GpuNodePool", "KarpenterNodePool", "AutoModeNodePool", "ClusterAutoscaler", "Karpenter"],
+    [
+        "GpuNodePool",
+        "KarpenterNodePool",
+        "AutoModeNodePool",
+        "ClusterAutoscaler",
+        "Karpenter",
+        "GpuMetrics",
+    ],
 )
 def test_each_construct_parameter_is_documented_on_one_line_with_its_default(construct):
     """As aws-cdk documents props: one `:param name:` line each, in signature order, and the

@@ -290,3 +290,76 @@ def test_the_real_chart_places_its_exporter_as_recorded(cloudwatch_template, tmp
     (exporter,) = [d["spec"] for d in docs if d["kind"] == "DcgmExporter"]
     recorded = CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS
     assert {key: exporter[key] for key in recorded} == recorded
+
+
+def _library_metrics(gpu):
+    """A user's stack: an eks.Cluster, GpuMetrics, then a tainted pool added after it."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+
+    from gpu_pool import GpuMetrics, GpuNodePool, MetricsSettings, PoolSettings, Taint
+    from tests.support.user_app import user_cluster
+
+    stack = cdk.Stack(cdk.App(), "User")
+    cluster = user_cluster(stack)
+    metrics = GpuMetrics(stack, "Metrics", cluster=cluster, settings=MetricsSettings(gpu=gpu))
+    GpuNodePool(
+        stack,
+        "Training",
+        cluster=cluster,
+        subnets=cluster.vpc.private_subnets,
+        settings=PoolSettings(
+            name="training", taints=[Taint(key="dedicated", value="training", effect="NoExecute")]
+        ),
+    )
+    return metrics, Template.from_stack(stack)
+
+
+def test_the_construct_installs_the_exporter_for_pools_added_after_it():
+    metrics, template = _library_metrics("dcgm-exporter")
+    assert metrics.addon is None
+    props = chart(template, "dcgm-exporter")["Properties"]
+    assert (props["Version"], props["Namespace"], props["Release"]) == (
+        "4.8.2",
+        "kube-system",
+        "dcgm-exporter",
+    )
+    assert helm_values(chart(template, "dcgm-exporter")) == {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
+                                {
+                                    "key": "nvidia.com/gpu.deploy.operands",
+                                    "operator": "In",
+                                    "values": ["false"],
+                                },
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+        "tolerations": [
+            {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+        ],
+        "serviceMonitor": {"enabled": False},
+    }
+
+
+def test_the_construct_installs_the_cloudwatch_add_on_on_a_users_cluster():
+    metrics, template = _library_metrics("cloudwatch")
+    assert metrics.exporter is None
+    addon = cloudwatch_addon(template)
+    assert (addon["AddonVersion"], json.loads(addon["ConfigurationValues"])) == (
+        "v6.4.0-eksbuild.1",
+        {
+            "containerLogs": {"enabled": False},
+            "manager": {"applicationSignals": {"autoMonitor": {"monitorAllServices": False}}},
+        },
+    )
+    names = sorted(r["Properties"]["AddonName"] for r in resources(template, "AWS::EKS::Addon").values())
+    assert names == ["amazon-cloudwatch-observability", "eks-pod-identity-agent"]

@@ -83,6 +83,10 @@ NOT_IN_TABLES = [
     "GP-CTRL-10",
     "GP-CTRL-11",
     "GP-METRICS-01",
+    # What a library app's cluster must offer: tests/synth/test_library_misuse.py.
+    "GP-LIB-01",
+    "GP-LIB-02",
+    "GP-LIB-03",
     # Between pools: tests/synth/test_pools.py and tests/unit/test_between_pools.py; the device
     # plugin reach rules (PAIR-03, PAIR-04) guard plans the settings rules already refuse.
     "GP-PAIR-01",

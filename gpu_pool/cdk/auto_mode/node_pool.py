@@ -9,6 +9,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.arguments import auto_mode_compute, require_kubectl
 from gpu_pool.cdk.auto_mode.cluster_role import (
     allow_node_class_tags,
     allow_volume_key,
@@ -18,9 +19,10 @@ from gpu_pool.cdk.auto_mode.cluster_role import (
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
-from gpu_pool.cdk.registry import EksCluster, as_icluster
-from gpu_pool.cdk.report import names_itself, warn
+from gpu_pool.cdk.registry import ClusterPools, EksCluster, as_icluster
+from gpu_pool.cdk.report import names_itself, report, warn
 from gpu_pool.checks.auto_mode import check_cluster_role
+from gpu_pool.checks.library import check_auto_mode_compute
 from gpu_pool.model.auto_mode_api import AUTO_NODE_ACCESS_POLICY, NODE_ROLE_POLICIES
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -31,8 +33,10 @@ class AutoModeNodePool(PoolConstruct):
     entry. No device plugin: Auto Mode runs the NVIDIA driver and plugin itself.
 
     The cluster must have Auto Mode compute enabled (a new GpuPoolStack cluster does when a
-    pool uses it; see docs/provisioners.md for an existing one). Settings are checked as the
-    other pools' are, plus Auto Mode's rules; errors raise ConfigError.
+    pool uses it; see docs/provisioners.md for an existing one): an eks.Cluster without it is a
+    ConfigError, an imported cluster (whose configuration the synth cannot see) a warning.
+    Settings are checked as the other pools' are, plus Auto Mode's rules; errors raise
+    ConfigError.
 
     :param cluster: the EKS cluster, with Auto Mode compute enabled.
     :param subnets: private subnets for the nodes; with `settings.zones`, some in each zone.
@@ -79,7 +83,10 @@ class AutoModeNodePool(PoolConstruct):
                 )
             security_group_id = cluster.cluster_security_group_id
         icluster = as_icluster(cluster)
+        require_kubectl(icluster, "the pool's NodePool and NodeClass")
         super().__init__(scope, construct_id, cluster=icluster, plan=plan)
+        if not ClusterPools.of(icluster).settings_checked:
+            report(self, check_auto_mode_compute(auto_mode_compute(icluster)))
         placements = subnets_by_zone(plan.setting, plan.settings.zones, subnets)
         self.node_role = iam.Role(
             self,

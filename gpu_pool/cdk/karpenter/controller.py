@@ -15,6 +15,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.charts import helm_chart
 from gpu_pool.cdk.controller import install_controller
 from gpu_pool.cdk.karpenter.iam import controller_policies
@@ -98,6 +99,7 @@ class Karpenter(Construct):
         super().__init__(scope, construct_id)
         settings = settings or KarpenterSettings()
         self.cluster = cluster = as_icluster(cluster)
+        require_kubectl(cluster, "Karpenter's charts")
         cluster_name = literal_cluster_name(cluster)
         if cluster_name is None:
             raise ConfigError(

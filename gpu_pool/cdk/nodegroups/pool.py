@@ -9,6 +9,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.efa import efa_network, placement
 from gpu_pool.cdk.node_role import node_role as new_node_role
 from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
@@ -89,6 +90,8 @@ class GpuNodePool(PoolConstruct):
                 f"{_CONSTRUCT_OF[plan.provisioner]}"
             )
         cluster = as_icluster(cluster)
+        if plan.chart is not None or plan.efa_chart is not None:
+            require_kubectl(cluster, "the pool's GPU software chart")
         self._kubernetes_version = kubernetes_version or created_cluster_version(cluster)
         super().__init__(
             scope,
