@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from gpu_pool.cli.verify import Clock
 
 REPLACEMENTS = "replacements"
-DEPRECATED_PLAN = "plan"
+PLAN = "plan"
+REPLACEMENTS_ONLY = ("--deployed", "--new", "--yes")
 # The top-level modules of the `cli` extra (pyproject.toml; the wheel test checks they match).
 # The entry point is installed without them, so a command that needs one says what to install.
 CLI_EXTRA_MODULES = frozenset({"kubernetes", "boto3", "botocore", "urllib3"})
@@ -40,13 +41,12 @@ __all__ = ["CliError", "main"]
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-pool", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    # `plan` was this command's first name; kept so that existing scripts keep working.
+    # `plan` was this command's first name, then its deprecated alias; it now prints the plan.
     replacements = sub.add_parser(
         REPLACEMENTS,
-        aliases=[DEPRECATED_PLAN],
         help="before a deploy: name the node groups, network and cluster resources it would "
-        "replace or delete, and Auto Mode turned off, and ask "
-        f"({DEPRECATED_PLAN}: its deprecated name)",
+        "replace or delete, and Auto Mode turned off, and ask (offline: --deployed and --new; "
+        f"'{PLAN}' was its name until it became the pools' plan)",
     )
     replacements.add_argument(
         "--new", metavar="TEMPLATE", help="the new template (with --deployed)"
@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     replacements.add_argument("--yes", action="store_true", help="confirm without asking")
     for name, help_text in (
+        (PLAN, "what the pools build, per cluster and pool, and their on-demand cost at max size"),
         ("verify", "launch the smoke-test pod and follow it to Succeeded"),
         ("doctor", "check the running pool without launching anything"),
         ("smoke-test-manifest", "print the smoke-test pod manifest"),
@@ -82,6 +83,13 @@ def _parser() -> argparse.ArgumentParser:
             metavar="NAME",
             help="the pools recorded in this deployed stack's outputs, not the settings",
         )
+        if name == PLAN:
+            command.add_argument("--output", choices=("table", "json"), default="table")
+            # The replacements check's options, from when `plan` was its name: refused with
+            # the new name, so that an old deploy script stops instead of printing a plan.
+            for option in REPLACEMENTS_ONLY:
+                command.add_argument(option, help=argparse.SUPPRESS, nargs="?", const=True)
+            continue
         if name != "doctor":
             command.add_argument(
                 "--pool", help="the pool to test (default: the only one; doctor checks all)"
@@ -269,14 +277,13 @@ def main(
     tests pass stubs."""
     args = _parser().parse_args(argv)
     try:
-        if args.command == DEPRECATED_PLAN:
-            print(
-                f"gpu-pool: '{DEPRECATED_PLAN}' is deprecated; use 'gpu-pool {REPLACEMENTS}'",
-                file=sys.stderr,
-            )
-        if args.command in (REPLACEMENTS, DEPRECATED_PLAN):
+        if args.command == REPLACEMENTS:
             return _replacements(args, aws)
+        if args.command == PLAN:
+            _refuse_replacements_options(args)
         pools = _pools(args, aws)
+        if args.command == PLAN:
+            return _plan(args, pools)
         if args.command == "smoke-test-manifest":
             pool = pools.pool(args.pool)
             pod = smoke_test_pod(pool, resource=_resource(pool, args.resource))
@@ -300,6 +307,38 @@ def main(
     except KeyboardInterrupt:
         print("gpu-pool: interrupted", file=sys.stderr)
         return 130
+
+
+def _plan(args: argparse.Namespace, pools: Pools) -> int:
+    from gpu_pool.cli.plan import plan_json, plan_table
+    from gpu_pool.plan.summary import pool_summary
+
+    if not pools.records:
+        raise pools.no_pools()
+    summaries = [pool_summary(record) for record in pools.records]
+    if args.output == "json":
+        print(json.dumps(plan_json(summaries), indent=2))
+    else:
+        print(plan_table(summaries))
+    if args.cdk_out:
+        # `plan --cdk-out` used to run the replacements check: a deploy script still calling
+        # it so is no longer stopped, and is told what to call.
+        print(
+            f"gpu-pool: before a deploy, 'gpu-pool {REPLACEMENTS} --cdk-out {args.cdk_out}' "
+            f"names what it would replace or delete ('{PLAN}' no longer does)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _refuse_replacements_options(args: argparse.Namespace) -> None:
+    given = [o for o in REPLACEMENTS_ONLY if getattr(args, o.removeprefix("--")) is not None]
+    if given:
+        raise CliError(
+            f"{PLAN}: {', '.join(given)}: options of 'gpu-pool {REPLACEMENTS}', which '{PLAN}' "
+            f"used to run; '{PLAN}' now prints the pools' plan: run 'gpu-pool {REPLACEMENTS}' "
+            "with the same options"
+        )
 
 
 def _doctor(args: argparse.Namespace, pools: Pools, aws: Callable[[str], Any] | None) -> int:

@@ -88,16 +88,6 @@ def test_replacements_command_asks_nothing_when_nothing_is_lost(default_template
     )
 
 
-def test_plan_still_runs_it_and_says_once_to_use_the_new_name(default_template, tmp_path, capsys):
-    old = tmp_path / "old.json"
-    old.write_text(json.dumps(default_template.to_json()))
-    assert main(["plan", "--deployed", str(old), "--new", str(old)]) == 0
-    assert capsys.readouterr() == (
-        "gpu-pool replacements: no node group is replaced or deleted\n",
-        "gpu-pool: 'plan' is deprecated; use 'gpu-pool replacements'\n",
-    )
-
-
 def test_replacements_command_stops_unless_confirmed(
     default_template, tmp_path, capsys, monkeypatch
 ):
