@@ -127,15 +127,30 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace) -> AppSettings:
     path = args.cdk_json
     if not Path(path).is_file():
-        raise CliError(f"--cdk-json: '{path}' does not exist (run from the project directory)")
+        raise CliError(
+            f"--cdk-json: '{path}' does not exist: run from the bundled app's directory, or "
+            f"{_YOUR_APPS_POOLS}"
+        )
     context = _json_object(path, "--cdk-json", "a cdk.json (a JSON object)").get("context", {})
     if not isinstance(context, dict):
         raise CliError(f"--cdk-json: '{path}': its \"context\" is not a JSON object")
     app_context = context.get(CONTEXT_KEY)
+    # Another app's cdk.json: its defaults would describe a pool `gpu` that app does not have.
+    if app_context is None and args.config is None:
+        raise CliError(
+            f"--cdk-json: '{path}' has no \"{CONTEXT_KEY}\" settings, so it is not the bundled "
+            f"app's: {_YOUR_APPS_POOLS}, or give the settings with --config FILE"
+        )
     # load_settings says this too, but without the file's name.
     if app_context is not None and not isinstance(app_context, dict):
         raise CliError(f"--cdk-json: '{path}': its context \"{CONTEXT_KEY}\" is not a JSON object")
     return load_settings(app_context, args.config)
+
+
+_YOUR_APPS_POOLS = (
+    "read your app's pools from its cloud assembly (--cdk-out DIR, after cdk synth) or a "
+    "deployed stack (--stack NAME)"
+)
 
 
 def _json_object(path: str, prefix: str, what: str) -> dict[str, Any]:
@@ -229,11 +244,13 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
     files = [os.path.expanduser(part) for part in location.split(os.pathsep) if part]
     if not any(os.path.isfile(file) for file in files):
         name, region = cluster
-        command = f"aws eks update-kubeconfig --name {name}"
-        if region:
-            command += f" --region {region}"
+        # An environment-agnostic stack deploys into the AWS CLI's configured region.
+        region = region or _configured_region()
+        command = f"aws eks update-kubeconfig --name {name} --region {region or 'REGION'}"
         if args.kubeconfig:
             command += f" --kubeconfig {args.kubeconfig}"
+        if region is None:
+            command += " (REGION: the stack's; neither the pools nor the AWS config name one)"
         missing = ", ".join(map(repr, files))
         raise CliError(f"kubeconfig: no file at {missing}; create it with: {command}")
     errors = _Errors()
@@ -255,6 +272,15 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
             "kubeconfig: the credential command (the user's exec, such as aws eks get-token) "
             f"failed: {detail}"
         )
+
+
+def _configured_region() -> str | None:
+    """The region of the AWS config and environment (AWS_REGION, AWS_DEFAULT_REGION, the
+    profile), as the AWS CLI and CDK CLI take it."""
+    import boto3
+
+    region = os.environ.get("AWS_REGION") or boto3.Session().region_name
+    return str(region) if region else None
 
 
 def _aws(region: str | None) -> Callable[[str], Any] | None:
