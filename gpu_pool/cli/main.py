@@ -430,12 +430,12 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
     if args.cdk_out and not (args.new or args.deployed):
         stacks = _assembly_stacks(Path(args.cdk_out))
         if args.stack is not None:
-            names = ", ".join(stack for stack, _, _ in stacks)
+            names = ", ".join(entry[0] for entry in stacks)
             stacks = [entry for entry in stacks if entry[0] == args.stack]
             if not stacks:
                 raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
-        for stack, region, new in stacks:
-            pairs.append((stack, region, _deployed_template(stack, region, aws), new))
+        for stack, region, new, path in stacks:
+            pairs.append((stack, region, _deployed_template(stack, region, aws, path), new))
     elif args.new and args.deployed and not (args.cdk_out or args.stack):
         pairs.append((args.new, None, _template_file(args.deployed), _template_file(args.new)))
     else:
@@ -587,8 +587,9 @@ def _template_file(path_text: str) -> dict[str, Any]:
     return _json_object(path_text, REPLACEMENTS, "a JSON CloudFormation template")
 
 
-def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any]]]:
-    """(stack name, region or None, template) for each stack of a synthesized assembly."""
+def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any], str]]:
+    """(stack name, region or None, template, template file) for each stack of a synthesized
+    assembly."""
     manifest = _template_file(str(out / "manifest.json"))
     stacks = []
     for artifact_id, artifact in manifest.get("artifacts", {}).items():
@@ -596,22 +597,25 @@ def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any]]]:
             continue
         properties = artifact.get("properties", {})
         region = str(artifact.get("environment", "")).rsplit("/", 1)[-1]
+        path = str(out / properties["templateFile"])
         stacks.append(
             (
                 # The artifact id is the stack name unless the manifest says otherwise.
                 properties.get("stackName", artifact_id),
                 None if region in ("", "unknown-region") else region,
-                _template_file(str(out / properties["templateFile"])),
+                _template_file(path),
+                path,
             )
         )
     return stacks
 
 
 def _deployed_template(
-    stack: str, region: str | None, aws: Callable[[str], Any] | None
+    stack: str, region: str | None, aws: Callable[[str], Any] | None, new_path: str
 ) -> dict[str, Any]:
-    """The stack's deployed template; empty when the stack does not exist yet."""
-    from botocore.exceptions import BotoCoreError, ClientError
+    """The stack's deployed template; empty when the stack does not exist yet. Without
+    credentials or a region, the error names the offline form (--deployed and --new)."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
     if aws is None:
         import boto3
@@ -624,6 +628,15 @@ def _deployed_template(
             return {}
         raise CliError(
             f"replacements: CloudFormation refused GetTemplate for {stack}: {err}"
+        ) from None
+    except (NoCredentialsError, NoRegionError) as err:
+        missing = "credentials" if isinstance(err, NoCredentialsError) else "region"
+        raise CliError(
+            f"replacements: no AWS {missing} to read the deployed {stack} with (CloudFormation "
+            "GetTemplate). Offline, compare two templates: where credentials exist, save the "
+            f"deployed one (aws cloudformation get-template --stack-name {stack} --query "
+            "TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
+            f"--deployed deployed.json --new {new_path}"
         ) from None
     except BotoCoreError as err:
         raise CliError(f"replacements: cannot read the deployed {stack}: {err}") from None

@@ -185,3 +185,33 @@ def test_without_a_cdk_json_the_command_names_where_else_it_finds_pools(tmp_path
         "directory, or read your app's pools from its cloud assembly (--cdk-out DIR, after cdk "
         "synth) or a deployed stack (--stack NAME)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("environment", "missing"),
+    [
+        ("aws://123456789012/us-east-1", "credentials"),
+        ("aws://unknown-account/unknown-region", "region"),
+    ],
+)
+def test_replacements_without_aws_points_at_its_offline_form(
+    tmp_path, capsys, environment, missing
+):
+    """#29 item 1: it used to say only "Unable to locate credentials"."""
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    (out / "GpuPool.template.json").write_text('{"Resources": {}}')
+    artifact = {
+        "type": "aws:cloudformation:stack",
+        "environment": environment,
+        "properties": {"templateFile": "GpuPool.template.json"},
+    }
+    (out / "manifest.json").write_text(json.dumps({"artifacts": {"GpuPool": artifact}}))
+    assert main(["replacements", "--cdk-out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: replacements: no AWS {missing} to read the deployed GpuPool with "
+        "(CloudFormation GetTemplate). Offline, compare two templates: where credentials exist, "
+        "save the deployed one (aws cloudformation get-template --stack-name GpuPool --query "
+        "TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
+        f"--deployed deployed.json --new {out}/GpuPool.template.json\n"
+    )
