@@ -446,10 +446,22 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
     rolls = [
         (stack, roll) for stack, _, old, new in pairs for roll in found.nodegroup_rolls(old, new)
     ]
-    for stack, roll in rolls:
-        print(f"  {stack}: {roll}")
+    additions = [
+        (stack, group)
+        for stack, _, old, new in pairs
+        for group in found.nodegroup_additions(old, new)
+    ]
+    if additions:
+        print("gpu-pool replacements: node groups this deploy adds:")
+        for stack, group in additions:
+            print(f"  {stack}: {group}")
     if rolls:
-        print("Rolled node groups replace their nodes one at a time, respecting PDBs.")
+        print(
+            "gpu-pool replacements: node groups this deploy rolls (EKS replaces their nodes one "
+            "at a time, respecting PodDisruptionBudgets):"
+        )
+        for stack, roll in rolls:
+            print(f"  {stack}: {roll}")
     blocks = [roll.logical_id for _, roll in rolls if roll.capacity_block]
     if blocks:
         print(
