@@ -333,6 +333,11 @@ def main(
     except KeyboardInterrupt:
         print("gpu-pool: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader left (`gpu-pool plan | head`): stop quietly, as other commands do. Python
+        # would report the pipe again when it flushes stdout at exit, so stdout goes nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _plan(args: argparse.Namespace, pools: Pools) -> int:
@@ -346,6 +351,8 @@ def _plan(args: argparse.Namespace, pools: Pools) -> int:
         print(json.dumps(plan_json(summaries), indent=2))
     else:
         print(plan_table(summaries))
+    # Here, not at exit, so that a reader gone early (`| head`) ends in main's BrokenPipeError.
+    sys.stdout.flush()
     if args.cdk_out:
         # `plan --cdk-out` used to run the replacements check: a deploy script still calling
         # it so is no longer stopped, and is told what to call.

@@ -342,3 +342,19 @@ def test_plan_with_the_replacements_options_it_used_to_take_stops_a_script(capsy
         "run; 'plan' now prints the pools' plan: run 'gpu-pool replacements' with the same "
         "options\n",
     )
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """`gpu-pool plan | head`: the reader may be gone before the table is written (here it
+    is: `true` reads nothing and exits at once)."""
+    import subprocess
+    import sys
+
+    command = f"{sys.executable} -m gpu_pool plan --cdk-json {CDK_JSON} | true"
+    done = subprocess.run(
+        ["bash", "-c", command],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert (done.stdout, done.stderr) == ("", "")
