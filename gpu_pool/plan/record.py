@@ -71,6 +71,8 @@ class PoolRecord:
     # records written before they were added).
     min_size: int | None = None
     max_size: int | None = None
+    # ON_DEMAND or SPOT (what `gpu-pool plan` says the pool is billed at).
+    capacity_type: str | None = None
     # A Karpenter or Auto Mode pool's instance types, zones (empty: every zone) and GPU limit.
     instance_types: tuple[str, ...] | None = None
     zones: tuple[str, ...] | None = None
@@ -158,6 +160,7 @@ def pool_record(
         capacity=plan.capacity if plan.capacity.reserved or plan.capacity.efa else None,
         min_size=plan.settings.min_size,
         max_size=plan.settings.max_size,
+        capacity_type=plan.settings.capacity_type,
         instance_types=tuple(t.name for t in node_pool_plan.instance_types)
         if node_pool_plan
         else None,

@@ -192,4 +192,6 @@ def _billing(record: PoolRecord) -> str | None:
     if reservation is not None:
         past = ", on demand past it" if reservation.fallback == "on-demand" else ""
         return f"reserved ({reservation.type}): billed by the reservation{past}"
+    if record.capacity_type == "SPOT":
+        return "Spot: billed at the Spot price, below on demand"
     return None

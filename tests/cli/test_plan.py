@@ -358,3 +358,14 @@ def test_a_reader_that_stops_early_gets_no_traceback():
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert (done.stdout, done.stderr) == ("", "")
+
+
+def test_a_spot_pool_says_its_cost_is_below_the_on_demand_figure(capsys, tmp_path):
+    settings = {"pool": {"capacity_type": "SPOT"}}
+    (pool,) = _pools(capsys, tmp_path, settings).values()
+    assert pool["usd_per_hour_at_max"] == round(8 * ON_DEMAND_USD_PER_HOUR["g5.xlarge"], 4)
+    assert pool["billing_note"] == "Spot: billed at the Spot price, below on demand"
+    assert (
+        "    on-demand at max  $8.05/hour; Spot: billed at the Spot price, below on demand\n"
+        in _plan(capsys, tmp_path, settings)
+    )

@@ -38,6 +38,7 @@ DEFAULT_RECORD = {
     "cluster_name": "ml",
     "min_size": 0,
     "max_size": 8,
+    "capacity_type": "ON_DEMAND",
     "kind": POOL_RECORD_TYPE,
     "version": 1,
 }
