@@ -55,11 +55,20 @@ def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
             "EFA",
             f"{summary.efa_interfaces} interfaces per node" if summary.efa_interfaces else "no",
         ),
-        ("device software", summary.gpu_software),
+        ("device software", _software(summary)),
         ("pods tolerate", ", ".join(summary.tolerations) or "nothing (no taints)"),
         ("on-demand at max", _cost(summary)),
     ]
     return rows
+
+
+def _software(summary: PoolSummary) -> str:
+    """gpu_software, and who brings the device plugin when gpu-pool installs none."""
+    if summary.gpu_software != "none":
+        return summary.gpu_software
+    if summary.provisioner == "auto-mode":
+        return "EKS Auto Mode's (its nodes come with the NVIDIA driver and device plugin)"
+    return "none installed by gpu-pool (Bottlerocket's own device plugin, or yours)"
 
 
 def _nodes(summary: PoolSummary) -> str:

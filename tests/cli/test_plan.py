@@ -369,3 +369,23 @@ def test_a_spot_pool_says_its_cost_is_below_the_on_demand_figure(capsys, tmp_pat
         "    on-demand at max  $8.05/hour; Spot: billed at the Spot price, below on demand\n"
         in _plan(capsys, tmp_path, settings)
     )
+
+
+@pytest.mark.parametrize(
+    ("pool", "software"),
+    [
+        (
+            {"provisioner": "auto-mode"},
+            "EKS Auto Mode's (its nodes come with the NVIDIA driver and device plugin)",
+        ),
+        (
+            {"ami_family": "BOTTLEROCKET"},
+            "none installed by gpu-pool (Bottlerocket's own device plugin, or yours)",
+        ),
+        ({"gpu_software": "gpu-operator"}, "gpu-operator"),
+    ],
+    ids=["auto-mode", "bottlerocket", "operator"],
+)
+def test_the_device_software_row_says_who_brings_the_plugin(capsys, tmp_path, pool, software):
+    settings = {"pool": pool, "autoscaler": {"enabled": pool.get("provisioner") != "auto-mode"}}
+    assert f"    device software   {software}\n" in _plan(capsys, tmp_path, settings)
