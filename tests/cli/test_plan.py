@@ -389,3 +389,10 @@ def test_a_spot_pool_says_its_cost_is_below_the_on_demand_figure(capsys, tmp_pat
 def test_the_device_software_row_says_who_brings_the_plugin(capsys, tmp_path, pool, software):
     settings = {"pool": pool, "autoscaler": {"enabled": pool.get("provisioner") != "auto-mode"}}
     assert f"    device software   {software}\n" in _plan(capsys, tmp_path, settings)
+
+
+def test_the_docs_show_the_default_apps_plan_as_it_is(capsys, tmp_path):
+    page = (ROOT / "docs" / "verify-and-doctor.md").read_text(encoding="utf-8")
+    block = page.split("For the default app:\n\n  ```text\n", 1)[1].split("  ```\n", 1)[0]
+    shown = "".join(line.removeprefix("  ") + "\n" for line in block.splitlines())
+    assert shown == _plan(capsys, tmp_path)
