@@ -1,4 +1,4 @@
-"""The `gpu-pool` command: verify, doctor, smoke-test-manifest, replacements.
+"""The `gpu-pool` command: plan, verify, doctor, smoke-test-manifest, replacements.
 
 Also `python -m gpu_pool`. The pools come from the same place as the bundled stack's: the
 `gpu-pool` key of cdk.json, with --config FILE merged over it; or, for any app built with the
@@ -42,11 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-pool", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     # `plan` was this command's first name, then its deprecated alias; it now prints the plan.
-    replacements = sub.add_parser(
-        REPLACEMENTS,
-        help="before a deploy: name the node groups, network and cluster resources it would "
+    replacements_help = (
+        "before a deploy: name the node groups, network and cluster resources it would "
         "replace or delete, and Auto Mode turned off, and ask (offline: --deployed and --new; "
-        f"'{PLAN}' was its name until it became the pools' plan)",
+        f"'{PLAN}' was its name until it became the pools' plan)"
+    )
+    replacements = sub.add_parser(
+        REPLACEMENTS, help=replacements_help, description=replacements_help
     )
     replacements.add_argument(
         "--new", metavar="TEMPLATE", help="the new template (with --deployed)"
@@ -334,8 +336,9 @@ def main(
         print("gpu-pool: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # The reader left (`gpu-pool plan | head`): stop quietly, as other commands do. Python
-        # would report the pipe again when it flushes stdout at exit, so stdout goes nowhere.
+        # The reader left (`gpu-pool plan | head`): stop without a traceback, with a shell's
+        # status for SIGPIPE. Python would report the pipe again when it flushes stdout at
+        # exit, so stdout goes nowhere from here.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
 

@@ -290,9 +290,10 @@ def test_a_cloud_assemblys_pools_are_planned_from_their_records(two_stack_assemb
     )
 
 
-def test_replacements_help_says_plan_is_no_longer_its_name(capsys):
+@pytest.mark.parametrize("argv", [["--help"], ["replacements", "--help"]])
+def test_replacements_help_says_plan_is_no_longer_its_name(capsys, argv):
     with pytest.raises(SystemExit):
-        main(["--help"])
+        main(argv)
     assert (
         "(offline: --deployed and --new; 'plan' was its name until it became the pools' plan)"
         in " ".join(capsys.readouterr().out.split())
