@@ -3,15 +3,16 @@
 A CDK context lookup through the CDK CLI's Cloud Control provider (`cc-api-provider`,
 GetResource on AWS::EC2::CapacityReservation), as the availability-zones lookup is: the CLI
 reads it when credentials exist, stores it in cdk.context.json, and every later synth uses the
-cached answer without an account. Until then the stack sees a placeholder, and the pool's
-stated zone and type go unjudged.
+cached answer without an account. Until then the stack sees a placeholder, the pool's stated
+zone and type go unjudged, and a warning names the block, the key of its cache entry and how to
+get it: the CLI's own error, when it has no credentials, names neither.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import ContextProvider, Stack, Token
+from aws_cdk import Annotations, ContextProvider, Stack, Token
 from constructs import Construct
 
 from gpu_pool.plan.capacity import ReservationFacts
@@ -19,6 +20,8 @@ from gpu_pool.plan.pool import PoolPlan
 
 _PROPERTIES = ["AvailabilityZone", "InstanceType", "TotalInstanceCount"]
 _PLACEHOLDER = {"AvailabilityZone": "dummy1a", "InstanceType": "dummy", "TotalInstanceCount": 0}
+_PROVIDER = "cc-api-provider"  # cloud_assembly_schema.ContextProvider.CC_API_PROVIDER
+NOT_LOOKED_UP = "gpu-pool:capacity-block-lookup"
 
 
 def capacity_blocks(scope: Construct, plans: Sequence[PoolPlan]) -> dict[str, ReservationFacts]:
@@ -32,18 +35,21 @@ def capacity_blocks(scope: Construct, plans: Sequence[PoolPlan]) -> dict[str, Re
         reservation = plan.settings.capacity_reservation
         if reservation is None or not reservation.capacity_block or reservation.id is None:
             continue
+        props = {
+            "typeName": "AWS::EC2::CapacityReservation",
+            "exactIdentifier": reservation.id,
+            "propertiesToReturn": _PROPERTIES,
+        }
         (value,) = ContextProvider.get_value(
-            scope,
-            # cloud_assembly_schema.ContextProvider.CC_API_PROVIDER, as the CLI names it.
-            provider="cc-api-provider",
-            props={
-                "typeName": "AWS::EC2::CapacityReservation",
-                "exactIdentifier": reservation.id,
-                "propertiesToReturn": _PROPERTIES,
-            },
-            dummy_value=[_PLACEHOLDER],
+            scope, provider=_PROVIDER, props=props, dummy_value=[_PLACEHOLDER]
         ).value
-        if value["AvailabilityZone"] != _PLACEHOLDER["AvailabilityZone"]:
+        if value["AvailabilityZone"] == _PLACEHOLDER["AvailabilityZone"]:
+            # Not cached, or the CLI's lookup failed (it re-runs the app with the error).
+            key = ContextProvider.get_key(scope, provider=_PROVIDER, props=props).key
+            Annotations.of(scope).add_warning_v2(
+                NOT_LOOKED_UP, _not_looked_up(plan.setting, reservation.id, key, stack)
+            )
+        else:
             found[plan.name] = ReservationFacts(
                 reservation.id,
                 value["AvailabilityZone"],
@@ -51,3 +57,20 @@ def capacity_blocks(scope: Construct, plans: Sequence[PoolPlan]) -> dict[str, Re
                 int(value["TotalInstanceCount"]),
             )
     return found
+
+
+def _not_looked_up(setting: str, block: str, key: str, stack: Stack) -> str:
+    """What to do about a block not in cdk.context.json yet (docs/training.md)."""
+    entry = (
+        f'"{key}": [{{"AvailabilityZone": "<its zone>", "InstanceType": "<its type>", '
+        f'"TotalInstanceCount": <its count>, "Identifier": "{block}"}}]'
+    )
+    return (
+        f"Capacity Block {block} ({setting}.capacity_reservation.id) is not in cdk.context.json "
+        "yet, so the pool's zone, type and max_size are not checked against it. The CDK CLI "
+        f"looks it up, which needs AWS credentials for account {stack.account} (its bootstrap "
+        f"lookup role in {stack.region}): run one synth where they exist and commit "
+        "cdk.context.json, and CI synthesizes without them. Or add the entry to cdk.context.json "
+        "by hand, from aws ec2 describe-capacity-reservations --capacity-reservation-ids "
+        f"{block}: {entry}"
+    )

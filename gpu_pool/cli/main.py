@@ -1,4 +1,4 @@
-"""The `gpu-pool` command: verify, doctor, smoke-test-manifest, replacements.
+"""The `gpu-pool` command: plan, verify, doctor, smoke-test-manifest, replacements.
 
 Also `python -m gpu_pool`. The pools come from the same place as the bundled stack's: the
 `gpu-pool` key of cdk.json, with --config FILE merged over it; or, for any app built with the
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from gpu_pool.cli.verify import Clock
 
 REPLACEMENTS = "replacements"
-DEPRECATED_PLAN = "plan"
+PLAN = "plan"
+REPLACEMENTS_ONLY = ("--deployed", "--new", "--yes")
 # The top-level modules of the `cli` extra (pyproject.toml; the wheel test checks they match).
 # The entry point is installed without them, so a command that needs one says what to install.
 CLI_EXTRA_MODULES = frozenset({"kubernetes", "boto3", "botocore", "urllib3"})
@@ -40,13 +41,14 @@ __all__ = ["CliError", "main"]
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-pool", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    # `plan` was this command's first name; kept so that existing scripts keep working.
+    # `plan` was this command's first name, then its deprecated alias; it now prints the plan.
+    replacements_help = (
+        "before a deploy: name the node groups, network and cluster resources it would "
+        "replace or delete, and Auto Mode turned off, and ask (offline: --deployed and --new; "
+        f"'{PLAN}' was its name until it became the pools' plan)"
+    )
     replacements = sub.add_parser(
-        REPLACEMENTS,
-        aliases=[DEPRECATED_PLAN],
-        help="before a deploy: name the node groups, network and cluster resources it would "
-        "replace or delete, and Auto Mode turned off, and ask "
-        f"({DEPRECATED_PLAN}: its deprecated name)",
+        REPLACEMENTS, help=replacements_help, description=replacements_help
     )
     replacements.add_argument(
         "--new", metavar="TEMPLATE", help="the new template (with --deployed)"
@@ -64,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     replacements.add_argument("--yes", action="store_true", help="confirm without asking")
     for name, help_text in (
+        (PLAN, "what the pools build, per cluster and pool, and their on-demand cost at max size"),
         ("verify", "launch the smoke-test pod and follow it to Succeeded"),
         ("doctor", "check the running pool without launching anything"),
         ("smoke-test-manifest", "print the smoke-test pod manifest"),
@@ -82,6 +85,13 @@ def _parser() -> argparse.ArgumentParser:
             metavar="NAME",
             help="the pools recorded in this deployed stack's outputs, not the settings",
         )
+        if name == PLAN:
+            command.add_argument("--output", choices=("table", "json"), default="table")
+            # The replacements check's options, from when `plan` was its name: refused with
+            # the new name, so that an old deploy script stops instead of printing a plan.
+            for option in REPLACEMENTS_ONLY:
+                command.add_argument(option, help=argparse.SUPPRESS, nargs="?", const=True)
+            continue
         if name != "doctor":
             command.add_argument(
                 "--pool", help="the pool to test (default: the only one; doctor checks all)"
@@ -119,15 +129,30 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace) -> AppSettings:
     path = args.cdk_json
     if not Path(path).is_file():
-        raise CliError(f"--cdk-json: '{path}' does not exist (run from the project directory)")
+        raise CliError(
+            f"--cdk-json: '{path}' does not exist: run from the bundled app's directory, or "
+            f"{_YOUR_APPS_POOLS}"
+        )
     context = _json_object(path, "--cdk-json", "a cdk.json (a JSON object)").get("context", {})
     if not isinstance(context, dict):
         raise CliError(f"--cdk-json: '{path}': its \"context\" is not a JSON object")
     app_context = context.get(CONTEXT_KEY)
+    # Another app's cdk.json: its defaults would describe a pool `gpu` that app does not have.
+    if app_context is None and args.config is None:
+        raise CliError(
+            f"--cdk-json: '{path}' has no \"{CONTEXT_KEY}\" settings, so it is not the bundled "
+            f"app's: {_YOUR_APPS_POOLS}, or give the settings with --config FILE"
+        )
     # load_settings says this too, but without the file's name.
     if app_context is not None and not isinstance(app_context, dict):
         raise CliError(f"--cdk-json: '{path}': its context \"{CONTEXT_KEY}\" is not a JSON object")
     return load_settings(app_context, args.config)
+
+
+_YOUR_APPS_POOLS = (
+    "read your app's pools from its cloud assembly (--cdk-out DIR, after cdk synth) or a "
+    "deployed stack (--stack NAME)"
+)
 
 
 def _json_object(path: str, prefix: str, what: str) -> dict[str, Any]:
@@ -221,11 +246,13 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
     files = [os.path.expanduser(part) for part in location.split(os.pathsep) if part]
     if not any(os.path.isfile(file) for file in files):
         name, region = cluster
-        command = f"aws eks update-kubeconfig --name {name}"
-        if region:
-            command += f" --region {region}"
+        # An environment-agnostic stack deploys into the AWS CLI's configured region.
+        region = region or _configured_region()
+        command = f"aws eks update-kubeconfig --name {name} --region {region or 'REGION'}"
         if args.kubeconfig:
             command += f" --kubeconfig {args.kubeconfig}"
+        if region is None:
+            command += " (REGION: the stack's; neither the pools nor the AWS config name one)"
         missing = ", ".join(map(repr, files))
         raise CliError(f"kubeconfig: no file at {missing}; create it with: {command}")
     errors = _Errors()
@@ -249,6 +276,15 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
         )
 
 
+def _configured_region() -> str | None:
+    """The region of the AWS config and environment (AWS_REGION, AWS_DEFAULT_REGION, the
+    profile), as the AWS CLI and CDK CLI take it."""
+    import boto3
+
+    region = os.environ.get("AWS_REGION") or boto3.Session().region_name
+    return str(region) if region else None
+
+
 def _aws(region: str | None) -> Callable[[str], Any] | None:
     """A boto3 client factory, or None when there are no credentials or region."""
     import boto3
@@ -269,14 +305,13 @@ def main(
     tests pass stubs."""
     args = _parser().parse_args(argv)
     try:
-        if args.command == DEPRECATED_PLAN:
-            print(
-                f"gpu-pool: '{DEPRECATED_PLAN}' is deprecated; use 'gpu-pool {REPLACEMENTS}'",
-                file=sys.stderr,
-            )
-        if args.command in (REPLACEMENTS, DEPRECATED_PLAN):
+        if args.command == REPLACEMENTS:
             return _replacements(args, aws)
+        if args.command == PLAN:
+            _refuse_replacements_options(args)
         pools = _pools(args, aws)
+        if args.command == PLAN:
+            return _plan(args, pools)
         if args.command == "smoke-test-manifest":
             pool = pools.pool(args.pool)
             pod = smoke_test_pod(pool, resource=_resource(pool, args.resource))
@@ -300,6 +335,46 @@ def main(
     except KeyboardInterrupt:
         print("gpu-pool: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader left (`gpu-pool plan | head`): stop without a traceback, with a shell's
+        # status for SIGPIPE. Python would report the pipe again when it flushes stdout at
+        # exit, so stdout goes nowhere from here.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _plan(args: argparse.Namespace, pools: Pools) -> int:
+    from gpu_pool.cli.plan import plan_json, plan_table
+    from gpu_pool.plan.summary import pool_summary
+
+    if not pools.records:
+        raise pools.no_pools()
+    summaries = [pool_summary(record) for record in pools.records]
+    if args.output == "json":
+        print(json.dumps(plan_json(summaries), indent=2))
+    else:
+        print(plan_table(summaries))
+    # Here, not at exit, so that a reader gone early (`| head`) ends in main's BrokenPipeError.
+    sys.stdout.flush()
+    if args.cdk_out:
+        # `plan --cdk-out` used to run the replacements check: a deploy script still calling
+        # it so is no longer stopped, and is told what to call.
+        print(
+            f"gpu-pool: before a deploy, 'gpu-pool {REPLACEMENTS} --cdk-out {args.cdk_out}' "
+            f"names what it would replace or delete ('{PLAN}' no longer does)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _refuse_replacements_options(args: argparse.Namespace) -> None:
+    given = [o for o in REPLACEMENTS_ONLY if getattr(args, o.removeprefix("--")) is not None]
+    if given:
+        raise CliError(
+            f"{PLAN}: {', '.join(given)}: options of 'gpu-pool {REPLACEMENTS}', which '{PLAN}' "
+            f"used to run; '{PLAN}' now prints the pools' plan: run 'gpu-pool {REPLACEMENTS}' "
+            "with the same options"
+        )
 
 
 def _doctor(args: argparse.Namespace, pools: Pools, aws: Callable[[str], Any] | None) -> int:
@@ -365,12 +440,12 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
     if args.cdk_out and not (args.new or args.deployed):
         stacks = _assembly_stacks(Path(args.cdk_out))
         if args.stack is not None:
-            names = ", ".join(stack for stack, _, _ in stacks)
+            names = ", ".join(entry[0] for entry in stacks)
             stacks = [entry for entry in stacks if entry[0] == args.stack]
             if not stacks:
                 raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
-        for stack, region, new in stacks:
-            pairs.append((stack, region, _deployed_template(stack, region, aws), new))
+        for stack, region, new, path in stacks:
+            pairs.append((stack, region, _deployed_template(stack, region, aws, path), new))
     elif args.new and args.deployed and not (args.cdk_out or args.stack):
         pairs.append((args.new, None, _template_file(args.deployed), _template_file(args.new)))
     else:
@@ -381,10 +456,22 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
     rolls = [
         (stack, roll) for stack, _, old, new in pairs for roll in found.nodegroup_rolls(old, new)
     ]
-    for stack, roll in rolls:
-        print(f"  {stack}: {roll}")
+    additions = [
+        (stack, group)
+        for stack, _, old, new in pairs
+        for group in found.nodegroup_additions(old, new)
+    ]
+    if additions:
+        print("gpu-pool replacements: node groups this deploy adds:")
+        for stack, group in additions:
+            print(f"  {stack}: {group}")
     if rolls:
-        print("Rolled node groups replace their nodes one at a time, respecting PDBs.")
+        print(
+            "gpu-pool replacements: node groups this deploy rolls (EKS replaces their nodes one "
+            "at a time, respecting PodDisruptionBudgets):"
+        )
+        for stack, roll in rolls:
+            print(f"  {stack}: {roll}")
     blocks = [roll.logical_id for _, roll in rolls if roll.capacity_block]
     if blocks:
         print(
@@ -549,8 +636,9 @@ def _template_file(path_text: str) -> dict[str, Any]:
     return _json_object(path_text, REPLACEMENTS, "a JSON CloudFormation template")
 
 
-def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any]]]:
-    """(stack name, region or None, template) for each stack of a synthesized assembly."""
+def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any], str]]:
+    """(stack name, region or None, template, template file) for each stack of a synthesized
+    assembly."""
     manifest = _template_file(str(out / "manifest.json"))
     stacks = []
     for artifact_id, artifact in manifest.get("artifacts", {}).items():
@@ -558,22 +646,25 @@ def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any]]]:
             continue
         properties = artifact.get("properties", {})
         region = str(artifact.get("environment", "")).rsplit("/", 1)[-1]
+        path = str(out / properties["templateFile"])
         stacks.append(
             (
                 # The artifact id is the stack name unless the manifest says otherwise.
                 properties.get("stackName", artifact_id),
                 None if region in ("", "unknown-region") else region,
-                _template_file(str(out / properties["templateFile"])),
+                _template_file(path),
+                path,
             )
         )
     return stacks
 
 
 def _deployed_template(
-    stack: str, region: str | None, aws: Callable[[str], Any] | None
+    stack: str, region: str | None, aws: Callable[[str], Any] | None, new_path: str
 ) -> dict[str, Any]:
-    """The stack's deployed template; empty when the stack does not exist yet."""
-    from botocore.exceptions import BotoCoreError, ClientError
+    """The stack's deployed template; empty when the stack does not exist yet. Without
+    credentials or a region, the error names the offline form (--deployed and --new)."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
     if aws is None:
         import boto3
@@ -586,6 +677,15 @@ def _deployed_template(
             return {}
         raise CliError(
             f"replacements: CloudFormation refused GetTemplate for {stack}: {err}"
+        ) from None
+    except (NoCredentialsError, NoRegionError) as err:
+        missing = "credentials" if isinstance(err, NoCredentialsError) else "region"
+        raise CliError(
+            f"replacements: no AWS {missing} to read the deployed {stack} with (CloudFormation "
+            "GetTemplate). Offline, compare two templates: where credentials exist, save the "
+            f"deployed one (aws cloudformation get-template --stack-name {stack} --query "
+            "TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
+            f"--deployed deployed.json --new {new_path}"
         ) from None
     except BotoCoreError as err:
         raise CliError(f"replacements: cannot read the deployed {stack}: {err}") from None

@@ -13,7 +13,8 @@ so changing those shows up here as a deletion beside a new group of the same poo
 A changed Version, ReleaseVersion or launch template (gpu-pool's carries the volume size and
 metadata options) is an update instead: EKS replaces the nodes one at a time and respects PDBs.
 Those groups are named too, as rolled, without a question, except a Capacity Block group: EKS
-updates one only at desired size 0 (EKS user guide, ml/capacity-blocks-mng).
+updates one only at desired size 0 (EKS user guide, ml/capacity-blocks-mng). Added groups are
+named as well, so that a deleted group's successor shows beside it.
 
 A resource is also replaced when a create-only property refers (Ref, Fn::GetAtt) to a resource
 the deploy replaces: a new subnet replaces the NAT gateway and node groups in it.
@@ -91,16 +92,19 @@ CAPACITY_BLOCK = "CAPACITY_BLOCK"
 
 @dataclass(frozen=True)
 class NodegroupLoss:
-    """A deployed node group the new template replaces, deletes or rolls, and why."""
+    """A node group the new template replaces, deletes, rolls or adds, and why; named as a user
+    knows it (pool and instance types) and by logical id."""
 
     logical_id: str
     pool: str | None
     reasons: tuple[str, ...]
     capacity_block: bool = False
+    instance_types: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         owner = f"pool {self.pool}" if self.pool else "not a gpu-pool pool"
-        return f"{self.logical_id} ({owner}): " + "; ".join(self.reasons)
+        types = f", {', '.join(self.instance_types)}" if self.instance_types else ""
+        return f"node group {self.logical_id} ({owner}{types}): " + "; ".join(self.reasons)
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ def nodegroup_losses(deployed: dict[str, Any], new: dict[str, Any]) -> list[Node
         if logical_id in new_groups:
             if logical_id in replaced:
                 why = ("replaced", *replaced[logical_id])
-                losses.append(NodegroupLoss(logical_id, _pool(old), why, _block(old)))
+                losses.append(_group(logical_id, old, why))
             continue
         pool = _pool(old)
         successors = [
@@ -137,7 +141,7 @@ def nodegroup_losses(deployed: dict[str, Any], new: dict[str, Any]) -> list[Node
         if len(successors) == 1:
             kept_name = [name for name in CREATE_ONLY if name != "NodegroupName"]
             reasons += _changes(kept_name, old, successors[0])
-        losses.append(NodegroupLoss(logical_id, pool, tuple(reasons), _block(old)))
+        losses.append(_group(logical_id, old, tuple(reasons)))
     return losses
 
 
@@ -152,12 +156,61 @@ def nodegroup_rolls(deployed: dict[str, Any], new: dict[str, Any]) -> list[Nodeg
             continue
         old_data = _launch_template_data(deployed, old)
         new_data = _launch_template_data(new, now)
-        changed = _changes(ROLLING, old, now) + _changes(
-            sorted(old_data.keys() | new_data.keys()), old_data, new_data, "launch template "
+        changed = _changes(ROLLING, old, now) + _leaf_changes(
+            "launch template ", old_data, new_data
         )
         if changed:
-            rolls.append(NodegroupLoss(logical_id, _pool(old), ("rolled", *changed), _block(old)))
+            rolls.append(_group(logical_id, old, ("rolled", *changed)))
     return rolls
+
+
+def nodegroup_additions(deployed: dict[str, Any], new: dict[str, Any]) -> list[NodegroupLoss]:
+    """Node groups of `new` that `deployed` lacks: a new pool's, or the successor of a group
+    deleted for a new instance type or zone."""
+    old_groups = _nodegroups(deployed)
+    return [
+        _group(logical_id, props, ("added",))
+        for logical_id, props in _nodegroups(new).items()
+        if logical_id not in old_groups
+    ]
+
+
+def _group(logical_id: str, props: dict[str, Any], reasons: tuple[str, ...]) -> NodegroupLoss:
+    types = props.get("InstanceTypes")
+    names = tuple(t for t in types if isinstance(t, str)) if isinstance(types, list) else ()
+    return NodegroupLoss(logical_id, _pool(props), reasons, _block(props), names)
+
+
+# The pool setting behind a launch template value gpu-pool writes.
+_LAUNCH_TEMPLATE_SETTINGS = {
+    "VolumeSize": "disk_size_gib",
+    "KmsKeyId": "volume_kms_key_arn",
+    "HttpPutResponseHopLimit": "imds_hop_limit",
+}
+
+
+def _leaf_changes(path: str, old: Any, new: Any) -> list[str]:
+    """`<path>: old -> new` for each value that differs, down to the changed leaf
+    (`launch template BlockDeviceMappings[0].Ebs.VolumeSize (disk_size_gib): 200 -> 300`), not
+    whole JSON documents; a list whose length changes is shown whole."""
+    if old == new:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        dot = "" if path.endswith(" ") else "."
+        return [
+            line
+            for key in sorted(old.keys() | new.keys())
+            for line in _leaf_changes(f"{path}{dot}{key}", old.get(key), new.get(key))
+        ]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [
+            line
+            for index, (before, after) in enumerate(zip(old, new, strict=True))
+            for line in _leaf_changes(f"{path}[{index}]", before, after)
+        ]
+    setting = _LAUNCH_TEMPLATE_SETTINGS.get(path.rsplit(".", 1)[-1])
+    label = f"{path} ({setting})" if setting else path
+    return [f"{label}: {_show(old)} -> {_show(new)}"]
 
 
 def dependency_changes(deployed: dict[str, Any], new: dict[str, Any]) -> list[Change]:

@@ -39,7 +39,7 @@ class Pools:
             if len(self.records) == 1:
                 return self.records[0]
             if not self.records:
-                raise self._none()
+                raise self.no_pools()
             raise CliError(f"--pool: {self.source} describe several pools ({names}); name one")
         for record in self.records:
             if record.name == name:
@@ -51,7 +51,7 @@ class Pools:
         records = self.records if pool is None else [pool]
         clusters = sorted({(r.cluster_name or "", r.region or "") for r in records})
         if not clusters:
-            raise self._none()
+            raise self.no_pools()
         if len(clusters) > 1:
             listed = ", ".join(
                 (name or "(generated)") + (f" in {region}" if region else "")
@@ -69,7 +69,7 @@ class Pools:
             )
         return name, region or None
 
-    def _none(self) -> CliError:
+    def no_pools(self) -> CliError:
         return CliError(
             f"{self.source}: no pools (the app has no GpuNodePool or KarpenterNodePool, or was "
             "synthesized with a gpu-pool older than the pool record)"

@@ -67,6 +67,16 @@ class PoolRecord:
     sharing: SharingPlan | None = None
     # A training pool's reserved capacity and EFA (what verify and doctor read); None: neither.
     capacity: CapacityPlan | None = None
+    # Nodes per node group, or a NodePool's node limit (`gpu-pool plan` reads these; None in
+    # records written before they were added).
+    min_size: int | None = None
+    max_size: int | None = None
+    # ON_DEMAND or SPOT (what `gpu-pool plan` says the pool is billed at).
+    capacity_type: str | None = None
+    # A Karpenter or Auto Mode pool's instance types, zones (empty: every zone) and GPU limit.
+    instance_types: tuple[str, ...] | None = None
+    zones: tuple[str, ...] | None = None
+    gpu_limit: int | None = None
     kind: str = POOL_RECORD_TYPE
     version: int = RECORD_VERSION
 
@@ -125,6 +135,7 @@ def pool_record(
     group, in plan order) when they are known."""
     names: Sequence[str | None] = node_group_names or [None] * len(plan.node_groups)
     gpus = [t.gpu_count for group in plan.entries for t in group]
+    node_pool_plan = plan.karpenter or plan.auto_mode
     return PoolRecord(
         name=plan.name,
         cluster_name=cluster_name,
@@ -147,4 +158,12 @@ def pool_record(
         node_pool=resource_name(plan.name) if plan.provisioner != "cluster-autoscaler" else None,
         sharing=plan.sharing,
         capacity=plan.capacity if plan.capacity.reserved or plan.capacity.efa else None,
+        min_size=plan.settings.min_size,
+        max_size=plan.settings.max_size,
+        capacity_type=plan.settings.capacity_type,
+        instance_types=tuple(t.name for t in node_pool_plan.instance_types)
+        if node_pool_plan
+        else None,
+        zones=tuple(plan.settings.zones) if node_pool_plan else None,
+        gpu_limit=node_pool_plan.gpu_limit if node_pool_plan else None,
     )

@@ -58,7 +58,22 @@ def test_a_missing_kubeconfig_is_named_with_the_command_that_writes_it(tmp_path,
     assert main(["doctor", "--cdk-json", CDK_JSON, "--kubeconfig", str(missing)]) == 2
     assert capsys.readouterr().err == (
         f"gpu-pool: kubeconfig: no file at '{missing}'; create it with: aws eks "
-        f"update-kubeconfig --name gpu-pool --kubeconfig {missing}\n"
+        f"update-kubeconfig --name gpu-pool --region REGION --kubeconfig {missing} (REGION: the "
+        "stack's; neither the pools nor the AWS config name one)\n"
+    )
+
+
+def test_the_kubeconfig_advice_names_the_configured_region_of_an_agnostic_stack(
+    tmp_path, capsys, monkeypatch
+):
+    """cdk.json names no region: the stack went to the AWS CLI's, which the advice names
+    (#29 item 4: it used to leave --region out)."""
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-southeast-2")
+    missing = tmp_path / "kubeconfig"
+    assert main(["doctor", "--cdk-json", CDK_JSON, "--kubeconfig", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: kubeconfig: no file at '{missing}'; create it with: aws eks "
+        f"update-kubeconfig --name gpu-pool --region ap-southeast-2 --kubeconfig {missing}\n"
     )
 
 
@@ -146,4 +161,57 @@ def test_a_failing_credential_command_is_named_not_the_network(tmp_path, command
     assert result.stderr == (
         "gpu-pool: kubeconfig: the credential command (the user's exec, such as aws eks "
         f"get-token) failed: {detail}\n"
+    )
+
+
+def test_another_apps_cdk_json_asks_for_its_pools_instead_of_printing_the_default_pool(capsys):
+    """examples/cdk.json (a library app's: no "gpu-pool" settings) used to give the default
+    pool `gpu`, which that app does not have (#29 item 4)."""
+    path = ROOT / "examples" / "cdk.json"
+    assert main(["smoke-test-manifest", "--cdk-json", str(path)]) == 2
+    assert capsys.readouterr() == (
+        "",
+        f"gpu-pool: --cdk-json: '{path}' has no \"gpu-pool\" settings, so it is not the bundled "
+        "app's: read your app's pools from its cloud assembly (--cdk-out DIR, after cdk synth) "
+        "or a deployed stack (--stack NAME), or give the settings with --config FILE\n",
+    )
+
+
+def test_without_a_cdk_json_the_command_names_where_else_it_finds_pools(tmp_path, capsys):
+    missing = tmp_path / "cdk.json"
+    assert main(["plan", "--cdk-json", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: --cdk-json: '{missing}' does not exist: run from the bundled app's "
+        "directory, or read your app's pools from its cloud assembly (--cdk-out DIR, after cdk "
+        "synth) or a deployed stack (--stack NAME)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("environment", "missing"),
+    [
+        ("aws://123456789012/us-east-1", "credentials"),
+        ("aws://unknown-account/unknown-region", "region"),
+    ],
+)
+def test_replacements_without_aws_points_at_its_offline_form(
+    tmp_path, capsys, environment, missing
+):
+    """#29 item 1: it used to say only "Unable to locate credentials"."""
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    (out / "GpuPool.template.json").write_text('{"Resources": {}}')
+    artifact = {
+        "type": "aws:cloudformation:stack",
+        "environment": environment,
+        "properties": {"templateFile": "GpuPool.template.json"},
+    }
+    (out / "manifest.json").write_text(json.dumps({"artifacts": {"GpuPool": artifact}}))
+    assert main(["replacements", "--cdk-out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: replacements: no AWS {missing} to read the deployed GpuPool with "
+        "(CloudFormation GetTemplate). Offline, compare two templates: where credentials exist, "
+        "save the deployed one (aws cloudformation get-template --stack-name GpuPool --query "
+        "TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
+        f"--deployed deployed.json --new {out}/GpuPool.template.json\n"
     )

@@ -20,16 +20,17 @@ GROUP = "GpuPoolG5Xlarge2D99A550"
     [
         (
             {"instance_types": ["g6.xlarge"]},
-            f'{GROUP} (pool gpu): deleted; InstanceTypes: ["g5.xlarge"] -> ["g6.xlarge"]',
+            f'node group {GROUP} (pool gpu, g5.xlarge): deleted; InstanceTypes: ["g5.xlarge"] -> ["g6.xlarge"]',
         ),
         (
             {"ami_family": "BOTTLEROCKET"},
-            f'{GROUP} (pool gpu): replaced; AmiType: "AL2023_x86_64_NVIDIA" -> '
+            f'node group {GROUP} (pool gpu, g5.xlarge): replaced; AmiType: "AL2023_x86_64_NVIDIA" -> '
             '"BOTTLEROCKET_x86_64_NVIDIA"',
         ),
         (
             {"capacity_type": "SPOT"},
-            f'{GROUP} (pool gpu): replaced; CapacityType: "ON_DEMAND" -> "SPOT"',
+            f'node group {GROUP} (pool gpu, g5.xlarge): replaced; CapacityType: "ON_DEMAND" -> '
+            '"SPOT"',
         ),
     ],
     ids=["instance-type", "ami-type", "capacity-type"],
@@ -47,13 +48,35 @@ def test_a_disk_change_is_named_as_a_rolling_update_not_a_replacement(default_te
     assert nodegroup_losses(default_template.to_json(), bigger) == []
     (roll,) = nodegroup_rolls(default_template.to_json(), bigger)
     assert roll.logical_id == GROUP
+    # The changed value and the setting behind it, not the whole block device mapping.
     assert roll.reasons == (
         "rolled",
-        'launch template BlockDeviceMappings: [{"DeviceName":"/dev/xvda","Ebs":'
-        '{"DeleteOnTermination":true,"Encrypted":true,"VolumeSize":200,"VolumeType":"gp3"}}] -> '
-        '[{"DeviceName":"/dev/xvda","Ebs":{"DeleteOnTermination":true,"Encrypted":true,'
-        '"VolumeSize":300,"VolumeType":"gp3"}}]',
+        "launch template BlockDeviceMappings[0].Ebs.VolumeSize (disk_size_gib): 200 -> 300",
     )
+
+
+def test_the_offline_form_heads_each_list_and_names_added_groups(default_template, tmp_path, capsys):
+    """#29 item 1: the rolled list had no heading and added groups were left out; each group is
+    named by pool and instance types beside its logical id."""
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(default_template.to_json()))
+    changed = synth({"pool": {"instance_types": ["g5.xlarge", "g6.xlarge"], "disk_size_gib": 300}})
+    new.write_text(json.dumps(changed.to_json()))
+    (added,) = [
+        logical_id
+        for logical_id, resource in changed.to_json()["Resources"].items()
+        if resource["Type"] == "AWS::EKS::Nodegroup" and logical_id.startswith("GpuPoolG6")
+    ]
+    assert main(["replacements", "--deployed", str(old), "--new", str(new)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "gpu-pool replacements: node groups this deploy adds:",
+        f"  {new}: node group {added} (pool gpu, g6.xlarge): added",
+        "gpu-pool replacements: node groups this deploy rolls (EKS replaces their nodes one at a "
+        "time, respecting PodDisruptionBudgets):",
+        f"  {new}: node group {GROUP} (pool gpu, g5.xlarge): rolled; launch template "
+        "BlockDeviceMappings[0].Ebs.VolumeSize (disk_size_gib): 200 -> 300",
+        "gpu-pool replacements: no node group is replaced or deleted",
+    ]
 
 
 def test_a_subnet_change_is_named():
@@ -88,16 +111,6 @@ def test_replacements_command_asks_nothing_when_nothing_is_lost(default_template
     )
 
 
-def test_plan_still_runs_it_and_says_once_to_use_the_new_name(default_template, tmp_path, capsys):
-    old = tmp_path / "old.json"
-    old.write_text(json.dumps(default_template.to_json()))
-    assert main(["plan", "--deployed", str(old), "--new", str(old)]) == 0
-    assert capsys.readouterr() == (
-        "gpu-pool replacements: no node group is replaced or deleted\n",
-        "gpu-pool: 'plan' is deprecated; use 'gpu-pool replacements'\n",
-    )
-
-
 def test_replacements_command_stops_unless_confirmed(
     default_template, tmp_path, capsys, monkeypatch
 ):
@@ -108,7 +121,8 @@ def test_replacements_command_stops_unless_confirmed(
     assert main(["replacements", "--deployed", str(old), "--new", str(new)]) == 2
     out, err = capsys.readouterr()
     assert (
-        f'  {new}: {GROUP} (pool gpu): replaced; CapacityType: "ON_DEMAND" -> "SPOT"'
+        f'  {new}: node group {GROUP} (pool gpu, g5.xlarge): replaced; CapacityType: '
+        '"ON_DEMAND" -> "SPOT"'
         in out.splitlines()
     )
     assert err == (

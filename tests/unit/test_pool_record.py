@@ -36,6 +36,9 @@ DEFAULT_RECORD = {
     "gpus_per_node": 1,
     "node_groups": [{"instance_types": ["g5.xlarge"], "gpus": 1, "zone": "us-east-1a"}],
     "cluster_name": "ml",
+    "min_size": 0,
+    "max_size": 8,
+    "capacity_type": "ON_DEMAND",
     "kind": POOL_RECORD_TYPE,
     "version": 1,
 }

@@ -1,0 +1,102 @@
+"""`gpu-pool plan`: what the pools build, per cluster and pool, as a table or JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from gpu_pool.model.prices import PRICE_SOURCE
+from gpu_pool.plan.summary import PoolSummary
+
+UNKNOWN = "unknown"
+
+
+def plan_json(summaries: Sequence[PoolSummary]) -> dict[str, Any]:
+    """The summaries as one JSON object: `pools` (one per pool) and the prices' source."""
+    return {
+        "pools": [dataclasses.asdict(s) for s in summaries],
+        "prices": PRICE_SOURCE,
+    }
+
+
+def plan_table(summaries: Sequence[PoolSummary]) -> str:
+    """A block per cluster, a row per figure of each of its pools, and the prices' source."""
+    lines: list[str] = []
+    clusters = dict.fromkeys((s.cluster, s.region) for s in summaries)
+    for cluster, region in clusters:
+        name = cluster or "(named by EKS at deploy)"
+        lines.append(f"Cluster {name}, region {region or 'of the deploy environment'}")
+        for summary in (s for s in summaries if (s.cluster, s.region) == (cluster, region)):
+            lines.append(f"  Pool {summary.pool}")
+            lines += [f"    {label:<18}{value}" for label, value in _rows(summary)]
+    lines.append(f"Prices: {PRICE_SOURCE}; {UNKNOWN}: a type the table has no price for.")
+    return "\n".join(lines)
+
+
+def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
+    rows = [
+        ("provisioner", summary.provisioner),
+        ("launched by", "; ".join(summary.launched_by)),
+        (
+            "per node",
+            "; ".join(
+                f"{n.instance_type}: {_count(n.gpus, 'GPU')}"
+                + (f" ({_advertised(n.advertises)})" if summary.sharing else "")
+                for n in summary.nodes
+            ),
+        ),
+        ("zones", ", ".join(summary.zones) or "every zone of the cluster's subnets"),
+        ("nodes", _nodes(summary)),
+        ("max GPUs", _known(summary.max_gpus)),
+        ("GPU sharing", summary.sharing or "none (whole GPUs)"),
+        ("reservation", summary.reservation or "none"),
+        (
+            "EFA",
+            f"{summary.efa_interfaces} interfaces per node" if summary.efa_interfaces else "no",
+        ),
+        ("device software", _software(summary)),
+        ("pods tolerate", ", ".join(summary.tolerations) or "nothing (no taints)"),
+        ("on-demand at max", _cost(summary)),
+    ]
+    return rows
+
+
+def _software(summary: PoolSummary) -> str:
+    """gpu_software, and who brings the device plugin when gpu-pool installs none."""
+    if summary.gpu_software != "none":
+        return summary.gpu_software
+    if summary.provisioner == "auto-mode":
+        return "EKS Auto Mode's (its nodes come with the NVIDIA driver and device plugin)"
+    return "none installed by gpu-pool (Bottlerocket's own device plugin, or yours)"
+
+
+def _nodes(summary: PoolSummary) -> str:
+    if summary.max_size is None:
+        return f"{UNKNOWN} (the record predates sizes: synthesize with this gpu-pool)"
+    if summary.provisioner != "cluster-autoscaler":
+        return f"max {summary.max_size} (NodePool limit)"
+    text = f"min {summary.min_size}, max {summary.max_size} (per node group)"
+    if summary.max_nodes != summary.max_size:
+        text += f", {summary.max_nodes} in all"
+    return text
+
+
+def _cost(summary: PoolSummary) -> str:
+    cost = summary.usd_per_hour_at_max
+    text = UNKNOWN if cost is None else f"${cost:,.2f}/hour"
+    if summary.billing_note:
+        text += f"; {summary.billing_note}"
+    return text
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _advertised(resources: dict[str, int] | Any) -> str:
+    return ", ".join(f"{n} {resource}" for resource, n in resources.items())
+
+
+def _known(value: int | None) -> str:
+    return UNKNOWN if value is None else str(value)

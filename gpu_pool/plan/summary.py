@@ -1,0 +1,197 @@
+"""What a pool builds, in the figures a user plans with: `gpu-pool plan`'s rows.
+
+Read from a pool record (plan/record.py), so a pool from the settings and one from any app's
+cloud assembly are summed up alike. GPUs per node come from the catalog, prices from
+model/prices.py. The cost at max size is the on-demand price of every node the pool may run at
+once: max_size nodes of each node group, each of its entry's dearest type; a NodePool's node
+limit of the dearest type its GPU limit lets it run that many of. Reserved and Spot capacity
+bill otherwise, and the summary says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gpu_pool.model import catalog
+from gpu_pool.model.prices import on_demand_usd_per_hour
+from gpu_pool.plan.record import PoolRecord
+
+
+@dataclass(frozen=True)
+class NodeKind:
+    """One instance type the pool launches: its GPUs and what a node of it advertises."""
+
+    instance_type: str
+    gpus: int
+    # Resource -> count a node advertises (its GPUs, or its shares when pods share them).
+    advertises: Mapping[str, int]
+    usd_per_hour: float | None
+
+
+@dataclass(frozen=True)
+class PoolSummary:
+    """One pool's row. A None size or cost: the record does not say (an older gpu-pool wrote
+    it) or the price table has no price for one of its types."""
+
+    pool: str
+    cluster: str | None
+    region: str | None
+    provisioner: str
+    # "node group g5.xlarge in us-east-1a" per node group, or "NodePool gpu-pool-<pool>".
+    launched_by: tuple[str, ...]
+    nodes: tuple[NodeKind, ...]
+    # Empty: every zone of the cluster's subnets.
+    zones: tuple[str, ...]
+    min_size: int | None
+    max_size: int | None
+    max_nodes: int | None
+    max_gpus: int | None
+    reservation: str | None
+    efa_interfaces: int
+    gpu_software: str
+    sharing: str | None
+    tolerations: tuple[str, ...]
+    usd_per_hour_at_max: float | None
+    # How the pool is billed where the on-demand figure is not what it costs; None: on demand.
+    billing_note: str | None
+
+
+def pool_summary(record: PoolRecord) -> PoolSummary:
+    """The summary of one pool."""
+    if record.node_groups:
+        return _summary(record, *_node_group_sizes(record))
+    return _summary(record, *_node_pool_sizes(record))
+
+
+def _node_group_sizes(
+    record: PoolRecord,
+) -> tuple[tuple[str, ...], list[str], tuple[str, ...], int | None, int | None, float | None]:
+    """Node groups: max_size nodes each."""
+    groups = record.node_groups
+    launched_by = tuple(
+        f"node group {'/'.join(g.instance_types)}"
+        + (f" in {g.zone}" if g.zone else "")
+        + (f" ({g.name})" if g.name else "")
+        for g in groups
+    )
+    types = list(dict.fromkeys(t for g in groups for t in g.instance_types))
+    zones = tuple(dict.fromkeys(g.zone for g in groups if g.zone))
+    size = record.max_size
+    if size is None:
+        return launched_by, types, zones, None, None, None
+    cost: float | None = 0.0
+    for group in groups:
+        prices = [on_demand_usd_per_hour(t) for t in group.instance_types]
+        dearest = None if None in prices else max(p for p in prices if p is not None)
+        cost = None if cost is None or dearest is None else cost + size * dearest
+    return launched_by, types, zones, size * len(groups), sum(g.gpus for g in groups) * size, cost
+
+
+def _node_pool_sizes(
+    record: PoolRecord,
+) -> tuple[tuple[str, ...], list[str], tuple[str, ...], int | None, int | None, float | None]:
+    """A NodePool: at most max_size nodes and gpu_limit GPUs, of any of its types."""
+    launched_by = (f"NodePool {record.node_pool}",)
+    types = list(record.instance_types or ())
+    zones = tuple(record.zones or ())
+    size, limit = record.max_size, record.gpu_limit
+    if size is None or limit is None or not types:
+        return launched_by, types, zones, None, None, None
+    gpus = {t: catalog.lookup(t).gpu_count for t in types}
+    max_gpus = min(limit, size * max(gpus.values()))
+    costs = [
+        None if (price := on_demand_usd_per_hour(t)) is None else min(size, limit // n) * price
+        for t, n in gpus.items()
+    ]
+    cost = None if None in costs else max(c for c in costs if c is not None)
+    return launched_by, types, zones, size, max_gpus, cost
+
+
+def _summary(
+    record: PoolRecord,
+    launched_by: tuple[str, ...],
+    types: Sequence[str],
+    zones: tuple[str, ...],
+    max_nodes: int | None,
+    max_gpus: int | None,
+    cost: float | None,
+) -> PoolSummary:
+    nodes = []
+    for name in types:
+        gpus = catalog.lookup(name).gpu_count
+        advertises = (
+            record.sharing.advertised(gpus) if record.sharing else {record.gpu_resource: gpus}
+        )
+        nodes.append(
+            NodeKind(
+                name,
+                gpus,
+                {resource: n for resource, n in advertises.items() if n},
+                on_demand_usd_per_hour(name),
+            )
+        )
+    return PoolSummary(
+        pool=record.name,
+        cluster=record.cluster_name,
+        region=record.region,
+        provisioner=record.provisioner,
+        launched_by=launched_by,
+        nodes=tuple(nodes),
+        zones=zones,
+        min_size=record.min_size,
+        max_size=record.max_size,
+        max_nodes=max_nodes,
+        max_gpus=max_gpus,
+        reservation=_reservation(record),
+        efa_interfaces=record.efa_interfaces,
+        gpu_software=record.gpu_software,
+        sharing=_sharing(record),
+        tolerations=tuple(
+            f"{t['key']}={t['value']}:{t['effect']}"
+            if t.get("value")
+            else f"{t['key']}:{t['effect']}"
+            for t in record.tolerations
+        ),
+        usd_per_hour_at_max=None if cost is None else round(cost, 4),
+        billing_note=_billing(record),
+    )
+
+
+def _toleration(toleration: Mapping[str, str]) -> str:
+    """As kubectl shows a taint: key=value:effect, or key:effect without a value."""
+    value = toleration.get("value")
+    return f"{toleration['key']}{'=' + value if value else ''}:{toleration['effect']}"
+
+
+def _reservation(record: PoolRecord) -> str | None:
+    reservation = record.capacity.reservation if record.capacity else None
+    if reservation is None:
+        return None
+    target = (
+        reservation.id or reservation.resource_group_arn or f"preference {reservation.preference}"
+    )
+    text = f"{reservation.type} {target}"
+    if reservation.fallback == "on-demand":
+        text += ", on-demand when it is full"
+    return text
+
+
+def _sharing(record: PoolRecord) -> str | None:
+    sharing = record.sharing
+    if sharing is None:
+        return None
+    if sharing.mode == "time-slicing":
+        return f"time-slicing, {sharing.settings.replicas} shares per GPU"
+    layout = ", ".join(f"{n} x {profile}" for profile, n in sharing.mig_devices.items())
+    return f"mig ({sharing.settings.strategy}), per GPU: {layout}"
+
+
+def _billing(record: PoolRecord) -> str | None:
+    reservation = record.capacity.reservation if record.capacity else None
+    if reservation is not None:
+        past = ", on demand past it" if reservation.fallback == "on-demand" else ""
+        return f"reserved ({reservation.type}): billed by the reservation{past}"
+    if record.capacity_type == "SPOT":
+        return "Spot: billed at the Spot price, below on demand"
+    return None
