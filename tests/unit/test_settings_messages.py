@@ -41,6 +41,66 @@ def test_an_unknown_key_lists_its_own_levels_keys(context, expected):
     assert message(context) == expected
 
 
+@pytest.mark.parametrize(
+    ("context", "expected"),
+    [
+        # `sharing:` indented one level too little under `pools` reads as a pool named sharing.
+        (
+            {"pools": {"nb": {"instance_types": ["g6.xlarge"]}, "sharing": {"mode": "mig"}}},
+            "pools.sharing: 'sharing' is read as the name of an entry of pools, but it is a "
+            "setting of each entry: indent it under one, as pools.<name>.sharing",
+        ),
+        # `sharing:` with nothing under it, and its keys at the pool's level.
+        (
+            {"pool": {"sharing": None, "mode": "time-slicing"}},
+            "pool.sharing: must be a mapping of settings, such as {mode: ..., replicas: ..., "
+            "rename: ..., ...} (got None)\n"
+            "pool.mode: unknown setting; it is a setting one level down: indent it as "
+            f"sharing.mode (valid: {POOL_KEYS})",
+        ),
+        # At the top level, beside the pools.
+        (
+            {"pool": {"instance_types": ["g6.xlarge"]}, "sharing": {"mode": "time-slicing"}},
+            "sharing: unknown setting; it is a setting one level down: indent it as "
+            "pool.sharing or pools.<name>.sharing (valid: stack_name, account, region, cluster, "
+            "pool, pools, autoscaler, karpenter, metrics)",
+        ),
+    ],
+    ids=["pools-entry", "pool-level", "top-level"],
+)
+def test_a_mis_indented_setting_says_where_it_belongs(context, expected):
+    assert message(context) == expected
+
+
+@pytest.mark.parametrize(
+    ("context", "expected"),
+    [
+        (
+            {"metrics": "cloudwatch"},
+            "metrics: must be a mapping of settings, such as {gpu: cloudwatch} (got 'cloudwatch')",
+        ),
+        (
+            {"pool": {"sharing": "time-slicing"}},
+            "pool.sharing: must be a mapping of settings, such as {mode: time-slicing} (got "
+            "'time-slicing')",
+        ),
+        (
+            {"pools": {"a": {"taints": ["nvidia.com/gpu"]}}},
+            "pools.a.taints[0]: must be a mapping of settings, such as {key: ..., ...} (got "
+            "'nvidia.com/gpu')",
+        ),
+        (
+            {"pool": {"capacity_reservation": "cr-0123456789abcdef0"}},
+            "pool.capacity_reservation: must be a mapping of settings, such as {type: ..., ...} "
+            "(got 'cr-0123456789abcdef0')",
+        ),
+    ],
+    ids=["value-of-a-setting", "nested", "list-item-required-key", "required-key"],
+)
+def test_a_value_where_settings_belong_shows_their_form(context, expected):
+    assert message(context) == expected
+
+
 def test_every_problem_is_one_line_in_the_order_of_the_settings():
     assert message({"region": "Frankfurt", "pool": {"max_sise": 1}}).splitlines() == [
         "region: 'Frankfurt' is not an AWS region name such as us-east-1",
@@ -72,7 +132,11 @@ def test_every_problem_is_one_line_in_the_order_of_the_settings():
             {"pool": {"karpenter": {"gpu_limit": 0}}},
             "pool.karpenter.gpu_limit: must be at least 1 (got 0)",
         ),
-        ({"pools": {"a": None}}, "pools.a: must be a mapping of settings (got None)"),
+        (
+            {"pools": {"a": None}},
+            "pools.a: must be a mapping of settings, such as {name: ..., provisioner: ..., "
+            "instance_types: ..., ...} (got None)",
+        ),
     ],
     ids=["mapping-key", "union", "union-member-contents", "too-long", "empty", "bound", "model"],
 )
