@@ -529,7 +529,9 @@ class ClusterSettings(_Settings):
     )
     """The EKS cluster's name (also of an existing cluster)."""
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
-    """The cluster's Kubernetes minor, e.g. 1.36; node groups follow it on upgrade."""
+    """The cluster's Kubernetes minor, e.g. 1.36; node groups follow it on upgrade. The app's
+    cdk.json sets it, so that a gpu-pool release with a newer default never upgrades a deployed
+    cluster by itself: raise it there, on purpose (docs/day2.md)."""
     kubectl_layer_version: str | None = None
     """kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs."""
     zones: list[str] = Field(default_factory=list)
