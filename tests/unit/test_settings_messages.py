@@ -27,7 +27,7 @@ def message(context, config_file=None):
         (
             {"zzzz": 1},
             "zzzz: unknown setting (valid: stack_name, account, region, cluster, pool, pools, "
-            "autoscaler, karpenter, metrics)",
+            "autoscaler, karpenter, metrics, acknowledge)",
         ),
         ({"pool": {"zzzz": 1}}, f"pool.zzzz: unknown setting (valid: {POOL_KEYS})"),
         (
@@ -63,7 +63,7 @@ def test_an_unknown_key_lists_its_own_levels_keys(context, expected):
             {"pool": {"instance_types": ["g6.xlarge"]}, "sharing": {"mode": "time-slicing"}},
             "sharing: unknown setting; it is a setting one level down: indent it as "
             "pool.sharing or pools.<name>.sharing (valid: stack_name, account, region, cluster, "
-            "pool, pools, autoscaler, karpenter, metrics)",
+            "pool, pools, autoscaler, karpenter, metrics, acknowledge)",
         ),
     ],
     ids=["pools-entry", "pool-level", "top-level"],
@@ -99,6 +99,43 @@ def test_a_mis_indented_setting_says_where_it_belongs(context, expected):
 )
 def test_a_value_where_settings_belong_shows_their_form(context, expected):
     assert message(context) == expected
+
+
+@pytest.mark.parametrize(
+    ("acknowledged", "expected"),
+    [
+        (
+            {"GP-POOL-25": "x", "GP-POOL-99": "x"},
+            "acknowledge.GP-POOL-25: an error, which cannot be acknowledged (the deploy would "
+            "not work): change the setting it names instead\n"
+            "acknowledge.GP-POOL-99: not a gpu-pool rule; acknowledge a warning by the id the "
+            "synth prints after it ([ack: gpu-pool:GP-...]; docs/guardrails.md lists them)",
+        ),
+        (
+            {"gpu-pool:GP-POOL-26": "x"},
+            "acknowledge.gpu-pool:GP-POOL-26: 'gpu-pool:GP-POOL-26' is not a rule id such as "
+            "GP-POOL-26",
+        ),
+        (
+            {"GP-POOL-26": " "},
+            "acknowledge.GP-POOL-26: ' ' is not a reason: why this app accepts the warning (for "
+            "the next reader)",
+        ),
+        (["GP-POOL-26"], "acknowledge: must be a mapping (key: value) (got ['GP-POOL-26'])"),
+    ],
+    ids=["error-and-unknown", "annotation-id", "no-reason", "list"],
+)
+def test_only_a_known_warning_with_a_reason_is_acknowledged(acknowledged, expected):
+    assert message({"acknowledge": acknowledged}) == expected
+
+
+def test_every_warning_and_no_error_can_be_acknowledged():
+    from tools.rule_index import rules
+
+    warnings = {r.id: "why" for r in rules() if r.level == "warning"}
+    assert load_settings({"acknowledge": warnings}, None).acknowledge == warnings
+    for rule in (r.id for r in rules() if r.level == "error"):
+        assert message({"acknowledge": {rule: "why"}}).startswith(f"acknowledge.{rule}: an error")
 
 
 def test_every_problem_is_one_line_in_the_order_of_the_settings():
