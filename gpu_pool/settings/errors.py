@@ -39,7 +39,7 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
     unions: dict[str, tuple[list[str], Any]] = {}
     for problem in err.errors():
         path, union_member = _setting_path(problem["loc"])
-        if misplaced := _entry_setting_as_name(problem["loc"], model):
+        if misplaced := _entry_setting_as_name(problem, model):
             # One line for the entry, not one per key under it: they are all misplaced.
             if f"{path}: {misplaced}" not in lines:
                 lines.append(f"{path}: {misplaced}")
@@ -157,15 +157,31 @@ def _did_you_mean(key: object, model: type[BaseModel]) -> str:
     return f"{hint} (valid: {', '.join(known)})"
 
 
-def _entry_setting_as_name(loc: tuple[Any, ...], model: type[BaseModel]) -> str | None:
+def _entry_setting_as_name(problem: Any, model: type[BaseModel]) -> str | None:
     """A setting of every entry of a mapping (`pools: {<name>: settings}`) indented one level too
     little reads as an entry's name: `pools.sharing.mode` is a pool named `sharing`. Say where
-    it belongs instead of listing its keys as unknown pool settings."""
+    it belongs instead of listing its keys as unknown pool settings; but only when what stands
+    under that name fits the setting (not a mapping of settings, or only keys of the setting's
+    own), since a pool may well be named `karpenter` and hold a mistake of its own."""
+    loc = problem["loc"]
     if len(loc) < 2 or not isinstance(loc[0], str) or loc[0] not in model.model_fields:
         return None
     annotation = model.model_fields[loc[0]].annotation
     entry = _settings_model(annotation)
     if not _is_mapping(annotation) or entry is None or loc[1] not in entry.model_fields:
+        return None
+    keys: list[str] = []
+    if problem["type"] == "value_error" and isinstance(problem["ctx"]["error"], ConfigError):
+        lines = str(problem["ctx"]["error"]).splitlines()
+        if not all(": unknown setting" in line for line in lines):
+            return None
+        keys = [line.split(":", 1)[0] for line in lines]
+    elif problem["type"] == "extra_forbidden" and len(loc) == 3:
+        keys = [str(loc[2])]
+    elif problem["type"] not in ("model_type", "model_attributes_type") or len(loc) != 2:
+        return None
+    own = _settings_model(entry.model_fields[loc[1]].annotation)
+    if own is not None and not all(key in own.model_fields for key in keys):
         return None
     return (
         f"'{loc[1]}' is read as the name of an entry of {loc[0]}, but it is a setting of each "

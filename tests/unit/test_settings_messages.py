@@ -34,8 +34,14 @@ def message(context, config_file=None):
             {"pools": {"a": {"max_sise": 1}}},
             f"pools.a.max_sise: unknown setting; did you mean 'max_size'? (valid: {POOL_KEYS})",
         ),
+        # A pool may be named after a pool setting: its own mistakes are still its own.
+        (
+            {"pools": {"karpenter": {"provisioner": "karpenter", "max_sise": 1}}},
+            "pools.karpenter.max_sise: unknown setting; did you mean 'max_size'? (valid: "
+            f"{POOL_KEYS})",
+        ),
     ],
-    ids=["top-level-no-match", "nested-no-match", "in-a-named-pool"],
+    ids=["top-level-no-match", "nested-no-match", "in-a-named-pool", "pool-named-as-a-setting"],
 )
 def test_an_unknown_key_lists_its_own_levels_keys(context, expected):
     assert message(context) == expected
@@ -58,6 +64,11 @@ def test_an_unknown_key_lists_its_own_levels_keys(context, expected):
             "pool.mode: unknown setting; it is a setting one level down: indent it as "
             f"sharing.mode (valid: {POOL_KEYS})",
         ),
+        (
+            {"pools": {"taints": [{"key": "dedicated"}]}},
+            "pools.taints: 'taints' is read as the name of an entry of pools, but it is a "
+            "setting of each entry: indent it under one, as pools.<name>.taints",
+        ),
         # At the top level, beside the pools.
         (
             {"pool": {"instance_types": ["g6.xlarge"]}, "sharing": {"mode": "time-slicing"}},
@@ -66,7 +77,7 @@ def test_an_unknown_key_lists_its_own_levels_keys(context, expected):
             "pool, pools, autoscaler, karpenter, metrics, acknowledge)",
         ),
     ],
-    ids=["pools-entry", "pool-level", "top-level"],
+    ids=["pools-entry", "pool-level", "pools-entry-not-a-mapping", "top-level"],
 )
 def test_a_mis_indented_setting_says_where_it_belongs(context, expected):
     assert message(context) == expected
