@@ -33,3 +33,23 @@ def test_an_acknowledged_warning_is_not_reported_and_the_others_are():
         "acknowledge": {"GP-POOL-26": "one warm node keeps the demo's first pod fast"},
     }
     assert _warning_ids(acknowledged) == ["GP-POOL-17"]
+
+
+def test_the_validation_report_no_longer_lists_an_acknowledged_warning(tmp_path):
+    """With the app's cdk.json flag `@aws-cdk/core:annotationsInValidationReport`, a synth
+    prints warnings in its validation report, each with `Acknowledge with 'Annotation::<id>'`:
+    the settings key is how a config file does that."""
+    import aws_cdk as cdk
+
+    from gpu_pool.cdk.stack import GpuPoolStack
+    from gpu_pool.settings import load_settings
+
+    app = cdk.App(
+        context={"@aws-cdk/core:annotationsInValidationReport": True}, outdir=str(tmp_path)
+    )
+    settings = {"pool": WARM_POOL, "acknowledge": {"GP-POOL-26": "a warm node for the demo"}}
+    GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
+    app.synth()
+    report = (tmp_path / "validation-report.json").read_text(encoding="utf-8")
+    assert "Annotation::gpu-pool:GP-POOL-17" in report
+    assert "GP-POOL-26" not in report
