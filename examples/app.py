@@ -1,7 +1,8 @@
 """A CDK app of your own that installs gpu-pool and composes its constructs.
 
-One stack creates a VPC and an EKS cluster with an inference pool, a training pool behind its
-own taint, Cluster Autoscaler for both, and a Spot batch pool that Karpenter scales. A second
+One stack creates a VPC and an EKS cluster with an inference pool and a training pool, Cluster
+Autoscaler for both, and a Spot batch pool that Karpenter scales, each behind a taint of its own.
+A second
 stack, in another account and region, adds a pool to a cluster another team runs (imported by
 name with its kubectl provider).
 """
@@ -55,7 +56,13 @@ class MlPlatformStack(cdk.Stack):
             "Inference",
             cluster=cluster,
             subnets=vpc.private_subnets,
-            settings=PoolSettings(name="inference", instance_types=["g6e.xlarge", "g5.xlarge"]),
+            settings=PoolSettings(
+                name="inference",
+                instance_types=["g6e.xlarge", "g5.xlarge"],
+                # A taint per pool: a pod tolerates the pools of one provisioner only, so
+                # Cluster Autoscaler and Karpenter never both launch a node for it.
+                taints=[GPU_TAINT, Taint(key="dedicated", value="inference")],
+            ),
         )
         GpuNodePool(
             self,
@@ -86,8 +93,6 @@ class MlPlatformStack(cdk.Stack):
                 instance_types=["g6.xlarge", "g6.2xlarge", "g5.xlarge"],
                 capacity_type="SPOT",
                 labels={"workload": "batch"},
-                # A taint of its own: a pod for the node-group pools must not also be pending
-                # here, or Karpenter and Cluster Autoscaler would each launch a node for it.
                 taints=[GPU_TAINT, Taint(key="dedicated", value="batch")],
             ),
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import cast
 
-from aws_cdk import CfnOutput, CfnResource, Environment, Fn, Stack, Token
+from aws_cdk import Annotations, CfnOutput, CfnResource, Environment, Fn, Stack, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
@@ -41,6 +41,9 @@ class GpuPoolStack(Stack):
         )
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env)
+        for rule, reason in settings.acknowledge.items():
+            # The warnings the settings accept, by the id report.warn gives each of them.
+            Annotations.of(self).acknowledge_warning(f"gpu-pool:{rule}", reason)
         plans = plan_pools(settings)
         # Before the lookup is cached the stack's zones are placeholders (dummy1a, ...).
         known_zones = [

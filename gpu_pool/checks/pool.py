@@ -31,6 +31,7 @@ from gpu_pool.model.labels import (
     RESERVED_LABELS,
 )
 from gpu_pool.plan.gpu_software import is_bottlerocket
+from gpu_pool.plan.node_pool import KUBERNETES_ARCH
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import PoolSettings
 
@@ -53,6 +54,7 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
             )
         )
     findings += _check_entries(plan)
+    findings += _check_architectures(plan)
     findings += _check_gpu_software(plan)
     findings += check_sharing(plan)
     findings += _check_versions(pool, prefix)
@@ -77,6 +79,32 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
     if plan.auto_mode is None:  # Auto Mode refuses the training settings (checks/auto_mode.py)
         findings += check_training(plan)
     return findings
+
+
+def _check_architectures(plan: PoolPlan) -> Iterator[Finding]:
+    """Types of two CPU architectures in one pool: its nodes work on either (a node group has
+    one AMI of its own; a Karpenter AMI alias resolves an image per architecture,
+    aws/karpenter-provider-aws pkg/providers/amifamily/al2023.go DescribeImageQuery; Auto Mode
+    picks its own per type; the NVIDIA device plugin's image is multi-arch), but a pending pod
+    without a kubernetes.io/arch selector may get a node of either, and a container image built
+    for one architecture cannot start on the other."""
+    types = [t for group in plan.entries for t in group]
+    arches = sorted({t.architecture for t in types}, key=KUBERNETES_ARCH.__getitem__)
+    one_group_mixes = any(len({t.architecture for t in group}) > 1 for group in plan.entries)
+    if len(arches) < 2 or (one_group_mixes and plan.provisioner == "cluster-autoscaler"):
+        return  # (a node group of two architectures is an error of its own)
+    listed = "; ".join(
+        f"{KUBERNETES_ARCH[a]}: {', '.join(t.name for t in types if t.architecture is a)}"
+        for a in arches
+    )
+    yield warning(
+        "GP-POOL-31",
+        f"{plan.setting}.instance_types",
+        f"mixes CPU architectures ({listed}): a pending pod may get a node of either, and a "
+        "container image built for one architecture fails on the other's (exec format "
+        "error); put each architecture in a pool of its own, or give every pod of this pool "
+        "a kubernetes.io/arch nodeSelector",
+    )
 
 
 def _check_entries(plan: PoolPlan) -> Iterator[Finding]:

@@ -7,7 +7,8 @@ no pydantic wording or regular expression reaches a user.
 from __future__ import annotations
 
 import difflib
-from typing import Any
+import types
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -38,7 +39,11 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
     unions: dict[str, tuple[list[str], Any]] = {}
     for problem in err.errors():
         path, union_member = _setting_path(problem["loc"])
-        if problem["type"] == "extra_forbidden":
+        if misplaced := _entry_setting_as_name(problem, model):
+            # One line for the entry, not one per key under it: they are all misplaced.
+            if f"{path}: {misplaced}" not in lines:
+                lines.append(f"{path}: {misplaced}")
+        elif problem["type"] == "extra_forbidden":
             lines.append(f"{path}: unknown setting{_did_you_mean(problem['loc'][-1], model)}")
         elif problem["type"] == "missing":
             lines.append(f"{path}: required setting is missing")
@@ -53,6 +58,10 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
             # Our own validators' messages, complete as they are.
             message = str(problem["ctx"]["error"])
             lines.append(f"{path}: {message}" if path else message)
+        elif problem["type"] in ("model_type", "model_attributes_type"):
+            given = problem.get("input")
+            form = _expected_form(_model_at(model, problem["loc"]), given)
+            lines.append(f"{path}: must be a mapping of settings{form} (got {given!r})")
         elif union_member and problem["type"] in _KINDS:
             if path not in unions:
                 unions[path] = ([], problem.get("input"))
@@ -128,10 +137,113 @@ def _is_type_tag(part: str) -> bool:
 
 
 def _did_you_mean(key: object, model: type[BaseModel]) -> str:
-    """Suggest the closest of `model`'s own keys. The unknown key is always `model`'s own: a
-    nested settings model describes its own problems (the `_Settings.__init__` of
-    settings/models.py), and its lines reach its parent already complete."""
+    """Suggest the closest of `model`'s own keys or, with none close, the level below where the
+    key is a setting (a mis-indented `mode:` under a pool belongs under `sharing`). The unknown
+    key is always `model`'s own: a nested settings model describes its own problems (the
+    `_Settings.__init__` of settings/models.py), and its lines reach its parent already
+    complete."""
     known = list(model.model_fields)
     close = difflib.get_close_matches(str(key), known, n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    if close:
+        hint = f"; did you mean '{close[0]}'?"
+    else:
+        below = [
+            f"{name}.{'<name>.' if _is_mapping(field.annotation) else ''}{key}"
+            for name, field in model.model_fields.items()
+            if (nested := _settings_model(field.annotation)) and key in nested.model_fields
+        ]
+        hint = f"; it is a setting one level down: indent it as {' or '.join(below)}"
+        hint = hint if below else ""
     return f"{hint} (valid: {', '.join(known)})"
+
+
+def _entry_setting_as_name(problem: Any, model: type[BaseModel]) -> str | None:
+    """A setting of every entry of a mapping (`pools: {<name>: settings}`) indented one level too
+    little reads as an entry's name: `pools.sharing.mode` is a pool named `sharing`. Say where
+    it belongs instead of listing its keys as unknown pool settings; but only when what stands
+    under that name fits the setting (not a mapping of settings, or only keys of the setting's
+    own), since a pool may well be named `karpenter` and hold a mistake of its own."""
+    loc = problem["loc"]
+    if len(loc) < 2 or not isinstance(loc[0], str) or loc[0] not in model.model_fields:
+        return None
+    annotation = model.model_fields[loc[0]].annotation
+    entry = _settings_model(annotation)
+    if not _is_mapping(annotation) or entry is None or loc[1] not in entry.model_fields:
+        return None
+    keys: list[str] = []
+    if problem["type"] == "value_error" and isinstance(problem["ctx"]["error"], ConfigError):
+        lines = str(problem["ctx"]["error"]).splitlines()
+        if not all(": unknown setting" in line for line in lines):
+            return None
+        keys = [line.split(":", 1)[0] for line in lines]
+    elif problem["type"] == "extra_forbidden" and len(loc) == 3:
+        keys = [str(loc[2])]
+    elif problem["type"] not in ("model_type", "model_attributes_type") or len(loc) != 2:
+        return None
+    own = _settings_model(entry.model_fields[loc[1]].annotation)
+    if own is not None and not all(key in own.model_fields for key in keys):
+        return None
+    return (
+        f"'{loc[1]}' is read as the name of an entry of {loc[0]}, but it is a setting of each "
+        f"entry: indent it under one, as {loc[0]}.<name>.{loc[1]}"
+    )
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The settings model a location names (`pool.taints[0]`: Taint), following fields, list
+    items and mapping values."""
+    current: type[BaseModel] | None = model
+    entry_name_next = False
+    for part in loc:
+        if current is None:
+            return None
+        if isinstance(part, int) or part == "[key]" or _is_type_tag(str(part)):
+            continue
+        if entry_name_next:  # a mapping entry's name: its value's model is already current
+            entry_name_next = False
+            continue
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = _settings_model(field.annotation)
+        entry_name_next = _is_mapping(field.annotation)
+    return current
+
+
+def _settings_model(annotation: Any) -> type[BaseModel] | None:
+    """The settings model in a field's type: itself, or in an Optional, list or mapping."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _settings_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _is_mapping(annotation: Any) -> bool:
+    """Whether a field's type is a mapping (a `dict`, optional or not)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_is_mapping(arg) for arg in get_args(annotation))
+    return get_origin(annotation) is dict
+
+
+def _expected_form(model: type[BaseModel] | None, given: Any) -> str:
+    """What a mapping of `model`'s settings looks like, for a type error: a text that is one of
+    a setting's values becomes that setting (`metrics: cloudwatch` -> `{gpu: cloudwatch}`);
+    otherwise its required keys, or its first ones."""
+    if model is None:
+        return ""
+    for name, field in model.model_fields.items():
+        if isinstance(given, str) and given in _literal_values(field.annotation):
+            return f", such as {{{name}: {given}}}"
+    required = [n for n, f in model.model_fields.items() if f.is_required()]
+    keys = required or list(model.model_fields)[:3]
+    more = ", ..." if len(keys) < len(model.model_fields) else ""
+    return f", such as {{{', '.join(f'{k}: ...' for k in keys)}{more}}}"
+
+
+def _literal_values(annotation: Any) -> list[Any]:
+    if get_origin(annotation) is Literal:
+        return list(get_args(annotation))
+    return [v for arg in get_args(annotation) for v in _literal_values(arg)]

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpu_pool.model.findings import RULE_ID
+from gpu_pool.model.rule_levels import rule_levels
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
 from gpu_pool.settings.errors import ConfigError, describe_validation_error, matching
 
@@ -529,7 +531,9 @@ class ClusterSettings(_Settings):
     )
     """The EKS cluster's name (also of an existing cluster)."""
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
-    """The cluster's Kubernetes minor, e.g. 1.36; node groups follow it on upgrade."""
+    """The cluster's Kubernetes minor, e.g. 1.36; node groups follow it on upgrade. The app's
+    cdk.json sets it, so that a gpu-pool release with a newer default never upgrades a deployed
+    cluster by itself: raise it there, on purpose (docs/day2.md)."""
     kubectl_layer_version: str | None = None
     """kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs."""
     zones: list[str] = Field(default_factory=list)
@@ -557,6 +561,13 @@ class ClusterSettings(_Settings):
     """The small on-demand node group for controllers and add-ons."""
     existing: ExistingClusterSettings | None = None
     """Set to use a cluster the app does not create."""
+
+
+# A warning the app accepts, by its rule id (docs/guardrails.md), and why.
+RuleId = Annotated[str, matching(RULE_ID.pattern, "a rule id such as GP-POOL-26")]
+Reason = Annotated[
+    str, matching(r"\S", "a reason: why this app accepts the warning (for the next reader)")
+]
 
 
 class AppSettings(_Settings):
@@ -587,6 +598,11 @@ class AppSettings(_Settings):
     """The Karpenter installation, made when a pool uses it."""
     metrics: MetricsSettings = MetricsSettings()
     """GPU metrics: none (default), dcgm-exporter or cloudwatch."""
+    acknowledge: dict[RuleId, Reason] = Field(default_factory=dict)
+    """Warnings the app accepts: rule id -> why, e.g. {GP-POOL-26: a warm node for demos}.
+    The stack's warnings of that rule are acknowledged with the reason (the CDK's
+    acknowledge_warning), so a synth no longer prints them. Warnings only: an error means the
+    deploy would not work."""
 
     @field_validator("pools", mode="before")
     @classmethod
@@ -596,6 +612,27 @@ class AppSettings(_Settings):
                 "is empty: name at least one pool (name: its settings), or remove `pools` for "
                 "the one default pool"
             )
+        return value
+
+    @field_validator("acknowledge")
+    @classmethod
+    def _warnings_only(cls, value: dict[str, str]) -> dict[str, str]:
+        # A ConfigError's lines are prefixed with the field's path: acknowledge.<rule>: ...
+        problems = []
+        for rule in value:
+            level = rule_levels().get(rule)
+            if level is None:
+                problems.append(
+                    f"{rule}: not a gpu-pool rule; acknowledge a warning by the id the synth "
+                    "prints after it ([ack: gpu-pool:GP-...]; docs/guardrails.md lists them)"
+                )
+            elif level == "error":
+                problems.append(
+                    f"{rule}: an error, which cannot be acknowledged (the deploy would not "
+                    "work): change the setting it names instead"
+                )
+        if problems:
+            raise ConfigError("\n".join(problems))
         return value
 
     @model_validator(mode="after")

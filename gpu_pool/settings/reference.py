@@ -1,15 +1,18 @@
 """The settings reference in the docs, generated from the models' field descriptions.
 
 One Markdown table per settings model, reached from AppSettings: each key, its type, its default
-and its description. docs/settings.md holds the output between two markers; tests/unit/
-test_settings_reference.py fails when they differ, and `python tools/settings_reference.py`
-rewrites it.
+and its description. The default is what the bundled app deploys: where its cdk.json context sets
+another value (it pins the Kubernetes version, so that a newer default never upgrades a deployed
+cluster by itself), the cell says both. docs/settings.md holds the output between two markers;
+tests/unit/test_settings_reference.py fails when they differ, and
+`python tools/settings_reference.py` rewrites it.
 """
 
 from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
@@ -30,12 +33,15 @@ def settings_models() -> dict[type[BaseModel], list[str]]:
     return paths
 
 
-def settings_reference() -> str:
-    """Markdown: one section per settings model, in the order AppSettings reaches them."""
+def settings_reference(app_context: Mapping[str, Any] | None = None) -> str:
+    """Markdown: one section per settings model, in the order AppSettings reaches them.
+    `app_context`: the bundled app's `gpu-pool` context (cdk.json), whose values are the app's
+    defaults where they differ from the models'."""
     sections = []
     for model, where in settings_models().items():
         rows = [
-            f"| `{name}` | {_type(info.annotation)} | {_default(info)} | "
+            f"| `{name}` | {_type(info.annotation)} | "
+            f"{_default(info, _app_values(app_context or {}, where, name))} | "
             f"{' '.join((info.description or '').split())} |"
             for name, info in model.model_fields.items()
         ]
@@ -95,7 +101,20 @@ def _type(annotation: Any) -> str:
     return {str: "text", int: "number", bool: "true/false"}.get(annotation, str(annotation))
 
 
-def _default(info: FieldInfo) -> str:
+def _app_values(context: Mapping[str, Any], where: list[str], name: str) -> list[Any]:
+    """The values the app context gives a key, at each fixed path of its model (a pool under
+    `pools.<name>` has none); a mapping of settings is given key by key, in its own table."""
+    found = []
+    for path in where:
+        value: Any = context
+        for part in [*path.split("."), name] if path else [name]:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is not None and not isinstance(value, Mapping):
+            found.append(value)
+    return found
+
+
+def _default(info: FieldInfo, app_values: list[Any]) -> str:
     if info.default_factory is not None:
         value = info.default_factory()  # type: ignore[call-arg]
     elif info.default is PydanticUndefined:
@@ -106,4 +125,8 @@ def _default(info: FieldInfo) -> str:
         return "see below"
     if isinstance(value, list):
         value = [v.model_dump() if isinstance(v, BaseModel) else v for v in value]
-    return "none" if value is None else f"`{value}`"
+    own = "none" if value is None else f"`{value}`"
+    others = [v for v in app_values if v != value]
+    if not others:
+        return own
+    return f"`{others[0]}` in the app's cdk.json ({own} without it)"

@@ -253,15 +253,11 @@ def test_the_cluster_role_may_launch_with_the_node_class_tags_and_use_the_volume
     assert statements == [TAGS_STATEMENT, *_key_statements(KMS_KEY)]
 
 
-def test_the_docs_auto_mode_example_synthesizes_with_the_tags_statement():
+def test_the_docs_auto_mode_example_synthesizes_with_the_tags_statement(tmp_path):
     """docs/provisioners.md's Auto Mode example, as a user copies it into gpu-pool.yaml."""
-    import re
+    from tests.support.docs_examples import app_settings, settings_example
 
-    import yaml
-
-    page = (ROOT / "docs" / "provisioners.md").read_text(encoding="utf-8")
-    section = page.split("## The Auto Mode path", 1)[1]
-    example = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1))
+    example = app_settings(settings_example("docs/provisioners.md", "The Auto Mode path"), tmp_path)
     assert example["pools"]["inference"]["provisioner"] == "auto-mode"
     template = synth(example)
     node_class = manifests(template)[("NodeClass", "gpu-pool-inference")]

@@ -5,14 +5,11 @@ These stacks are synthesized with the availability-zones lookup cached (tests/su
 
 from __future__ import annotations
 
-import re
-
 import pytest
-import yaml
 
 from gpu_pool.cli.replacements import dependency_changes
+from tests.support.docs_examples import app_settings, settings_example
 from tests.support.looked_up import ACCOUNT, REGION, synth_looked_up
-from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.synth
 
@@ -51,17 +48,13 @@ def _cluster_subnets(template: dict) -> list:
     return cluster["Properties"]["ResourcesVpcConfig"]["SubnetIds"]
 
 
-def _training_example() -> dict:
-    page = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
-    section = page.split("## Example: a reserved p5 pool with EFA", 1)[1]
-    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
-    assert block is not None
-    example: dict = yaml.safe_load(block.group(1))
-    return example
+def _training_example(tmp_path) -> dict:
+    example = settings_example("docs/training.md", "Example: a reserved p5 pool with EFA")
+    return app_settings(example, tmp_path)
 
 
-def test_the_training_example_gets_a_cluster_in_three_zones():
-    example = _training_example()
+def test_the_training_example_gets_a_cluster_in_three_zones(tmp_path):
+    example = _training_example(tmp_path)
     assert (example["account"], example["region"]) == (ACCOUNT, REGION)
     template = synth_looked_up(example)
     # EKS needs the cluster's subnets in two zones or more: the one-zone pools do not shrink it.

@@ -20,16 +20,34 @@ EXAMPLE = ROOT / "examples" / "app.py"
 
 
 @pytest.fixture(scope="module")
-def assembly():
-    """The example app's stacks: {stack name: (environment, template)}, synthesized once."""
-    app = runpy.run_path(str(EXAMPLE), run_name="__main__")["app"]
+def cloud_assembly():
+    """The example app, synthesized once."""
+    return runpy.run_path(str(EXAMPLE), run_name="__main__")["app"].synth()
+
+
+@pytest.fixture(scope="module")
+def assembly(cloud_assembly):
+    """The example app's stacks: {stack name: (environment, template)}."""
     return {
         stack.stack_name: (
             f"aws://{stack.environment.account}/{stack.environment.region}",
             stack.template,
         )
-        for stack in app.synth().stacks
+        for stack in cloud_assembly.stacks
     }
+
+
+def test_the_example_draws_no_gpu_pool_warning(cloud_assembly):
+    """It is what docs/provisioners.md points to for mixing provisioners: each provisioner's
+    pools carry a taint the other's pods do not tolerate, so no pod is pending to both
+    (GP-PAIR-07)."""
+    warnings = [
+        str(entry.data)
+        for stack in cloud_assembly.stacks
+        for entry in stack.find_metadata_by_type("aws:cdk:warning")
+        if "[ack: gpu-pool:" in str(entry.data)
+    ]
+    assert warnings == []
 
 
 def _of_type(template, type_name):

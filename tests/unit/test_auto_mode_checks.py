@@ -296,6 +296,15 @@ CASES = {
             ),
         ],
     ),
+    "mixed-arch": (
+        auto(instance_types=["g5.xlarge", "g5g.xlarge"]),
+        [
+            (
+                "W",
+                "pool.instance_types: mixes CPU architectures (amd64: g5.xlarge; arm64: g5g.xlarge): a pending pod may get a node of either, and a container image built for one architecture fails on the other's (exec format error); put each architecture in a pool of its own, or give every pod of this pool a kubernetes.io/arch nodeSelector",
+            )
+        ],
+    ),
     "pending-to-auto-mode-and-the-autoscaler": (
         {
             "pools": {
@@ -350,6 +359,7 @@ RULE_IDS = {
     "sharing": ["GP-SHARE-03"],
     "training-settings-not-built": ["GP-AUTO-09", "GP-AUTO-09"],
     "existing-cluster": ["GP-APP-07", "GP-APP-08"],
+    "mixed-arch": ["GP-POOL-31"],
     "pending-to-auto-mode-and-the-autoscaler": ["GP-PAIR-07"],
 }
 

@@ -98,6 +98,14 @@ CROSS_POOL_CASES = {
         [
             (
                 "W",
+                "pools.mixed.instance_types: mixes CPU architectures (amd64: g5.xlarge; arm64: "
+                "g5g.xlarge): a pending pod may get a node of either, and a container image "
+                "built for one architecture fails on the other's (exec format error); put each "
+                "architecture in a pool of its own, or give every pod of this pool a "
+                "kubernetes.io/arch nodeSelector",
+            ),
+            (
+                "W",
                 "pools.mixed.labels: pool 'mixed' has the same labels as pool 'arm' but runs "
                 "arm64/x86_64 nodes where it runs arm64; a pod without a kubernetes.io/arch "
                 "selector may land on either: give the pools distinct labels, or select "
@@ -113,6 +121,14 @@ CROSS_POOL_CASES = {
             }
         },
         [
+            (
+                "W",
+                "pools.mixed.instance_types: mixes CPU architectures (amd64: g5.xlarge; arm64: "
+                "g5g.xlarge): a pending pod may get a node of either, and a container image "
+                "built for one architecture fails on the other's (exec format error); put each "
+                "architecture in a pool of its own, or give every pod of this pool a "
+                "kubernetes.io/arch nodeSelector",
+            ),
             (
                 "W",
                 "pools.arm.labels: pool 'arm' has the same labels as pool 'mixed' but runs "

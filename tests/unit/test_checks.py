@@ -40,6 +40,16 @@ CASES = {
             ),
         ],
     ),
+    # Each architecture its own node group, but a pod without an arch selector may get either.
+    "mixed-arch-entries": (
+        {"pool": {"instance_types": ["g5.xlarge", "g5g.xlarge"]}},
+        [
+            (
+                "W",
+                "pool.instance_types: mixes CPU architectures (amd64: g5.xlarge; arm64: g5g.xlarge): a pending pod may get a node of either, and a container image built for one architecture fails on the other's (exec format error); put each architecture in a pool of its own, or give every pod of this pool a kubernetes.io/arch nodeSelector",
+            )
+        ],
+    ),
     "not-nvidia-amd": (
         {"pool": {"instance_types": ["g4ad.xlarge"]}},
         [

@@ -78,7 +78,11 @@ PYDANTIC_WORDING = re.compile(
             {"cluster": {"public_access_cidrs": []}},
             "cluster.public_access_cidrs: must not be empty (got [])",
         ),
-        ({"cluster": 5}, "cluster: must be a mapping of settings (got 5)"),
+        (
+            {"cluster": 5},
+            "cluster: must be a mapping of settings, such as {name: ..., kubernetes_version: "
+            "..., kubectl_layer_version: ..., ...} (got 5)",
+        ),
         # An octet above 255 passes a digits-only pattern; EKS refuses the block at deploy.
         (
             {"cluster": {"public_access_cidrs": ["256.0.0.0/8"]}},

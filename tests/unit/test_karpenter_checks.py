@@ -45,6 +45,16 @@ CASES = {
             )
         ],
     ),
+    # The AMI alias resolves an image per architecture: the NodePool launches either.
+    "mixed-arch": (
+        karpenter(instance_types=["g5.xlarge", "g5g.xlarge"]),
+        [
+            (
+                "W",
+                "pool.instance_types: mixes CPU architectures (amd64: g5.xlarge; arm64: g5g.xlarge): a pending pod may get a node of either, and a container image built for one architecture fails on the other's (exec format error); put each architecture in a pool of its own, or give every pod of this pool a kubernetes.io/arch nodeSelector",
+            )
+        ],
+    ),
     "gpu-limit-below-largest-type": (
         karpenter(instance_types=["g5.xlarge", "g5.12xlarge"], karpenter={"gpu_limit": 2}),
         [
@@ -235,7 +245,7 @@ CASES = {
         ],
     ),
     "one-entry-may-mix-gpu-counts": (
-        karpenter(instance_types=[["g5.xlarge", "g5.12xlarge"], "g5g.xlarge"]),
+        karpenter(instance_types=[["g5.xlarge", "g5.12xlarge"], "g6.xlarge"]),
         [],
     ),
     "mixed-app-still-checks-the-autoscaler": (

@@ -45,7 +45,10 @@ CASES = {
         [("W", f"pools.gpu.instance_types: g7e.2xlarge: {SKIPPED}")],
     ),
     "cloudwatch-on-listed-types": (
-        cloudwatch(gpu={"instance_types": ["g6.xlarge", "p5.48xlarge", "g5g.xlarge"]}),
+        cloudwatch(
+            gpu={"instance_types": ["g6.xlarge", "p5.48xlarge"]},
+            arm={"instance_types": ["g5g.xlarge"], "labels": {"workload": "arm"}},
+        ),
         [],
     ),
     "dcgm-exporter-on-any-type": (

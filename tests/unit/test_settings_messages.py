@@ -27,18 +27,126 @@ def message(context, config_file=None):
         (
             {"zzzz": 1},
             "zzzz: unknown setting (valid: stack_name, account, region, cluster, pool, pools, "
-            "autoscaler, karpenter, metrics)",
+            "autoscaler, karpenter, metrics, acknowledge)",
         ),
         ({"pool": {"zzzz": 1}}, f"pool.zzzz: unknown setting (valid: {POOL_KEYS})"),
         (
             {"pools": {"a": {"max_sise": 1}}},
             f"pools.a.max_sise: unknown setting; did you mean 'max_size'? (valid: {POOL_KEYS})",
         ),
+        # A pool may be named after a pool setting: its own mistakes are still its own.
+        (
+            {"pools": {"karpenter": {"provisioner": "karpenter", "max_sise": 1}}},
+            "pools.karpenter.max_sise: unknown setting; did you mean 'max_size'? (valid: "
+            f"{POOL_KEYS})",
+        ),
     ],
-    ids=["top-level-no-match", "nested-no-match", "in-a-named-pool"],
+    ids=["top-level-no-match", "nested-no-match", "in-a-named-pool", "pool-named-as-a-setting"],
 )
 def test_an_unknown_key_lists_its_own_levels_keys(context, expected):
     assert message(context) == expected
+
+
+@pytest.mark.parametrize(
+    ("context", "expected"),
+    [
+        # `sharing:` indented one level too little under `pools` reads as a pool named sharing.
+        (
+            {"pools": {"nb": {"instance_types": ["g6.xlarge"]}, "sharing": {"mode": "mig"}}},
+            "pools.sharing: 'sharing' is read as the name of an entry of pools, but it is a "
+            "setting of each entry: indent it under one, as pools.<name>.sharing",
+        ),
+        # `sharing:` with nothing under it, and its keys at the pool's level.
+        (
+            {"pool": {"sharing": None, "mode": "time-slicing"}},
+            "pool.sharing: must be a mapping of settings, such as {mode: ..., replicas: ..., "
+            "rename: ..., ...} (got None)\n"
+            "pool.mode: unknown setting; it is a setting one level down: indent it as "
+            f"sharing.mode (valid: {POOL_KEYS})",
+        ),
+        (
+            {"pools": {"taints": [{"key": "dedicated"}]}},
+            "pools.taints: 'taints' is read as the name of an entry of pools, but it is a "
+            "setting of each entry: indent it under one, as pools.<name>.taints",
+        ),
+        # At the top level, beside the pools.
+        (
+            {"pool": {"instance_types": ["g6.xlarge"]}, "sharing": {"mode": "time-slicing"}},
+            "sharing: unknown setting; it is a setting one level down: indent it as "
+            "pool.sharing or pools.<name>.sharing (valid: stack_name, account, region, cluster, "
+            "pool, pools, autoscaler, karpenter, metrics, acknowledge)",
+        ),
+    ],
+    ids=["pools-entry", "pool-level", "pools-entry-not-a-mapping", "top-level"],
+)
+def test_a_mis_indented_setting_says_where_it_belongs(context, expected):
+    assert message(context) == expected
+
+
+@pytest.mark.parametrize(
+    ("context", "expected"),
+    [
+        (
+            {"metrics": "cloudwatch"},
+            "metrics: must be a mapping of settings, such as {gpu: cloudwatch} (got 'cloudwatch')",
+        ),
+        (
+            {"pool": {"sharing": "time-slicing"}},
+            "pool.sharing: must be a mapping of settings, such as {mode: time-slicing} (got "
+            "'time-slicing')",
+        ),
+        (
+            {"pools": {"a": {"taints": ["nvidia.com/gpu"]}}},
+            "pools.a.taints[0]: must be a mapping of settings, such as {key: ..., ...} (got "
+            "'nvidia.com/gpu')",
+        ),
+        (
+            {"pool": {"capacity_reservation": "cr-0123456789abcdef0"}},
+            "pool.capacity_reservation: must be a mapping of settings, such as {type: ..., ...} "
+            "(got 'cr-0123456789abcdef0')",
+        ),
+    ],
+    ids=["value-of-a-setting", "nested", "list-item-required-key", "required-key"],
+)
+def test_a_value_where_settings_belong_shows_their_form(context, expected):
+    assert message(context) == expected
+
+
+@pytest.mark.parametrize(
+    ("acknowledged", "expected"),
+    [
+        (
+            {"GP-POOL-25": "x", "GP-POOL-99": "x"},
+            "acknowledge.GP-POOL-25: an error, which cannot be acknowledged (the deploy would "
+            "not work): change the setting it names instead\n"
+            "acknowledge.GP-POOL-99: not a gpu-pool rule; acknowledge a warning by the id the "
+            "synth prints after it ([ack: gpu-pool:GP-...]; docs/guardrails.md lists them)",
+        ),
+        (
+            {"gpu-pool:GP-POOL-26": "x"},
+            "acknowledge.gpu-pool:GP-POOL-26: 'gpu-pool:GP-POOL-26' is not a rule id such as "
+            "GP-POOL-26",
+        ),
+        (
+            {"GP-POOL-26": " "},
+            "acknowledge.GP-POOL-26: ' ' is not a reason: why this app accepts the warning (for "
+            "the next reader)",
+        ),
+        (["GP-POOL-26"], "acknowledge: must be a mapping (key: value) (got ['GP-POOL-26'])"),
+    ],
+    ids=["error-and-unknown", "annotation-id", "no-reason", "list"],
+)
+def test_only_a_known_warning_with_a_reason_is_acknowledged(acknowledged, expected):
+    assert message({"acknowledge": acknowledged}) == expected
+
+
+def test_every_warning_and_no_error_can_be_acknowledged():
+    from tools.rule_index import rules
+
+    warnings = {r.id: "why" for r in rules() if r.level == "warning"}
+    assert load_settings({"acknowledge": warnings}, None).acknowledge == warnings
+    for rule in (r.id for r in rules() if r.level == "error"):
+        assert message({"acknowledge": {rule: "why"}}).startswith(f"acknowledge.{rule}: an error")
 
 
 def test_every_problem_is_one_line_in_the_order_of_the_settings():
@@ -72,7 +180,11 @@ def test_every_problem_is_one_line_in_the_order_of_the_settings():
             {"pool": {"karpenter": {"gpu_limit": 0}}},
             "pool.karpenter.gpu_limit: must be at least 1 (got 0)",
         ),
-        ({"pools": {"a": None}}, "pools.a: must be a mapping of settings (got None)"),
+        (
+            {"pools": {"a": None}},
+            "pools.a: must be a mapping of settings, such as {name: ..., provisioner: ..., "
+            "instance_types: ..., ...} (got None)",
+        ),
     ],
     ids=["mapping-key", "union", "union-member-contents", "too-long", "empty", "bound", "model"],
 )

@@ -1,0 +1,31 @@
+"""Each settings example of the README and docs/ (tests/support/docs_examples.py) synthesizes as
+the app reads it, with a workload selector for every pool it names. Environment-bound examples
+are synthesized with the zone lookup cached, as the deployed pass is (tests/support/looked_up.py);
+the others through the session cache (tests/support/cfn.py), which other tests of the same
+example share."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpu_pool.settings import AppSettings
+from tests.support.cfn import synth
+from tests.support.docs_examples import app_settings, settings_examples
+from tests.support.looked_up import synth_looked_up
+
+pytestmark = pytest.mark.synth
+
+
+@pytest.mark.parametrize("example", settings_examples(), ids=lambda e: e.id)
+def test_each_settings_example_synthesizes_a_selector_per_pool(example, tmp_path):
+    settings = app_settings(example, tmp_path)
+    template = synth_looked_up(settings) if settings.get("account") else synth(settings).to_json()
+    selectors = [
+        json.loads(output["Value"])
+        for name, output in template.get("Outputs", {}).items()
+        if name.endswith("NodeSelector")
+    ]
+    pools = AppSettings.model_validate(settings).pool_settings()
+    assert sorted(s["gpu-pool.io/pool"] for s in selectors) == sorted(p.name for _, p in pools)
