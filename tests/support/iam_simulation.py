@@ -43,6 +43,9 @@ class Call:
     action: str
     resource: str
     context: dict[str, ContextValue] = field(default_factory=dict)
+    # The resource's own policy where the service reads one beside the caller's (a KMS key
+    # policy: KMS allows nothing on a key its key policy does not allow or delegate to IAM).
+    resource_policy: dict[str, Any] | None = None
 
 
 # ---- resolving a template's policies ------------------------------------------------------
@@ -185,6 +188,7 @@ def identity_request(principal: str, policies: Sequence[Policy], call: Call) -> 
         "identityPolicies": [{"name": n, "policy": d} for n, d in policies],
         "serviceControlPolicies": [],
         "resourceControlPolicies": [],
+        **({"resourcePolicy": call.resource_policy} if call.resource_policy else {}),
         "request": {
             "principal": principal,
             "action": call.action,

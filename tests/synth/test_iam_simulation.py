@@ -43,6 +43,7 @@ from tests.support.settings import (
     EXISTING,
     KARPENTER,
     KARPENTER_OPERATOR,
+    KMS_KEY,
     MIXED,
     MIXED_AUTO_MODE,
     MULTI,
@@ -379,6 +380,44 @@ AUTO_MODE_CALLS: CallSet = {
         {**AUTO_SESSION, "iam:PassedToService": "ec2.amazonaws.com"},
     ),
 }
+# The spot pool's customer key (ephemeralStorage.kmsKeyID): Auto Mode encrypts the node volumes
+# as the cluster role (EKS user guide, auto-kms.adoc): data keys and grants for EBS, the grants
+# only for an AWS resource. Any other key, and a grant not for an AWS resource, stay denied.
+# Both keys have KMS's default key policy, which lets IAM policies of the account allow their use
+# (KMS developer guide, "Default key policy": "Enable IAM User Permissions"); the app's statements
+# are what allow the cluster role, as docs/provisioners.md says for a key of one's own.
+OTHER_KMS_KEY = KMS_KEY.replace("1234abcd", "9999ffff")
+DEFAULT_KEY_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Sid": "Enable IAM User Permissions",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:{PARTITION}:iam::{ACCOUNT}:root"},
+            "Action": "kms:*",
+            "Resource": "*",
+        }
+    ],
+}
+
+
+def _kms(action: str, key: str, **context: str) -> Call:
+    return Call(action, key, {**AUTO_SESSION, **context}, DEFAULT_KEY_POLICY)
+
+
+AUTO_MODE_KMS_CALLS: CallSet = {
+    "volume-key-data-key": _kms("kms:GenerateDataKeyWithoutPlaintext", KMS_KEY),
+    "volume-key-decrypt": _kms("kms:Decrypt", KMS_KEY),
+    "volume-key-grant-for-ebs": _kms(
+        "kms:CreateGrant", KMS_KEY, **{"kms:GrantIsForAWSResource": "true"}
+    ),
+}
+AUTO_MODE_KMS_DENIED: CallSet = {
+    "other-key-decrypt": _kms("kms:Decrypt", OTHER_KMS_KEY),
+    "volume-key-grant-not-for-a-resource": _kms(
+        "kms:CreateGrant", KMS_KEY, **{"kms:GrantIsForAWSResource": "false"}
+    ),
+}
 # Issue 32 item 2: the same launches with the pool's NodeClass tag, which AmazonEKSComputePolicy
 # alone denies (it allows only EKS's own tag keys); the cluster role's statement from the EKS user
 # guide (auto-cluster-iam-role.adoc, custom tags) allows them. These cases were denied before it.
@@ -486,7 +525,12 @@ KARPENTER_ROLE = Role(
     (KARPENTER_DENIED,),
 )
 AUTO_MODE_CLUSTER_ROLE = Role(
-    "auto-mode", "ClusterRole", "eks.amazonaws.com", True, (AUTO_MODE_CALLS,)
+    "auto-mode",
+    "ClusterRole",
+    "eks.amazonaws.com",
+    True,
+    (AUTO_MODE_CALLS, AUTO_MODE_KMS_CALLS),
+    (AUTO_MODE_KMS_DENIED,),
 )
 AUTO_MODE_NODE_ROLES = tuple(
     Role("auto-mode", f"GpuPool{pool}NodeRole", "ec2.amazonaws.com", False, (NODE_CALLS,))
@@ -555,6 +599,8 @@ def _cases() -> list[Case]:
             "AllowScopedEC2InstanceActionsWithTags",
         ),
         Case(HANDLER_ROLE, HANDLER_CALLS, "tag-asg", DENIED, "autoscaling:CreateOrUpdateTags"),
+        # Without the app's key statement the default key policy alone allows nothing.
+        Case(AUTO_MODE_CLUSTER_ROLE, AUTO_MODE_KMS_CALLS, "volume-key-decrypt", DENIED, "kms:Decrypt"),
     ]
 
 
