@@ -50,7 +50,7 @@ GPU_FAMILIES = frozenset(
 MAX_NODE_LIFETIME_HOURS = 21 * 24
 DEFAULT_EXPIRE_AFTER = "336h"
 
-# The cluster role launches Auto Mode's nodes. Its AmazonEKSComputePolicy (v6) allows
+# The cluster role launches Auto Mode's nodes. Its AmazonEKSComputePolicy (v7) allows
 # CreateFleet, RunInstances and CreateLaunchTemplate only with EKS's own tag keys
 # (ForAllValues:StringLike aws:TagKeys: eks:eks-cluster-name, eks:kubernetes-node-class-name,
 # eks:kubernetes-node-pool-name, kubernetes.io/cluster/*), and CreateTags for any tag only as part
