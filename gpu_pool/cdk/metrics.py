@@ -89,12 +89,10 @@ class GpuMetrics(Construct):
                 pin=DCGM_EXPORTER,
                 release="dcgm-exporter",
                 # The pools' taints at synth, when every pool on the cluster is known.
-                values={
-                    **dcgm_exporter_values((), settings.service_monitor),
-                    "tolerations": Lazy.any(
-                        AtSynth(lambda: dcgm_exporter_tolerations(pools.plans))
-                    ),
-                },
+                values=dcgm_exporter_values(
+                    settings.service_monitor,
+                    Lazy.any(AtSynth(lambda: dcgm_exporter_tolerations(pools.plans))),
+                ),
             )
         else:
             self.addon = self._cloudwatch(icluster)

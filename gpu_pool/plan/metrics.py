@@ -79,9 +79,11 @@ CLOUDWATCH_ADDON_CONFIGURATION: dict[str, Any] = {
 }
 
 
-def dcgm_exporter_values(plans: Sequence[PoolPlan], service_monitor: bool) -> dict[str, Any]:
-    """The exporter on GPU nodes outside the GPU Operator's reach, tolerating every pool's
-    taints; its ServiceMonitor (Prometheus Operator CRDs) only if asked."""
+def dcgm_exporter_values(service_monitor: bool, tolerations: object) -> dict[str, Any]:
+    """The exporter on GPU nodes outside the GPU Operator's reach, with `tolerations` (the
+    pools' taints, dcgm_exporter_tolerations; a construct passes them resolved at synth, once
+    every pool on the cluster is known); its ServiceMonitor (Prometheus Operator CRDs) only if
+    asked."""
     expressions = [
         {"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]},
         {"key": OPERANDS_LABEL, "operator": "In", "values": ["false"]},
@@ -94,7 +96,7 @@ def dcgm_exporter_values(plans: Sequence[PoolPlan], service_monitor: bool) -> di
                 }
             }
         },
-        "tolerations": dcgm_exporter_tolerations(plans),
+        "tolerations": tolerations,
         "serviceMonitor": {"enabled": service_monitor},
     }
 

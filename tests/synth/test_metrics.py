@@ -8,7 +8,6 @@ import pytest
 
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan import metrics
-from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import deep_merge, load_settings
 from tests.support.cfn import helm_values, node_of, only, render, resources, synth
 from tests.support.chart_defaults import (
@@ -88,8 +87,7 @@ def test_every_gpu_node_runs_one_exporter_and_no_cpu_node_runs_it():
 
 
 def test_the_service_monitor_only_when_asked():
-    plans = plan_pools(load_settings({}, None))
-    assert metrics.dcgm_exporter_values(plans, True)["serviceMonitor"] == {"enabled": True}
+    assert metrics.dcgm_exporter_values(True, [])["serviceMonitor"] == {"enabled": True}
 
 
 def test_no_metrics_by_default(default_template):

@@ -416,7 +416,8 @@ def test_dcgm_exporter_values_tolerate_each_pool_taint_once_and_select_gpu_nodes
     terms = {"nodeSelectorTerms": [{"matchExpressions": expressions}]}
     affinity = {"requiredDuringSchedulingIgnoredDuringExecution": terms}
     for service_monitor in (True, False):
-        assert metrics.dcgm_exporter_values(plan_pools(settings), service_monitor) == {
+        tolerations = metrics.dcgm_exporter_tolerations(plan_pools(settings))
+        assert metrics.dcgm_exporter_values(service_monitor, tolerations) == {
             "affinity": {"nodeAffinity": affinity},
             "tolerations": [
                 {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
@@ -424,6 +425,10 @@ def test_dcgm_exporter_values_tolerate_each_pool_taint_once_and_select_gpu_nodes
             ],
             "serviceMonitor": {"enabled": service_monitor},
         }
+
+
+def _exporter_values(plans):
+    return metrics.dcgm_exporter_values(False, metrics.dcgm_exporter_tolerations(plans))
 
 
 def test_the_exporter_reaches_karpenter_nodes_too():
@@ -442,7 +447,7 @@ def test_the_exporter_reaches_karpenter_nodes_too():
         None,
     )
     plans = plan_pools(settings)
-    pod = deep_merge(DCGM_EXPORTER_CHART_DEFAULTS, metrics.dcgm_exporter_values(plans, False))
+    pod = deep_merge(DCGM_EXPORTER_CHART_DEFAULTS, _exporter_values(plans))
     shapes = [(shape, plan) for plan in plans for shape in plan.node_shapes]
     assert len(shapes) == 3
     for shape, plan in shapes:
@@ -466,7 +471,7 @@ def test_the_exporter_reaches_auto_mode_nodes_too():
         None,
     )
     (plan,) = plan_pools(settings)
-    pod = deep_merge(DCGM_EXPORTER_CHART_DEFAULTS, metrics.dcgm_exporter_values([plan], False))
+    pod = deep_merge(DCGM_EXPORTER_CHART_DEFAULTS, _exporter_values([plan]))
     (shape,) = plan.node_shapes
     assert shape.labels["eks.amazonaws.com/compute-type"] == "auto"
     assert pod_fits_node(pod, shape.labels, plan.node_taints())
