@@ -1,10 +1,10 @@
 """A CDK app of your own that installs gpu-pool and composes its constructs.
 
 One stack creates a VPC and an EKS cluster with an inference pool and a training pool, Cluster
-Autoscaler for both, and a Spot batch pool that Karpenter scales, each behind a taint of its own.
-A second
-stack, in another account and region, adds a pool to a cluster another team runs (imported by
-name with its kubectl provider).
+Autoscaler for both, a Spot batch pool that Karpenter scales, each behind a taint of its own,
+and NVIDIA's DCGM exporter for GPU metrics on all of them. A second stack, in another account
+and region, adds a pool to a cluster another team runs (imported by name with its kubectl
+provider).
 """
 
 import json
@@ -18,9 +18,11 @@ from constructs import Construct
 
 from gpu_pool import (
     ClusterAutoscaler,
+    GpuMetrics,
     GpuNodePool,
     Karpenter,
     KarpenterNodePool,
+    MetricsSettings,
     PoolSettings,
     Taint,
 )
@@ -95,6 +97,10 @@ class MlPlatformStack(cdk.Stack):
                 labels={"workload": "batch"},
                 taints=[GPU_TAINT, Taint(key="dedicated", value="batch")],
             ),
+        )
+        # GPU metrics of every pool's nodes, in Prometheus format on port 9400.
+        GpuMetrics(
+            self, "GpuMetrics", cluster=cluster, settings=MetricsSettings(gpu="dcgm-exporter")
         )
         cdk.CfnOutput(
             self, "InferenceNodeSelector", value=json.dumps(inference.workload_node_selector)

@@ -79,6 +79,7 @@ def test_its_own_cluster_gets_two_node_group_pools_an_autoscaler_and_a_karpenter
     )
     assert charts == [
         "cluster-autoscaler",
+        "dcgm-exporter",
         "karpenter",
         "karpenter-crd",
         "nvidia-device-plugin-batch",
@@ -97,6 +98,17 @@ def test_its_own_cluster_gets_two_node_group_pools_an_autoscaler_and_a_karpenter
     assert json.loads(template["Outputs"]["InferenceNodeSelector"]["Value"]) == {
         "gpu-pool.io/pool": "inference"
     }
+    # The exporter tolerates the taints of every pool of the cluster, the Karpenter pool's and
+    # those added before it alike, each key and effect once.
+    (exporter,) = (
+        r
+        for r in _of_type(template, "Custom::AWSCDK-EKS-HelmChart").values()
+        if r["Properties"]["Release"] == "dcgm-exporter"
+    )
+    assert json.loads(render(exporter["Properties"]["Values"]))["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
+    ]
 
 
 def test_the_imported_cluster_gets_a_pool_and_an_autoscaler_without_an_add_on(assembly):

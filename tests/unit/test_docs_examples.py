@@ -62,6 +62,26 @@ def test_each_command_parses_with_the_commands_parser(page, command):
         assert exit.code == 0, f"{page}: `{command}` does not parse"
 
 
+# The documented commands that need neither AWS nor a cluster nor a placeholder filled in run as
+# written, from the project's root (the bundled app's settings).
+OFFLINE = sorted(
+    {command for _, command in commands() if shlex.split(command)[1:] == ["plan"]}
+)
+
+
+@pytest.mark.parametrize("command", OFFLINE)
+def test_each_offline_command_runs_as_written(command, monkeypatch, capsys):
+    from gpu_pool.cli.main import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(shlex.split(command)[1:]) == 0
+    assert capsys.readouterr().out.startswith("Cluster gpu-pool")
+
+
+def test_the_offline_commands_are_found():
+    assert OFFLINE == ["gpu-pool plan"]
+
+
 def test_commands_are_found_on_the_pages_that_show_them():
     found = {command for _, command in commands()}
     assert {"gpu-pool verify --pool training", "gpu-pool doctor"} <= found
