@@ -278,10 +278,15 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
 
 def _configured_region() -> str | None:
     """The region of the AWS config and environment (AWS_REGION, AWS_DEFAULT_REGION, the
-    profile), as the AWS CLI and CDK CLI take it."""
+    profile), as the AWS CLI and CDK CLI take it; None when there is none, or when the AWS config
+    cannot be read (AWS_PROFILE naming no profile): the advice then says REGION."""
     import boto3
+    from botocore.exceptions import BotoCoreError
 
-    region = os.environ.get("AWS_REGION") or boto3.Session().region_name
+    try:
+        region = os.environ.get("AWS_REGION") or boto3.Session().region_name
+    except BotoCoreError:
+        return None
     return str(region) if region else None
 
 

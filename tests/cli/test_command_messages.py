@@ -77,6 +77,19 @@ def test_the_kubeconfig_advice_names_the_configured_region_of_an_agnostic_stack(
     )
 
 
+def test_an_unknown_aws_profile_leaves_the_region_to_the_user(tmp_path, capsys, monkeypatch):
+    """AWS_PROFILE names no profile: boto3 refuses the session (ProfileNotFound); the advice
+    is the same one line as without a configured region (#29 review item 1: a traceback)."""
+    monkeypatch.setenv("AWS_PROFILE", "nope")
+    missing = tmp_path / "kubeconfig"
+    assert main(["doctor", "--cdk-json", CDK_JSON, "--kubeconfig", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: kubeconfig: no file at '{missing}'; create it with: aws eks "
+        f"update-kubeconfig --name gpu-pool --region REGION --kubeconfig {missing} (REGION: the "
+        "stack's; neither the pools nor the AWS config name one)\n"
+    )
+
+
 def test_without_kubeconfig_options_the_default_file_is_named(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
