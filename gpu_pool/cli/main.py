@@ -361,14 +361,6 @@ def _plan(args: argparse.Namespace, pools: Pools) -> int:
         print(plan_table(summaries))
     # Here, not at exit, so that a reader gone early (`| head`) ends in main's BrokenPipeError.
     sys.stdout.flush()
-    if args.cdk_out:
-        # `plan --cdk-out` used to run the replacements check: a deploy script still calling
-        # it so is no longer stopped, and is told what to call.
-        print(
-            f"gpu-pool: before a deploy, 'gpu-pool {REPLACEMENTS} --cdk-out {args.cdk_out}' "
-            f"names what it would replace or delete ('{PLAN}' no longer does)",
-            file=sys.stderr,
-        )
     return 0
 
 
