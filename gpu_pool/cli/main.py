@@ -677,11 +677,12 @@ def _deployed_template(
         ) from None
     except (NoCredentialsError, NoRegionError) as err:
         missing = "credentials" if isinstance(err, NoCredentialsError) else "region"
+        region_option = f" --region {region}" if region else ""
         raise CliError(
             f"replacements: no AWS {missing} to read the deployed {stack} with (CloudFormation "
             "GetTemplate). Offline, compare two templates: where credentials exist, save the "
-            f"deployed one (aws cloudformation get-template --stack-name {stack} --query "
-            "TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
+            f"deployed one (aws cloudformation get-template --stack-name {stack}{region_option} "
+            "--query TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
             f"--deployed deployed.json --new {new_path}"
         ) from None
     except BotoCoreError as err:
