@@ -250,8 +250,8 @@ def test_a_type_the_price_table_lacks_costs_unknown(capsys, tmp_path):
 def test_a_karpenter_pools_cost_is_its_node_limit_of_the_dearest_type_within_its_gpu_limit(
     capsys, tmp_path
 ):
-    """4 nodes, at most 8 GPUs: 4 g5.xlarge (1 GPU) or 2 g5.12xlarge (4 GPUs) fit; the dearer
-    of the two is the most the pool can cost at once."""
+    """4 nodes, at most 8 GPUs: 2 g5.12xlarge (4 GPUs) are the dearest mix; 4 g5.xlarge
+    (1 GPU) or 1 g5.12xlarge and 3 g5.xlarge cost less."""
     settings = {
         "pool": {
             "provisioner": "karpenter",
@@ -266,6 +266,25 @@ def test_a_karpenter_pools_cost_is_its_node_limit_of_the_dearest_type_within_its
     assert pool["usd_per_hour_at_max"] == round(
         max(4 * prices["g5.xlarge"], 2 * prices["g5.12xlarge"]), 4
     )
+
+
+def test_a_karpenter_pools_cost_at_max_is_its_dearest_mix_of_types(capsys, tmp_path):
+    """10 nodes, at most 20 GPUs: 2 p5.48xlarge (8 GPUs) leave 4 GPUs and 8 nodes, which 4
+    g5.xlarge fill; no single type costs as much (#29 review item 7: $110.08, 2 p5.48xlarge)."""
+    settings = {
+        "pool": {
+            "provisioner": "karpenter",
+            "instance_types": ["g5.xlarge", "p5.48xlarge"],
+            "max_size": 10,
+            "karpenter": {"gpu_limit": 20},
+        }
+    }
+    (pool,) = _pools(capsys, tmp_path, settings).values()
+    prices = ON_DEMAND_USD_PER_HOUR
+    assert pool["usd_per_hour_at_max"] == round(
+        2 * prices["p5.48xlarge"] + 4 * prices["g5.xlarge"], 4
+    )
+    assert "    on-demand at max  $114.10/hour\n" in _plan(capsys, tmp_path, settings)
 
 
 @pytest.mark.synth
