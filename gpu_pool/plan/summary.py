@@ -5,7 +5,7 @@ cloud assembly are summed up alike. GPUs per node come from the catalog, prices 
 model/prices.py. The cost at max size is the on-demand price of every node the pool may run at
 once: max_size nodes of each node group, each of its entry's dearest type; for a NodePool, the
 dearest mix of its types within its node and GPU limits. Reserved and Spot capacity
-bill otherwise, and the summary says so.
+bill otherwise, Auto Mode nodes add EKS's management fee, and the summary says so.
 """
 
 from __future__ import annotations
@@ -206,11 +206,20 @@ def _sharing(record: PoolRecord) -> str | None:
     return f"mig ({sharing.settings.strategy}), per GPU: {layout}"
 
 
+# EKS bills each Auto Mode node a management fee on top of its EC2 price (EKS best practices,
+# Auto Mode: "maintains standard EC2 pricing while adding a management fee",
+# https://docs.aws.amazon.com/eks/latest/best-practices/automode.html); the table has no fee.
+_AUTO_MODE_FEE = "EKS Auto Mode: plus its management fee per node, not in this figure"
+
+
 def _billing(record: PoolRecord) -> str | None:
+    notes = []
     reservation = record.capacity.reservation if record.capacity else None
     if reservation is not None:
         past = ", on demand past it" if reservation.fallback == "on-demand" else ""
-        return f"reserved ({reservation.type}): billed by the reservation{past}"
-    if record.capacity_type == "SPOT":
-        return "Spot: billed at the Spot price, below on demand"
-    return None
+        notes.append(f"reserved ({reservation.type}): billed by the reservation{past}")
+    elif record.capacity_type == "SPOT":
+        notes.append("Spot: billed at the Spot price, below on demand")
+    if record.provisioner == "auto-mode":
+        notes.append(_AUTO_MODE_FEE)
+    return "; ".join(notes) or None

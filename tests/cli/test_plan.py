@@ -389,6 +389,16 @@ def test_a_spot_pool_says_its_cost_is_below_the_on_demand_figure(capsys, tmp_pat
     )
 
 
+def test_an_auto_mode_pool_says_eks_adds_its_management_fee(capsys, tmp_path):
+    """EKS bills each Auto Mode node a management fee on top of EC2 (EKS best practices, Auto
+    Mode: "maintains standard EC2 pricing while adding a management fee"); the figure is EC2's."""
+    settings = {"pool": {"provisioner": "auto-mode"}, "autoscaler": {"enabled": False}}
+    (pool,) = _pools(capsys, tmp_path, settings).values()
+    note = "EKS Auto Mode: plus its management fee per node, not in this figure"
+    assert pool["billing_note"] == note
+    assert f"    on-demand at max  $8.05/hour; {note}\n" in _plan(capsys, tmp_path, settings)
+
+
 @pytest.mark.parametrize(
     ("pool", "software"),
     [
