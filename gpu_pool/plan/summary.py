@@ -166,12 +166,7 @@ def _summary(
         efa_interfaces=record.efa_interfaces,
         gpu_software=record.gpu_software,
         sharing=_sharing(record),
-        tolerations=tuple(
-            f"{t['key']}={t['value']}:{t['effect']}"
-            if t.get("value")
-            else f"{t['key']}:{t['effect']}"
-            for t in record.tolerations
-        ),
+        tolerations=tuple(_toleration(t) for t in record.tolerations),
         usd_per_hour_at_max=None if cost is None else round(cost, 4),
         billing_note=_billing(record),
     )
