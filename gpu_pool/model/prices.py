@@ -13,8 +13,10 @@ import math
 
 from gpu_pool.model.catalog import GPU_FAMILIES, GpuFamily
 
+# The region the table prices; other regions' prices differ.
+PRICE_REGION = "us-east-1"
 PRICE_SOURCE = (
-    "on-demand Linux us-east-1, AWS Price List as of 2026-07-20 "
+    f"on-demand Linux {PRICE_REGION}, AWS Price List as of 2026-07-20 "
     "(aws/karpenter-provider-aws zz_generated.pricing_aws.go)"
 )
 

@@ -389,6 +389,18 @@ def test_a_spot_pool_says_its_cost_is_below_the_on_demand_figure(capsys, tmp_pat
     )
 
 
+def test_a_cluster_outside_the_price_tables_region_says_its_prices_are_us_east_1s(
+    capsys, tmp_path
+):
+    """The table is us-east-1's: a cluster elsewhere says so on its own line, not only in the
+    footer (#29 review nit)."""
+    settings = {"region": "eu-west-1", "pool": {"instance_types": ["g5.xlarge"]}}
+    table = _plan(capsys, tmp_path, settings)
+    assert table.startswith(
+        "Cluster gpu-pool, region eu-west-1 (its prices below are us-east-1's)\n  Pool gpu\n"
+    )
+
+
 def test_an_auto_mode_pool_says_eks_adds_its_management_fee(capsys, tmp_path):
     """EKS bills each Auto Mode node a management fee on top of EC2 (EKS best practices, Auto
     Mode: "maintains standard EC2 pricing while adding a management fee"); the figure is EC2's."""
