@@ -291,11 +291,16 @@ def _configured_region() -> str | None:
 
 
 def _aws(region: str | None) -> Callable[[str], Any] | None:
-    """A boto3 client factory, or None when there are no credentials or region."""
+    """A boto3 client factory, or None when there are no credentials or region, or the AWS
+    config cannot be read (AWS_PROFILE naming no profile)."""
     import boto3
+    from botocore.exceptions import BotoCoreError
 
-    session = boto3.Session(region_name=region)
-    if session.get_credentials() is None or session.region_name is None:
+    try:
+        session = boto3.Session(region_name=region)
+        if session.get_credentials() is None or session.region_name is None:
+            return None
+    except BotoCoreError:
         return None
     client: Callable[[str], Any] = session.client
     return client
