@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Annotations, ContextProvider, Stack, Token
+from aws_cdk import ContextProvider, Stack, Token
 from constructs import Construct
 
+from gpu_pool.cdk.report import warn
+from gpu_pool.model.findings import Finding, warning
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
 
 _PROPERTIES = ["AvailabilityZone", "InstanceType", "TotalInstanceCount"]
 _PLACEHOLDER = {"AvailabilityZone": "dummy1a", "InstanceType": "dummy", "TotalInstanceCount": 0}
 _PROVIDER = "cc-api-provider"  # cloud_assembly_schema.ContextProvider.CC_API_PROVIDER
-NOT_LOOKED_UP = "gpu-pool:capacity-block-lookup"
 
 
 def capacity_blocks(scope: Construct, plans: Sequence[PoolPlan]) -> dict[str, ReservationFacts]:
@@ -46,9 +47,7 @@ def capacity_blocks(scope: Construct, plans: Sequence[PoolPlan]) -> dict[str, Re
         if value["AvailabilityZone"] == _PLACEHOLDER["AvailabilityZone"]:
             # Not cached, or the CLI's lookup failed (it re-runs the app with the error).
             key = ContextProvider.get_key(scope, provider=_PROVIDER, props=props).key
-            Annotations.of(scope).add_warning_v2(
-                NOT_LOOKED_UP, _not_looked_up(plan.setting, reservation.id, key, stack)
-            )
+            warn(scope, [not_looked_up(plan.setting, reservation.id, key, stack)])
         else:
             found[plan.name] = ReservationFacts(
                 reservation.id,
@@ -59,18 +58,20 @@ def capacity_blocks(scope: Construct, plans: Sequence[PoolPlan]) -> dict[str, Re
     return found
 
 
-def _not_looked_up(setting: str, block: str, key: str, stack: Stack) -> str:
-    """What to do about a block not in cdk.context.json yet (docs/training.md)."""
+def not_looked_up(setting: str, block: str, key: str, stack: Stack) -> Finding:
+    """GP-TRAIN-20: a block not in cdk.context.json yet, and what to do about it
+    (docs/training.md). A warning: the synth goes on with the pool unchecked against it."""
     entry = (
         f'"{key}": [{{"AvailabilityZone": "<its zone>", "InstanceType": "<its type>", '
         f'"TotalInstanceCount": <its count>, "Identifier": "{block}"}}]'
     )
-    return (
-        f"Capacity Block {block} ({setting}.capacity_reservation.id) is not in cdk.context.json "
-        "yet, so the pool's zone, type and max_size are not checked against it. The CDK CLI "
-        f"looks it up, which needs AWS credentials for account {stack.account} (its bootstrap "
-        f"lookup role in {stack.region}): run one synth where they exist and commit "
-        "cdk.context.json, and CI synthesizes without them. Or add the entry to cdk.context.json "
-        "by hand, from aws ec2 describe-capacity-reservations --capacity-reservation-ids "
-        f"{block}: {entry}"
+    return warning(
+        "GP-TRAIN-20",
+        f"{setting}.capacity_reservation.id",
+        f"Capacity Block {block} is not in cdk.context.json yet, so the pool's zone, type and "
+        "max_size are not checked against it. The CDK CLI looks it up, which needs AWS "
+        f"credentials for account {stack.account} (its bootstrap lookup role in {stack.region}): "
+        "run one synth where they exist and commit cdk.context.json, and CI synthesizes without "
+        "them. Or add the entry to cdk.context.json by hand, from aws ec2 "
+        f"describe-capacity-reservations --capacity-reservation-ids {block}: {entry}",
     )

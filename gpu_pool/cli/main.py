@@ -278,19 +278,29 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
 
 def _configured_region() -> str | None:
     """The region of the AWS config and environment (AWS_REGION, AWS_DEFAULT_REGION, the
-    profile), as the AWS CLI and CDK CLI take it."""
+    profile), as the AWS CLI and CDK CLI take it; None when there is none, or when the AWS config
+    cannot be read (AWS_PROFILE naming no profile): the advice then says REGION."""
     import boto3
+    from botocore.exceptions import BotoCoreError
 
-    region = os.environ.get("AWS_REGION") or boto3.Session().region_name
+    try:
+        region = os.environ.get("AWS_REGION") or boto3.Session().region_name
+    except BotoCoreError:
+        return None
     return str(region) if region else None
 
 
 def _aws(region: str | None) -> Callable[[str], Any] | None:
-    """A boto3 client factory, or None when there are no credentials or region."""
+    """A boto3 client factory, or None when there are no credentials or region, or the AWS
+    config cannot be read (AWS_PROFILE naming no profile)."""
     import boto3
+    from botocore.exceptions import BotoCoreError
 
-    session = boto3.Session(region_name=region)
-    if session.get_credentials() is None or session.region_name is None:
+    try:
+        session = boto3.Session(region_name=region)
+        if session.get_credentials() is None or session.region_name is None:
+            return None
+    except BotoCoreError:
         return None
     client: Callable[[str], Any] = session.client
     return client
@@ -356,14 +366,6 @@ def _plan(args: argparse.Namespace, pools: Pools) -> int:
         print(plan_table(summaries))
     # Here, not at exit, so that a reader gone early (`| head`) ends in main's BrokenPipeError.
     sys.stdout.flush()
-    if args.cdk_out:
-        # `plan --cdk-out` used to run the replacements check: a deploy script still calling
-        # it so is no longer stopped, and is told what to call.
-        print(
-            f"gpu-pool: before a deploy, 'gpu-pool {REPLACEMENTS} --cdk-out {args.cdk_out}' "
-            f"names what it would replace or delete ('{PLAN}' no longer does)",
-            file=sys.stderr,
-        )
     return 0
 
 
@@ -680,11 +682,12 @@ def _deployed_template(
         ) from None
     except (NoCredentialsError, NoRegionError) as err:
         missing = "credentials" if isinstance(err, NoCredentialsError) else "region"
+        region_option = f" --region {region}" if region else ""
         raise CliError(
             f"replacements: no AWS {missing} to read the deployed {stack} with (CloudFormation "
             "GetTemplate). Offline, compare two templates: where credentials exist, save the "
-            f"deployed one (aws cloudformation get-template --stack-name {stack} --query "
-            "TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
+            f"deployed one (aws cloudformation get-template --stack-name {stack}{region_option} "
+            "--query TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
             f"--deployed deployed.json --new {new_path}"
         ) from None
     except BotoCoreError as err:

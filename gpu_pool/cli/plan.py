@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from gpu_pool.model.prices import PRICE_SOURCE
+from gpu_pool.model.prices import PRICE_REGION, PRICE_SOURCE
 from gpu_pool.plan.summary import PoolSummary
 
 UNKNOWN = "unknown"
@@ -21,12 +21,16 @@ def plan_json(summaries: Sequence[PoolSummary]) -> dict[str, Any]:
 
 
 def plan_table(summaries: Sequence[PoolSummary]) -> str:
-    """A block per cluster, a row per figure of each of its pools, and the prices' source."""
+    """A block per cluster, a row per figure of each of its pools, and the prices' source. A
+    cluster in another region than the price table's says so in its heading."""
     lines: list[str] = []
     clusters = dict.fromkeys((s.cluster, s.region) for s in summaries)
     for cluster, region in clusters:
         name = cluster or "(named by EKS at deploy)"
-        lines.append(f"Cluster {name}, region {region or 'of the deploy environment'}")
+        header = f"Cluster {name}, region {region or 'of the deploy environment'}"
+        if region not in (None, PRICE_REGION):
+            header += f" (its prices below are {PRICE_REGION}'s)"
+        lines.append(header)
         for summary in (s for s in summaries if (s.cluster, s.region) == (cluster, region)):
             lines.append(f"  Pool {summary.pool}")
             lines += [f"    {label:<18}{value}" for label, value in _rows(summary)]

@@ -90,10 +90,6 @@ class GpuFamily:
     gpu_model: str  # value of the k8s.amazonaws.com/accelerator label
     architecture: Architecture
     gpus_by_size: dict[str, int]
-    # On-demand USD per GPU-hour of the family's smallest size in us-east-1 (Karpenter's generated
-    # pricing table, aws/karpenter-provider-aws pkg/providers/pricing/zz_generated.pricing_aws.go,
-    # generated 2026-07-20). Only the order matters: it ranks families for the scale-up choice.
-    usd_per_gpu_hour: float
     # Lowest NVIDIA driver branch that runs this GPU; the EKS AL2023 and Bottlerocket NVIDIA
     # AMIs carry 580 (amazon-eks-ami release notes; awslabs/amazon-eks-ami#2768 for g7).
     min_driver: int = 0
@@ -152,12 +148,9 @@ _FAMILIES = [
         "nvidia-t4",
         _X86,
         {**_ONE_TO_16XL, "12xlarge": 4, "metal": 8},
-        0.526,
         efa_by_size={"8xlarge": 1, "12xlarge": 1, "16xlarge": 1, "metal": 1},
     ),
-    GpuFamily(
-        "g5", "nvidia-a10g", _X86, dict(_G5_G6_SIZES), 1.006, efa_by_size=dict(_ONE_EFA_FROM_8XL)
-    ),
+    GpuFamily("g5", "nvidia-a10g", _X86, dict(_G5_G6_SIZES), efa_by_size=dict(_ONE_EFA_FROM_8XL)),
     GpuFamily(
         "g5g",
         "nvidia-t4g",
@@ -170,22 +163,16 @@ _FAMILIES = [
             "16xlarge": 2,
             "metal": 2,
         },
-        0.42,
     ),
-    GpuFamily(
-        "g6", "nvidia-l4", _X86, dict(_G5_G6_SIZES), 0.8048, efa_by_size=dict(_ONE_EFA_FROM_8XL)
-    ),
+    GpuFamily("g6", "nvidia-l4", _X86, dict(_G5_G6_SIZES), efa_by_size=dict(_ONE_EFA_FROM_8XL)),
     GpuFamily(
         "g6e",
         "nvidia-l40s",
         _X86,
         dict(_G5_G6_SIZES),
-        1.861,
         efa_by_size={**_ONE_EFA_FROM_8XL, "24xlarge": 2, "48xlarge": 4},
     ),
-    GpuFamily(
-        "gr6", "nvidia-l4", _X86, {"4xlarge": 1, "8xlarge": 1}, 1.5392, efa_by_size={"8xlarge": 1}
-    ),
+    GpuFamily("gr6", "nvidia-l4", _X86, {"4xlarge": 1, "8xlarge": 1}, efa_by_size={"8xlarge": 1}),
     # Fractional L4: EC2 reports 0 whole GPUs, the node shows one (partial) device, so the
     # node template must be told 1 or Cluster Autoscaler never picks the group.
     GpuFamily(
@@ -193,7 +180,6 @@ _FAMILIES = [
         "nvidia-l4",
         _X86,
         {"large": 1, "xlarge": 1, "2xlarge": 1, "4xlarge": 1},
-        0.202,
         note="fractional L4: one partial GPU per node",
         ec2_counts_gpus=False,
     ),
@@ -202,7 +188,6 @@ _FAMILIES = [
         "nvidia-l4",
         _X86,
         {"4xlarge": 1},
-        1.066,
         note="fractional L4: one partial GPU per node",
         ec2_counts_gpus=False,
     ),
@@ -218,22 +203,20 @@ _FAMILIES = [
             "24xlarge": 4,
             "48xlarge": 8,
         },
-        3.36312,
         mig=RTX_PRO_6000_96GB,
         efa_by_size={"8xlarge": 1, "12xlarge": 1, "24xlarge": 2, "48xlarge": 4},
     ),
     # RTX PRO 4500 needs driver 595+, which the 580 AMIs lack (amazon-eks-ami#2768). Sizes are
     # not listed: any g7 type is refused before its GPU count would matter.
-    GpuFamily("g7", "nvidia-rtx-pro-4500", _X86, {}, 2.52, min_driver=595),
-    GpuFamily("p3", "nvidia-v100", _X86, {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}, 3.06),
-    GpuFamily("p3dn", "nvidia-v100", _X86, {"24xlarge": 8}, 3.9015, efa_by_size={"24xlarge": 1}),
+    GpuFamily("g7", "nvidia-rtx-pro-4500", _X86, {}, min_driver=595),
+    GpuFamily("p3", "nvidia-v100", _X86, {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}),
+    GpuFamily("p3dn", "nvidia-v100", _X86, {"24xlarge": 8}, efa_by_size={"24xlarge": 1}),
     # p4d: A100 40GB; p4de: A100 80GB.
     GpuFamily(
         "p4d",
         "nvidia-a100",
         _X86,
         {"24xlarge": 8},
-        2.7447,
         mig=A100_40GB,
         efa_by_size={"24xlarge": 4},
     ),
@@ -242,7 +225,6 @@ _FAMILIES = [
         "nvidia-a100",
         _X86,
         {"24xlarge": 8},
-        3.4309,
         mig=A100_80GB,
         efa_by_size={"24xlarge": 4},
     ),
@@ -251,17 +233,14 @@ _FAMILIES = [
         "nvidia-h100",
         _X86,
         {"4xlarge": 1, "48xlarge": 8},
-        6.88,
         mig=H100_80GB,
         efa_by_size={"4xlarge": 1, "48xlarge": 32},
     ),
-    # p5e is missing from the pricing table (sold as Capacity Blocks): p5en's price, same GPU.
     GpuFamily(
         "p5e",
         "nvidia-h200",
         _X86,
         {"48xlarge": 8},
-        7.912,
         mig=H200_141GB,
         efa_by_size={"48xlarge": 32},
     ),
@@ -270,7 +249,6 @@ _FAMILIES = [
         "nvidia-h200",
         _X86,
         {"48xlarge": 8},
-        7.912,
         mig=H200_141GB,
         efa_by_size={"48xlarge": 16},
     ),
@@ -279,13 +257,12 @@ _FAMILIES = [
         "nvidia-b200",
         _X86,
         {"48xlarge": 8},
-        14.2416,
         mig=B200_180GB,
         efa_by_size={"48xlarge": 8},
     ),
     # Karpenter's data gives p6-b300.48xlarge 16 EFA interfaces, but not which network cards
     # carry them (the type has a separate ENA card): not offered for EFA until that is checked.
-    GpuFamily("p6-b300", "nvidia-b300", _X86, {"48xlarge": 8}, 17.802),
+    GpuFamily("p6-b300", "nvidia-b300", _X86, {"48xlarge": 8}),
 ]
 
 GPU_FAMILIES: dict[str, GpuFamily] = {f.family: f for f in _FAMILIES}

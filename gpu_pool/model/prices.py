@@ -9,8 +9,14 @@ lacks (p5e, sold as Capacity Blocks) has no price here, and readers say "unknown
 
 from __future__ import annotations
 
+import math
+
+from gpu_pool.model.catalog import GPU_FAMILIES, GpuFamily
+
+# The region the table prices; other regions' prices differ.
+PRICE_REGION = "us-east-1"
 PRICE_SOURCE = (
-    "on-demand Linux us-east-1, AWS Price List as of 2026-07-20 "
+    f"on-demand Linux {PRICE_REGION}, AWS Price List as of 2026-07-20 "
     "(aws/karpenter-provider-aws zz_generated.pricing_aws.go)"
 )
 
@@ -82,3 +88,27 @@ ON_DEMAND_USD_PER_HOUR: dict[str, float] = {
 def on_demand_usd_per_hour(instance_type: str) -> float | None:
     """The type's on-demand hourly price in us-east-1; None where the table has none."""
     return ON_DEMAND_USD_PER_HOUR.get(instance_type)
+
+
+# Families the table has no on-demand price for. p5e is sold as Capacity Blocks only: priced as
+# p5en, the same H200 GPU. g7's GPU needs a driver the EKS NVIDIA AMIs lack, so catalog.lookup
+# refuses its types and no node group has one; should that change before the table prices it,
+# it ranks after every priced family.
+_PRICED_AS = {"p5e": "p5en"}
+_UNPRICED_USD_PER_GPU_HOUR = {"g7": math.inf}
+
+
+def usd_per_gpu_hour(family: GpuFamily) -> float:
+    """The family's on-demand USD per GPU-hour: its cheapest priced size's price over that
+    size's GPUs. It ranks families for Cluster Autoscaler's scale-up choice
+    (NodeGroupPlan.scale_up_cost), so only the order matters."""
+    if family.family in _UNPRICED_USD_PER_GPU_HOUR:
+        return _UNPRICED_USD_PER_GPU_HOUR[family.family]
+    priced = GPU_FAMILIES[_PRICED_AS.get(family.family, family.family)]
+    sizes = [
+        (price, gpus)
+        for size, gpus in priced.gpus_by_size.items()
+        if (price := on_demand_usd_per_hour(f"{priced.family}.{size}")) is not None
+    ]
+    price, gpus = min(sizes)
+    return price / gpus

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from gpu_pool.model.catalog import Architecture, GpuInstanceType
 from gpu_pool.model.labels import GPU_RESOURCE, discovery_tags
+from gpu_pool.model.prices import usd_per_gpu_hour
 from gpu_pool.plan.node_template import efa_hugepages_mib, node_template_tags
 from gpu_pool.settings import Taint
 
@@ -49,7 +50,7 @@ class NodeGroupPlan:
         return (
             0 if self.reserved else 1,
             self.gpu_count,
-            max(t.family.usd_per_gpu_hour for t in self.instance_types),
+            max(usd_per_gpu_hour(t.family) for t in self.instance_types),
         )
 
     def node_template_tags(self) -> dict[str, str]:

@@ -3,9 +3,9 @@
 Read from a pool record (plan/record.py), so a pool from the settings and one from any app's
 cloud assembly are summed up alike. GPUs per node come from the catalog, prices from
 model/prices.py. The cost at max size is the on-demand price of every node the pool may run at
-once: max_size nodes of each node group, each of its entry's dearest type; a NodePool's node
-limit of the dearest type its GPU limit lets it run that many of. Reserved and Spot capacity
-bill otherwise, and the summary says so.
+once: max_size nodes of each node group, each of its entry's dearest type; for a NodePool, the
+dearest mix of its types within its node and GPU limits. Reserved and Spot capacity
+bill otherwise, Auto Mode nodes add EKS's management fee, and the summary says so.
 """
 
 from __future__ import annotations
@@ -100,12 +100,31 @@ def _node_pool_sizes(
         return launched_by, types, zones, None, None, None
     gpus = {t: catalog.lookup(t).gpu_count for t in types}
     max_gpus = min(limit, size * max(gpus.values()))
-    costs = [
-        None if (price := on_demand_usd_per_hour(t)) is None else min(size, limit // n) * price
-        for t, n in gpus.items()
-    ]
-    cost = None if None in costs else max(c for c in costs if c is not None)
-    return launched_by, types, zones, size, max_gpus, cost
+    prices = {t: on_demand_usd_per_hour(t) for t in types}
+    if None in prices.values():
+        return launched_by, types, zones, size, max_gpus, None
+    # The dearest type of each GPU count: a node of another type with as many GPUs costs less.
+    dearest: dict[int, float] = {}
+    for name, price in prices.items():
+        if price is not None:
+            dearest[gpus[name]] = max(price, dearest.get(gpus[name], 0.0))
+    return launched_by, types, zones, size, max_gpus, _dearest_mix(size, limit, dearest)
+
+
+def _dearest_mix(nodes: int, gpu_limit: int, price_by_gpus: Mapping[int, float]) -> float:
+    """The dearest mix of nodes a NodePool may run at once: at most `nodes` nodes and
+    `gpu_limit` GPUs, any number of each kind (GPUs per node -> price). A knapsack over nodes
+    and GPUs: one kind alone can cost less than a mix (2 x p5.48xlarge and 4 x g5.xlarge
+    within 10 nodes and 20 GPUs cost more than 2 p5.48xlarge alone)."""
+    # best[g]: the dearest mix of the nodes placed so far using at most g GPUs.
+    gpu_limit = min(gpu_limit, nodes * max(price_by_gpus))
+    best = [0.0] * (gpu_limit + 1)
+    for _ in range(min(nodes, gpu_limit // min(price_by_gpus))):
+        best = [
+            max([best[g]] + [best[g - n] + price for n, price in price_by_gpus.items() if n <= g])
+            for g in range(gpu_limit + 1)
+        ]
+    return best[gpu_limit]
 
 
 def _summary(
@@ -147,12 +166,7 @@ def _summary(
         efa_interfaces=record.efa_interfaces,
         gpu_software=record.gpu_software,
         sharing=_sharing(record),
-        tolerations=tuple(
-            f"{t['key']}={t['value']}:{t['effect']}"
-            if t.get("value")
-            else f"{t['key']}:{t['effect']}"
-            for t in record.tolerations
-        ),
+        tolerations=tuple(_toleration(t) for t in record.tolerations),
         usd_per_hour_at_max=None if cost is None else round(cost, 4),
         billing_note=_billing(record),
     )
@@ -187,11 +201,20 @@ def _sharing(record: PoolRecord) -> str | None:
     return f"mig ({sharing.settings.strategy}), per GPU: {layout}"
 
 
+# EKS bills each Auto Mode node a management fee on top of its EC2 price (EKS best practices,
+# Auto Mode: "maintains standard EC2 pricing while adding a management fee",
+# https://docs.aws.amazon.com/eks/latest/best-practices/automode.html); the table has no fee.
+_AUTO_MODE_FEE = "EKS Auto Mode: plus its management fee per node, not in this figure"
+
+
 def _billing(record: PoolRecord) -> str | None:
+    notes = []
     reservation = record.capacity.reservation if record.capacity else None
     if reservation is not None:
         past = ", on demand past it" if reservation.fallback == "on-demand" else ""
-        return f"reserved ({reservation.type}): billed by the reservation{past}"
-    if record.capacity_type == "SPOT":
-        return "Spot: billed at the Spot price, below on demand"
-    return None
+        notes.append(f"reserved ({reservation.type}): billed by the reservation{past}")
+    elif record.capacity_type == "SPOT":
+        notes.append("Spot: billed at the Spot price, below on demand")
+    if record.provisioner == "auto-mode":
+        notes.append(_AUTO_MODE_FEE)
+    return "; ".join(notes) or None

@@ -77,6 +77,19 @@ def test_the_kubeconfig_advice_names_the_configured_region_of_an_agnostic_stack(
     )
 
 
+def test_an_unknown_aws_profile_leaves_the_region_to_the_user(tmp_path, capsys, monkeypatch):
+    """AWS_PROFILE names no profile: boto3 refuses the session (ProfileNotFound); the advice
+    is the same one line as without a configured region (#29 review item 1: a traceback)."""
+    monkeypatch.setenv("AWS_PROFILE", "nope")
+    missing = tmp_path / "kubeconfig"
+    assert main(["doctor", "--cdk-json", CDK_JSON, "--kubeconfig", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: kubeconfig: no file at '{missing}'; create it with: aws eks "
+        f"update-kubeconfig --name gpu-pool --region REGION --kubeconfig {missing} (REGION: the "
+        "stack's; neither the pools nor the AWS config name one)\n"
+    )
+
+
 def test_without_kubeconfig_options_the_default_file_is_named(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -188,16 +201,17 @@ def test_without_a_cdk_json_the_command_names_where_else_it_finds_pools(tmp_path
 
 
 @pytest.mark.parametrize(
-    ("environment", "missing"),
+    ("environment", "missing", "region_option"),
     [
-        ("aws://123456789012/us-east-1", "credentials"),
-        ("aws://unknown-account/unknown-region", "region"),
+        ("aws://123456789012/us-east-1", "credentials", " --region us-east-1"),
+        ("aws://unknown-account/unknown-region", "region", ""),
     ],
 )
 def test_replacements_without_aws_points_at_its_offline_form(
-    tmp_path, capsys, environment, missing
+    tmp_path, capsys, environment, missing, region_option
 ):
-    """#29 item 1: it used to say only "Unable to locate credentials"."""
+    """#29 item 1: it used to say only "Unable to locate credentials". The stack's region,
+    when the assembly names it, is in the get-template command (#29 review item 11)."""
     out = tmp_path / "cdk.out"
     out.mkdir()
     (out / "GpuPool.template.json").write_text('{"Resources": {}}')
@@ -211,7 +225,7 @@ def test_replacements_without_aws_points_at_its_offline_form(
     assert capsys.readouterr().err == (
         f"gpu-pool: replacements: no AWS {missing} to read the deployed GpuPool with "
         "(CloudFormation GetTemplate). Offline, compare two templates: where credentials exist, "
-        "save the deployed one (aws cloudformation get-template --stack-name GpuPool --query "
-        "TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
+        f"save the deployed one (aws cloudformation get-template --stack-name GpuPool{region_option} "
+        "--query TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
         f"--deployed deployed.json --new {out}/GpuPool.template.json\n"
     )

@@ -239,3 +239,13 @@ def test_asgs_of_other_node_groups_are_not_judged(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "ASG " not in out
     assert exit_code == 0
+
+
+def test_an_unknown_aws_profile_is_no_aws_access_not_a_traceback(tmp_path, capsys, monkeypatch):
+    """AWS_PROFILE names no profile: boto3 refuses the session (ProfileNotFound); doctor checks
+    what it can without AWS, as without credentials (found beside #29 review item 1)."""
+    monkeypatch.setenv("AWS_PROFILE", "nope")
+    run(tmp_path, Scenario(), command="doctor")
+    assert "[warn] ASG tags: not checked: no AWS credentials or region" in (
+        capsys.readouterr().out.splitlines()
+    )

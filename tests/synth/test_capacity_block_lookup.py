@@ -14,14 +14,16 @@ from pathlib import Path
 import aws_cdk as cdk
 import pytest
 
+from gpu_pool.cdk.reservations import not_looked_up
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import load_settings
 from tests.support.paths import ROOT
+from tests.support.rules import documented
 from tests.support.settings import CAPACITY_BLOCK_ID, TRAINING
 
 pytestmark = pytest.mark.synth
 
-ACK = "[ack: gpu-pool:capacity-block-lookup]"
+ACK = "[ack: gpu-pool:GP-TRAIN-20]"
 
 
 def _key(scope: cdk.Stack) -> str:
@@ -38,7 +40,7 @@ def _key(scope: cdk.Stack) -> str:
 
 def _expected(key: str) -> str:
     return (
-        f"Capacity Block {CAPACITY_BLOCK_ID} (pools.train.capacity_reservation.id) is not in "
+        f"pools.train.capacity_reservation.id: Capacity Block {CAPACITY_BLOCK_ID} is not in "
         "cdk.context.json yet, so the pool's zone, type and max_size are not checked against "
         "it. The CDK CLI looks it up, which needs AWS credentials for account 123456789012 (its "
         "bootstrap lookup role in us-east-1): run one synth where they exist and commit "
@@ -64,6 +66,17 @@ def test_a_block_not_in_the_context_is_named_with_its_entrys_key():
     # docs/training.md shows the entry under the same key.
     assert f'"{key}": [' in (ROOT / "docs/training.md").read_text(encoding="utf-8")
     assert [w for w in _warnings(stack) if ACK in w] == [f"{_expected(key)} {ACK}"]
+
+
+def test_the_warning_is_rule_gp_train_20_which_the_settings_acknowledge():
+    """#29 review nit: it was `gpu-pool:capacity-block-lookup`, in no index and refused by the
+    settings key `acknowledge`."""
+    stack = _stack()
+    (finding,) = documented([not_looked_up("pools.train", CAPACITY_BLOCK_ID, _key(stack), stack)])
+    assert (finding.rule, str(finding)) == ("GP-TRAIN-20", _expected(_key(stack)))
+    settings = {**TRAINING, "acknowledge": {"GP-TRAIN-20": "CI synthesizes without credentials"}}
+    quiet = GpuPoolStack(cdk.App(), "T", settings=load_settings(settings, None))
+    assert [w for w in _warnings(quiet) if ACK in w] == []
 
 
 def test_a_cached_block_warns_nothing():
