@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from aws_cdk import aws_eks_v2 as eks
 from pydantic import BaseModel
+from typing_extensions import is_protocol
 
 from gpu_pool.settings import ConfigError
 
@@ -100,7 +101,7 @@ def _conforms(value: object, hint: object) -> bool:
 def _is_jsii_interface(hint: type) -> bool:
     """jsii generates each interface as a typing.Protocol with a proxy class, which isinstance
     cannot check."""
-    return hasattr(hint, "__jsii_proxy_class__") and getattr(hint, "_is_protocol", False)
+    return is_protocol(hint) and hasattr(hint, "__jsii_proxy_class__")
 
 
 def _implements(value: object, interface: type) -> bool:
