@@ -17,14 +17,16 @@ _WITHOUT_AUTO_MODE = (
 
 def check_auto_mode_compute(enabled: bool | None) -> list[Finding]:
     """An AutoModeNodePool's cluster must have EKS Auto Mode compute enabled. `enabled` is
-    None for an imported cluster, whose configuration the synth cannot see: a warning then."""
+    None where the synth cannot see it (an imported cluster, a ComputeConfig given as a
+    token): a warning then, which the app may acknowledge."""
     if enabled is None:
         return [
             warning(
                 "GP-LIB-01",
                 "cluster",
-                "imported, so the synth cannot see whether it has EKS Auto Mode compute enabled "
-                f"(aws eks describe-cluster: cluster.computeConfig.enabled true); "
+                "imported or given its ComputeConfig as a token, so the synth cannot see whether "
+                "it has EKS Auto Mode compute enabled (aws eks describe-cluster: "
+                f"cluster.computeConfig.enabled true); "
                 f"{_WITHOUT_AUTO_MODE}",
             )
         ]

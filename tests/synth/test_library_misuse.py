@@ -203,9 +203,30 @@ def test_an_auto_mode_pool_on_an_imported_cluster_warns_that_it_needs_auto_mode(
     )
     warnings = Annotations.from_stack(stack).find_warning("/S/Auto", Match.any_value())
     assert [w.entry.data for w in warnings] == [
-        "cluster: imported, so the synth cannot see whether it has EKS Auto Mode compute "
-        "enabled (aws eks describe-cluster: cluster.computeConfig.enabled true); "
+        "cluster: imported or given its ComputeConfig as a token, so the synth cannot see "
+        "whether it has EKS Auto Mode compute enabled (aws eks describe-cluster: "
+        "cluster.computeConfig.enabled true); "
         f"{NODECLASS_NEEDS_AUTO_MODE} [ack: gpu-pool:GP-LIB-01]"
+    ]
+
+
+def test_an_auto_mode_pool_on_a_cluster_whose_compute_config_is_a_token_warns(stack):
+    """A ComputeConfig the synth cannot read (a parameter's value) is the imported cluster's
+    case: a warning the app may acknowledge, not GP-LIB-02's error, which it cannot."""
+    cluster = user_cluster(stack)
+    enabled = cdk.CfnParameter(stack, "AutoMode", type="String", allowed_values=["true", "false"])
+    resource = cluster.node.default_child
+    resource.compute_config = eks.CfnCluster.ComputeConfigProperty(
+        enabled=cdk.Token.as_any(enabled.value)
+    )
+    AutoModeNodePool(
+        stack, "Auto", cluster=cluster, subnets=cluster.vpc.private_subnets, settings=AUTO_MODE
+    )
+    warnings = Annotations.from_stack(stack).find_warning("/S/Auto", Match.any_value())
+    assert [w.entry.data for w in warnings] == [
+        "cluster: imported or given its ComputeConfig as a token, so the synth cannot see "
+        "whether it has EKS Auto Mode compute enabled (aws eks describe-cluster: "
+        f"cluster.computeConfig.enabled true); {NODECLASS_NEEDS_AUTO_MODE} [ack: gpu-pool:GP-LIB-01]"
     ]
 
 
