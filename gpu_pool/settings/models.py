@@ -429,13 +429,13 @@ class KarpenterSettings(_Settings):
     untainted (existing cluster). Never on the GPU pools."""
 
 
-GpuMetrics = Literal["none", "dcgm-exporter", "cloudwatch"]
+GpuMetricsChoice = Literal["none", "dcgm-exporter", "cloudwatch"]
 
 
 class MetricsSettings(_Settings):
     """GPU metrics for the cluster, opt-in (docs/gpu-sharing.md#gpu-metrics)."""
 
-    gpu: GpuMetrics = "none"
+    gpu: GpuMetricsChoice = "none"
     """none; dcgm-exporter: NVIDIA's exporter (Prometheus format, port 9400) on every GPU node
     whose pool does not use the GPU Operator (which runs its own); cloudwatch: the Amazon
     CloudWatch Observability EKS add-on (Container Insights, GPU metrics included)."""
