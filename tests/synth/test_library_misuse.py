@@ -337,15 +337,28 @@ def test_a_gpu_operator_pool_planned_for_the_clusters_metrics_passes():
     assert _synth_errors(cdk.App.of(stack)) == []
 
 
-def test_an_autoscaler_on_another_import_of_the_cluster_scales_a_pool():
-    """A pool at min_size 0 in one stack, the cluster's ClusterAutoscaler in another: no
-    'nothing starts the pool's first node' warning (GP-CTRL-10), since one runs there."""
+def _nothing_starts_the_pool(autoscaler_in_other_stack: bool) -> list[str]:
+    """The GP-CTRL-10 warnings on a pool at min_size 0 in one stack, the cluster imported again
+    in another, which adds the cluster's ClusterAutoscaler or not."""
     app = cdk.App()
     env = cdk.Environment(account="123456789012", region="us-east-1")
     pools, platform = cdk.Stack(app, "Pools", env=env), cdk.Stack(app, "Platform", env=env)
     cluster, subnet = imported_cluster(pools)
     GpuNodePool(pools, "Pool", cluster=cluster, subnets=[subnet])
-    ClusterAutoscaler(platform, "CA", cluster=imported_cluster(platform)[0], kubernetes_version="1.35")
+    other, _ = imported_cluster(platform)
+    if autoscaler_in_other_stack:
+        ClusterAutoscaler(platform, "CA", cluster=other, kubernetes_version="1.35")
     app.synth()
     warnings = Annotations.from_stack(pools).find_warning("/Pools/Pool", Match.any_value())
-    assert [w.entry.data for w in warnings if "GP-CTRL-10" in w.entry.data] == []
+    return [w.entry.data for w in warnings if "[ack: gpu-pool:GP-CTRL-10]" in w.entry.data]
+
+
+def test_an_autoscaler_on_another_import_of_the_cluster_scales_a_pool():
+    """A pool at min_size 0 in one stack, the cluster's ClusterAutoscaler in another: no
+    'nothing starts the pool's first node' warning (GP-CTRL-10), since one runs there."""
+    assert _nothing_starts_the_pool(autoscaler_in_other_stack=True) == []
+
+
+def test_without_an_autoscaler_in_either_stack_the_pool_warns_once():
+    """The control case: the same stacks without the ClusterAutoscaler warn, once, at the pool."""
+    assert len(_nothing_starts_the_pool(autoscaler_in_other_stack=False)) == 1
