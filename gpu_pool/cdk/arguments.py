@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from aws_cdk import aws_eks_v2 as eks
 from pydantic import BaseModel
+from typing_extensions import is_protocol
 
 from gpu_pool.settings import ConfigError
 
@@ -63,13 +64,19 @@ def require_kubectl(cluster: eks.ICluster, installs: str) -> None:
 
 def auto_mode_compute(cluster: eks.ICluster) -> bool | None:
     """Whether the cluster has EKS Auto Mode compute (its AWS::EKS::Cluster's
-    ComputeConfig.Enabled); None for an imported cluster, whose configuration the synth cannot
-    see."""
+    ComputeConfig.Enabled); None where the synth cannot see it: an imported cluster, or a
+    ComputeConfig or Enabled given as a token (known at deploy time only)."""
     resource = cluster.node.default_child if isinstance(cluster, eks.Cluster) else None
     if not isinstance(resource, eks.CfnCluster):
         return None
     config = resource.compute_config
-    return isinstance(config, eks.CfnCluster.ComputeConfigProperty) and config.enabled is True
+    if config is None:
+        return False
+    if not isinstance(config, eks.CfnCluster.ComputeConfigProperty):
+        return None
+    if not isinstance(config.enabled, (bool, type(None))):
+        return None
+    return config.enabled is True
 
 
 def _conforms(value: object, hint: object) -> bool:
@@ -100,7 +107,7 @@ def _conforms(value: object, hint: object) -> bool:
 def _is_jsii_interface(hint: type) -> bool:
     """jsii generates each interface as a typing.Protocol with a proxy class, which isinstance
     cannot check."""
-    return hasattr(hint, "__jsii_proxy_class__") and getattr(hint, "_is_protocol", False)
+    return is_protocol(hint) and hasattr(hint, "__jsii_proxy_class__")
 
 
 def _implements(value: object, interface: type) -> bool:

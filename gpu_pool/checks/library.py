@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.plan.pool import PoolPlan
-from gpu_pool.settings.models import GpuMetrics
+from gpu_pool.settings.models import GpuMetricsChoice
 
 # What an Auto Mode NodeClass needs of the cluster, and what breaks without it.
 _WITHOUT_AUTO_MODE = (
@@ -17,14 +17,16 @@ _WITHOUT_AUTO_MODE = (
 
 def check_auto_mode_compute(enabled: bool | None) -> list[Finding]:
     """An AutoModeNodePool's cluster must have EKS Auto Mode compute enabled. `enabled` is
-    None for an imported cluster, whose configuration the synth cannot see: a warning then."""
+    None where the synth cannot see it (an imported cluster, a ComputeConfig given as a
+    token): a warning then, which the app may acknowledge."""
     if enabled is None:
         return [
             warning(
                 "GP-LIB-01",
                 "cluster",
-                "imported, so the synth cannot see whether it has EKS Auto Mode compute enabled "
-                f"(aws eks describe-cluster: cluster.computeConfig.enabled true); "
+                "imported or given its ComputeConfig as a token, so the synth cannot see whether "
+                "it has EKS Auto Mode compute enabled (aws eks describe-cluster: "
+                f"cluster.computeConfig.enabled true); "
                 f"{_WITHOUT_AUTO_MODE}",
             )
         ]
@@ -42,7 +44,7 @@ def check_auto_mode_compute(enabled: bool | None) -> list[Finding]:
     ]
 
 
-def check_operator_exporter(metrics: GpuMetrics, plan: PoolPlan) -> list[Finding]:
+def check_operator_exporter(metrics: GpuMetricsChoice, plan: PoolPlan) -> list[Finding]:
     """A GPU Operator pool planned for the cluster's GPU metrics (`plan_pool`'s `metrics`): with
     the CloudWatch add-on its operator's own DCGM exporter is off (plan/gpu_software.py), with
     dcgm-exporter it is what serves the pool's nodes."""

@@ -32,7 +32,7 @@ from gpu_pool.model.versions import (
 )
 from gpu_pool.plan.sharing import MIG_DISABLED, SharingPlan
 from gpu_pool.settings import PoolSettings, Taint, deep_merge
-from gpu_pool.settings.models import GpuMetrics
+from gpu_pool.settings.models import GpuMetricsChoice
 
 # The ConfigMaps the GPU Operator creates from its values: the device plugin's configs and the
 # MIG manager's configurations (chart v26.3.1 values devicePlugin.config, migManager.config).
@@ -113,7 +113,7 @@ def device_plugin_values(
 
 
 def gpu_operator_values(
-    pool: PoolSettings, sharing: SharingPlan | None = None, *, metrics: GpuMetrics = "none"
+    pool: PoolSettings, sharing: SharingPlan | None = None, *, metrics: GpuMetricsChoice = "none"
 ) -> dict[str, Any]:
     """Operator with the AMI's own driver and toolkit (and, on Bottlerocket, device plugin); a
     sharing pool's device plugin config, and for MIG its strategy and layout. Its own DCGM
@@ -174,7 +174,7 @@ def gpu_software_chart(
     software: str,
     sharing: SharingPlan | None = None,
     *,
-    metrics: GpuMetrics = "none",
+    metrics: GpuMetricsChoice = "none",
 ) -> GpuSoftwareChart | None:
     """The chart for the pool's resolved GPU software (`resolved_gpu_software`): the device
     plugin or the GPU Operator, with the pool's sharing config and the cluster's `metrics.gpu`;

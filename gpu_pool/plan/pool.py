@@ -34,7 +34,7 @@ from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
 from gpu_pool.plan.sharing import SharingPlan, shared_node_labels, sharing_plan
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
-from gpu_pool.settings.models import GpuMetrics, Provisioner
+from gpu_pool.settings.models import GpuMetricsChoice, Provisioner
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class PoolPlan:
 
 
 def plan_pool(
-    settings: PoolSettings, setting: str = "pool", *, metrics: GpuMetrics = "none"
+    settings: PoolSettings, setting: str = "pool", *, metrics: GpuMetricsChoice = "none"
 ) -> PoolPlan:
     """Resolve one pool's settings (on a cluster whose `metrics.gpu` is `metrics`). Entries the
     catalog cannot resolve become `unresolved`."""

@@ -7,10 +7,11 @@ no pydantic wording or regular expression reaches a user.
 from __future__ import annotations
 
 import difflib
-import types
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
+
+from gpu_pool.settings.fields import is_mapping, literal_values, nested_model
 
 
 class ConfigError(ValueError):
@@ -148,9 +149,9 @@ def _did_you_mean(key: object, model: type[BaseModel]) -> str:
         hint = f"; did you mean '{close[0]}'?"
     else:
         below = [
-            f"{name}.{'<name>.' if _is_mapping(field.annotation) else ''}{key}"
+            f"{name}.{'<name>.' if is_mapping(field.annotation) else ''}{key}"
             for name, field in model.model_fields.items()
-            if (nested := _settings_model(field.annotation)) and key in nested.model_fields
+            if (nested := nested_model(field.annotation)) and key in nested.model_fields
         ]
         hint = f"; it is a setting one level down: indent it as {' or '.join(below)}"
         hint = hint if below else ""
@@ -167,8 +168,8 @@ def _entry_setting_as_name(problem: Any, model: type[BaseModel]) -> str | None:
     if len(loc) < 2 or not isinstance(loc[0], str) or loc[0] not in model.model_fields:
         return None
     annotation = model.model_fields[loc[0]].annotation
-    entry = _settings_model(annotation)
-    if not _is_mapping(annotation) or entry is None or loc[1] not in entry.model_fields:
+    entry = nested_model(annotation)
+    if not is_mapping(annotation) or entry is None or loc[1] not in entry.model_fields:
         return None
     keys: list[str] = []
     if problem["type"] == "value_error" and isinstance(problem["ctx"]["error"], ConfigError):
@@ -180,7 +181,7 @@ def _entry_setting_as_name(problem: Any, model: type[BaseModel]) -> str | None:
         keys = [str(loc[2])]
     elif problem["type"] not in ("model_type", "model_attributes_type") or len(loc) != 2:
         return None
-    own = _settings_model(entry.model_fields[loc[1]].annotation)
+    own = nested_model(entry.model_fields[loc[1]].annotation)
     if own is not None and not all(key in own.model_fields for key in keys):
         return None
     return (
@@ -205,27 +206,9 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
         field = current.model_fields.get(str(part))
         if field is None:
             return None
-        current = _settings_model(field.annotation)
-        entry_name_next = _is_mapping(field.annotation)
+        current = nested_model(field.annotation)
+        entry_name_next = is_mapping(field.annotation)
     return current
-
-
-def _settings_model(annotation: Any) -> type[BaseModel] | None:
-    """The settings model in a field's type: itself, or in an Optional, list or mapping."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _settings_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _is_mapping(annotation: Any) -> bool:
-    """Whether a field's type is a mapping (a `dict`, optional or not)."""
-    if get_origin(annotation) in (Union, types.UnionType):
-        return any(_is_mapping(arg) for arg in get_args(annotation))
-    return get_origin(annotation) is dict
 
 
 def _expected_form(model: type[BaseModel] | None, given: Any) -> str:
@@ -235,15 +218,9 @@ def _expected_form(model: type[BaseModel] | None, given: Any) -> str:
     if model is None:
         return ""
     for name, field in model.model_fields.items():
-        if isinstance(given, str) and given in _literal_values(field.annotation):
+        if isinstance(given, str) and given in literal_values(field.annotation):
             return f", such as {{{name}: {given}}}"
     required = [n for n, f in model.model_fields.items() if f.is_required()]
     keys = required or list(model.model_fields)[:3]
     more = ", ..." if len(keys) < len(model.model_fields) else ""
     return f", such as {{{', '.join(f'{k}: ...' for k in keys)}{more}}}"
-
-
-def _literal_values(annotation: Any) -> list[Any]:
-    if get_origin(annotation) is Literal:
-        return list(get_args(annotation))
-    return [v for arg in get_args(annotation) for v in _literal_values(arg)]

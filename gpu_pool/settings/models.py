@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from gpu_pool.model.findings import RULE_ID
 from gpu_pool.model.rule_levels import rule_levels
@@ -421,13 +429,13 @@ class KarpenterSettings(_Settings):
     untainted (existing cluster). Never on the GPU pools."""
 
 
-GpuMetrics = Literal["none", "dcgm-exporter", "cloudwatch"]
+GpuMetricsChoice = Literal["none", "dcgm-exporter", "cloudwatch"]
 
 
 class MetricsSettings(_Settings):
     """GPU metrics for the cluster, opt-in (docs/gpu-sharing.md#gpu-metrics)."""
 
-    gpu: GpuMetrics = "none"
+    gpu: GpuMetricsChoice = "none"
     """none; dcgm-exporter: NVIDIA's exporter (Prometheus format, port 9400) on every GPU node
     whose pool does not use the GPU Operator (which runs its own); cloudwatch: the Amazon
     CloudWatch Observability EKS add-on (Container Insights, GPU metrics included)."""
@@ -563,8 +571,27 @@ class ClusterSettings(_Settings):
     """Set to use a cluster the app does not create."""
 
 
+def _a_warning(rule: str) -> str:
+    """A rule id the app may acknowledge: a gpu-pool rule whose level is warning. Checked on each
+    key, so pydantic reports it with every other key's and reason's problem, one line each."""
+    level = rule_levels().get(rule)
+    if level is None:
+        raise ValueError(
+            "not a gpu-pool rule; acknowledge a warning by the id the synth prints after it "
+            "([ack: gpu-pool:GP-...]; docs/guardrails.md lists them)"
+        )
+    if level == "error":
+        raise ValueError(
+            "an error, which cannot be acknowledged (the deploy would not work): change the "
+            "setting it names instead"
+        )
+    return rule
+
+
 # A warning the app accepts, by its rule id (docs/guardrails.md), and why.
-RuleId = Annotated[str, matching(RULE_ID.pattern, "a rule id such as GP-POOL-26")]
+RuleId = Annotated[
+    str, matching(RULE_ID.pattern, "a rule id such as GP-POOL-26"), AfterValidator(_a_warning)
+]
 Reason = Annotated[
     str, matching(r"\S", "a reason: why this app accepts the warning (for the next reader)")
 ]
@@ -612,27 +639,6 @@ class AppSettings(_Settings):
                 "is empty: name at least one pool (name: its settings), or remove `pools` for "
                 "the one default pool"
             )
-        return value
-
-    @field_validator("acknowledge")
-    @classmethod
-    def _warnings_only(cls, value: dict[str, str]) -> dict[str, str]:
-        # A ConfigError's lines are prefixed with the field's path: acknowledge.<rule>: ...
-        problems = []
-        for rule in value:
-            level = rule_levels().get(rule)
-            if level is None:
-                problems.append(
-                    f"{rule}: not a gpu-pool rule; acknowledge a warning by the id the synth "
-                    "prints after it ([ack: gpu-pool:GP-...]; docs/guardrails.md lists them)"
-                )
-            elif level == "error":
-                problems.append(
-                    f"{rule}: an error, which cannot be acknowledged (the deploy would not "
-                    "work): change the setting it names instead"
-                )
-        if problems:
-            raise ConfigError("\n".join(problems))
         return value
 
     @model_validator(mode="after")

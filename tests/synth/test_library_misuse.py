@@ -203,9 +203,30 @@ def test_an_auto_mode_pool_on_an_imported_cluster_warns_that_it_needs_auto_mode(
     )
     warnings = Annotations.from_stack(stack).find_warning("/S/Auto", Match.any_value())
     assert [w.entry.data for w in warnings] == [
-        "cluster: imported, so the synth cannot see whether it has EKS Auto Mode compute "
-        "enabled (aws eks describe-cluster: cluster.computeConfig.enabled true); "
+        "cluster: imported or given its ComputeConfig as a token, so the synth cannot see "
+        "whether it has EKS Auto Mode compute enabled (aws eks describe-cluster: "
+        "cluster.computeConfig.enabled true); "
         f"{NODECLASS_NEEDS_AUTO_MODE} [ack: gpu-pool:GP-LIB-01]"
+    ]
+
+
+def test_an_auto_mode_pool_on_a_cluster_whose_compute_config_is_a_token_warns(stack):
+    """A ComputeConfig the synth cannot read (a parameter's value) is the imported cluster's
+    case: a warning the app may acknowledge, not GP-LIB-02's error, which it cannot."""
+    cluster = user_cluster(stack)
+    enabled = cdk.CfnParameter(stack, "AutoMode", type="String", allowed_values=["true", "false"])
+    resource = cluster.node.default_child
+    resource.compute_config = eks.CfnCluster.ComputeConfigProperty(
+        enabled=cdk.Token.as_any(enabled.value)
+    )
+    AutoModeNodePool(
+        stack, "Auto", cluster=cluster, subnets=cluster.vpc.private_subnets, settings=AUTO_MODE
+    )
+    warnings = Annotations.from_stack(stack).find_warning("/S/Auto", Match.any_value())
+    assert [w.entry.data for w in warnings] == [
+        "cluster: imported or given its ComputeConfig as a token, so the synth cannot see "
+        "whether it has EKS Auto Mode compute enabled (aws eks describe-cluster: "
+        f"cluster.computeConfig.enabled true); {NODECLASS_NEEDS_AUTO_MODE} [ack: gpu-pool:GP-LIB-01]"
     ]
 
 
@@ -316,15 +337,28 @@ def test_a_gpu_operator_pool_planned_for_the_clusters_metrics_passes():
     assert _synth_errors(cdk.App.of(stack)) == []
 
 
-def test_an_autoscaler_on_another_import_of_the_cluster_scales_a_pool():
-    """A pool at min_size 0 in one stack, the cluster's ClusterAutoscaler in another: no
-    'nothing starts the pool's first node' warning (GP-CTRL-10), since one runs there."""
+def _nothing_starts_the_pool(autoscaler_in_other_stack: bool) -> list[str]:
+    """The GP-CTRL-10 warnings on a pool at min_size 0 in one stack, the cluster imported again
+    in another, which adds the cluster's ClusterAutoscaler or not."""
     app = cdk.App()
     env = cdk.Environment(account="123456789012", region="us-east-1")
     pools, platform = cdk.Stack(app, "Pools", env=env), cdk.Stack(app, "Platform", env=env)
     cluster, subnet = imported_cluster(pools)
     GpuNodePool(pools, "Pool", cluster=cluster, subnets=[subnet])
-    ClusterAutoscaler(platform, "CA", cluster=imported_cluster(platform)[0], kubernetes_version="1.35")
+    other, _ = imported_cluster(platform)
+    if autoscaler_in_other_stack:
+        ClusterAutoscaler(platform, "CA", cluster=other, kubernetes_version="1.35")
     app.synth()
     warnings = Annotations.from_stack(pools).find_warning("/Pools/Pool", Match.any_value())
-    assert [w.entry.data for w in warnings if "GP-CTRL-10" in w.entry.data] == []
+    return [w.entry.data for w in warnings if "[ack: gpu-pool:GP-CTRL-10]" in w.entry.data]
+
+
+def test_an_autoscaler_on_another_import_of_the_cluster_scales_a_pool():
+    """A pool at min_size 0 in one stack, the cluster's ClusterAutoscaler in another: no
+    'nothing starts the pool's first node' warning (GP-CTRL-10), since one runs there."""
+    assert _nothing_starts_the_pool(autoscaler_in_other_stack=True) == []
+
+
+def test_without_an_autoscaler_in_either_stack_the_pool_warns_once():
+    """The control case: the same stacks without the ClusterAutoscaler warn, once, at the pool."""
+    assert len(_nothing_starts_the_pool(autoscaler_in_other_stack=False)) == 1

@@ -133,8 +133,18 @@ def test_a_value_where_settings_belong_shows_their_form(context, expected):
             "the next reader)",
         ),
         (["GP-POOL-26"], "acknowledge: must be a mapping (key: value) (got ['GP-POOL-26'])"),
+        # Every problem at once, the missing reason with the rules' own (it hid them).
+        (
+            {"GP-POOL-01": "x", "GP-XX-99": "y", "GP-POOL-26": ""},
+            "acknowledge.GP-POOL-01: an error, which cannot be acknowledged (the deploy would "
+            "not work): change the setting it names instead\n"
+            "acknowledge.GP-XX-99: not a gpu-pool rule; acknowledge a warning by the id the "
+            "synth prints after it ([ack: gpu-pool:GP-...]; docs/guardrails.md lists them)\n"
+            "acknowledge.GP-POOL-26: '' is not a reason: why this app accepts the warning (for "
+            "the next reader)",
+        ),
     ],
-    ids=["error-and-unknown", "annotation-id", "no-reason", "list"],
+    ids=["error-and-unknown", "annotation-id", "no-reason", "list", "all-at-once"],
 )
 def test_only_a_known_warning_with_a_reason_is_acknowledged(acknowledged, expected):
     assert message({"acknowledge": acknowledged}) == expected
