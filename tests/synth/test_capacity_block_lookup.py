@@ -5,11 +5,8 @@ neither."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
@@ -17,6 +14,7 @@ import pytest
 from gpu_pool.cdk.reservations import not_looked_up
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import load_settings
+from tests.support.cli_env import without_aws
 from tests.support.paths import ROOT
 from tests.support.rules import documented
 from tests.support.settings import CAPACITY_BLOCK_ID, TRAINING
@@ -90,21 +88,7 @@ def test_a_cached_block_warns_nothing():
 def test_the_cli_without_credentials_shows_the_block_beside_its_own_error(tmp_path):
     """As CI runs it: the pinned CDK CLI, no AWS credentials. The CLI's lookup fails, it re-runs
     the app with the error and prints both."""
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("AWS_", "CDK_")) and key != "PYTHONPATH"
-    }
-    env.update(
-        HOME=str(home),
-        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
-        PYTHONPATH=str(ROOT),
-        AWS_CONFIG_FILE=str(home / "none"),
-        AWS_SHARED_CREDENTIALS_FILE=str(home / "none"),
-        AWS_EC2_METADATA_DISABLED="true",
-    )
+    env = without_aws(tmp_path / "home")
     project = tmp_path / "app"
     project.mkdir()
     shutil.copy(ROOT / "app.py", project / "app.py")

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import runpy
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.support.cfn import render
+from tests.support.cli_env import without_aws
 from tests.support.paths import ROOT
 
 EXAMPLE = ROOT / "examples" / "app.py"
@@ -145,21 +143,7 @@ def test_the_example_synthesizes_with_the_pinned_cdk_cli_and_no_credentials(tmp_
     """As a user runs it: `cdk synth` in examples/ (its cdk.json: `python3 app.py`), with no AWS
     credentials or config. The VPC's zone lookup is answered by the context in examples/cdk.json,
     so nothing needs an account."""
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("AWS_", "CDK_")) and key != "PYTHONPATH"
-    }
-    env.update(
-        HOME=str(home),
-        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
-        PYTHONPATH=str(ROOT),  # this checkout's gpu_pool, whatever the venv installed
-        AWS_CONFIG_FILE=str(home / "none"),
-        AWS_SHARED_CREDENTIALS_FILE=str(home / "none"),
-        AWS_EC2_METADATA_DISABLED="true",
-    )
+    env = without_aws(tmp_path / "home")
     # A copy, as the CLI writes cdk.context.json beside cdk.json.
     project = tmp_path / "example"
     project.mkdir()
