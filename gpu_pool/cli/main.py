@@ -535,7 +535,7 @@ def _auto_mode(
     aws: Callable[[str], Any] | None,
 ) -> bool:
     """Say what the deploy does to EKS Auto Mode; whether the user must confirm it."""
-    from gpu_pool.cli.replacements import auto_mode_switch, cluster_name
+    from gpu_pool.cli.replacements import auto_mode_switch, cluster_minor, cluster_name
     from gpu_pool.model.auto_mode_addons import minimums_table
 
     switch = auto_mode_switch(deployed, new)
@@ -562,7 +562,7 @@ def _auto_mode(
                 f"credentials): {_ADDON_CHECK}"
             )
             return True
-        unverified = _check_addons(name, _cluster_minor(new), client)
+        unverified = _check_addons(name, cluster_minor(new), client)
         if unverified:
             print(
                 f"  {stack}: {', '.join(unverified)}: no EKS add-on version to compare (self-"
@@ -578,13 +578,6 @@ _ADDON_CHECK = (
     "daemonset aws-node kube-proxy eks-pod-identity-agent -o "
     "custom-columns=NAME:.metadata.name,IMAGE:.spec.template.spec.containers[0].image)"
 )
-
-
-def _cluster_minor(template: dict[str, Any]) -> str:
-    for resource in template.get("Resources", {}).values():
-        if resource.get("Type") == "AWS::EKS::Cluster":
-            return str(resource.get("Properties", {}).get("Version", ""))
-    return ""
 
 
 def _check_addons(cluster: str, minor: str, aws: Callable[[str], Any]) -> list[str]:

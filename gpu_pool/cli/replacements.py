@@ -260,11 +260,22 @@ def auto_mode_switch(deployed: dict[str, Any], new: dict[str, Any]) -> bool | No
 
 def cluster_name(template: dict[str, Any]) -> str | None:
     """The name of the template's EKS cluster, when it names one."""
+    name = _cluster_properties(template).get("Name")
+    return name if isinstance(name, str) else None
+
+
+def cluster_minor(template: dict[str, Any]) -> str:
+    """The Kubernetes minor of the template's EKS cluster; empty when it states none."""
+    return str(_cluster_properties(template).get("Version", ""))
+
+
+def _cluster_properties(template: dict[str, Any]) -> dict[str, Any]:
+    """The Properties of the template's AWS::EKS::Cluster (a stack holds one at most)."""
     for resource in _resources(template).values():
-        name = resource.get("Properties", {}).get("Name")
-        if resource.get("Type") == CLUSTER and isinstance(name, str):
-            return name
-    return None
+        if resource.get("Type") == CLUSTER:
+            properties = resource.get("Properties", {})
+            return properties if isinstance(properties, dict) else {}
+    return {}
 
 
 def replacements(deployed: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[str, ...]]:
