@@ -116,8 +116,15 @@ def _implements(value: object, interface: type) -> bool:
     aws-cdk-lib made (an imported cluster, a subnet from `vpc.private_subnets`) reaches Python
     as a jsii InterfaceDynamicProxy over one proxy per interface it implements."""
     proxy = interface.__jsii_proxy_class__()  # type: ignore[attr-defined]
-    delegates = value.__dict__.get("_delegates", [value]) if hasattr(value, "__dict__") else []
+    delegates = _delegates(value) or ([value] if hasattr(value, "__dict__") else [])
     return any(isinstance(d, proxy) or _declares(type(d), interface) for d in delegates)
+
+
+def _delegates(value: object) -> list[object]:
+    """The per-interface proxies of an object aws-cdk-lib made (jsii's InterfaceDynamicProxy
+    keeps them in `_delegates`); empty for any other value."""
+    found = value.__dict__.get("_delegates") if hasattr(value, "__dict__") else None
+    return list(found) if found else []
 
 
 def _declares(cls: type, interface: type) -> bool:
@@ -132,7 +139,7 @@ def _described(value: object) -> str:
         written = repr(value)
         if len(written) <= 60:
             return written
-    delegates = value.__dict__.get("_delegates") if hasattr(value, "__dict__") else None
+    delegates = _delegates(value)
     if delegates:
         # Made by aws-cdk-lib: name the interfaces (`aws_ec2.ISubnet`), not their bases.
         names = [_type_name(type(d)) for d in delegates]

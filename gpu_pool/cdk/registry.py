@@ -162,9 +162,11 @@ class ClusterPools:
     def controller_errors(self, imports: Sequence[ClusterPools] = ()) -> list[str]:
         """One controller of each kind, counted over this registry and `imports` (those of
         other constructs of the same cluster), once every construct is added."""
-        together = [self, *imports]
-        installed = [c.installed for pools in together for c in pools._controllers]
-        return [str(f) for f in check_one_of_each(installed)]
+        return [str(f) for f in check_one_of_each(self._installed(imports))]
+
+    def _installed(self, imports: Sequence[ClusterPools]) -> list[InstalledController]:
+        """The controllers of this registry and of `imports`, as the rules count them."""
+        return [c.installed for pools in (self, *imports) for c in pools._controllers]
 
     def metrics_errors(self) -> list[str]:
         """Pools planned for other GPU metrics than the cluster's GpuMetrics installs."""
@@ -192,14 +194,13 @@ class ClusterPools:
         """The cluster-wide rules' warnings, each with the construct it is about: a pool no
         controller (of this registry or `imports`) scales, an expander that ignores GPUs among
         several groups, GPU metrics that miss some pool's nodes."""
-        together = [self, *imports]
-        installed = [c.installed for pools in together for c in pools._controllers]
+        installed = self._installed(imports)
         warnings = [
             (scope, check_pool_is_scaled(plan, installed))
             for plan, scope in zip(self.plans, self._scopes, strict=True)
             if scope is not None
         ]
-        groups = sum(len(pools.node_groups) for pools in together)
+        groups = sum(len(pools.node_groups) for pools in (self, *imports))
         warnings += [
             (c.scope, check_expander(c.autoscaler, groups))
             for c in self._controllers

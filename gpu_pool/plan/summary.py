@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from gpu_pool.model import catalog
 from gpu_pool.model.prices import on_demand_usd_per_hour
 from gpu_pool.plan.record import PoolRecord
+from gpu_pool.settings import CapacityReservationSettings
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,12 @@ def _toleration(toleration: Mapping[str, str]) -> str:
     return f"{toleration['key']}{'=' + value if value else ''}:{toleration['effect']}"
 
 
+def _reservation_of(record: PoolRecord) -> CapacityReservationSettings | None:
+    return record.capacity.reservation if record.capacity else None
+
+
 def _reservation(record: PoolRecord) -> str | None:
-    reservation = record.capacity.reservation if record.capacity else None
+    reservation = _reservation_of(record)
     if reservation is None:
         return None
     target = (
@@ -209,7 +214,7 @@ _AUTO_MODE_FEE = "EKS Auto Mode: plus its management fee per node, not in this f
 
 def _billing(record: PoolRecord) -> str | None:
     notes = []
-    reservation = record.capacity.reservation if record.capacity else None
+    reservation = _reservation_of(record)
     if reservation is not None:
         past = ", on demand past it" if reservation.fallback == "on-demand" else ""
         notes.append(f"reserved ({reservation.type}): billed by the reservation{past}")
