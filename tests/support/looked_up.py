@@ -28,3 +28,22 @@ def _template(key: str) -> dict:
 def synth_looked_up(settings: dict) -> dict:
     """The template of these app settings with the zone lookup cached; once per session."""
     return _template(json.dumps(settings, sort_keys=True))
+
+
+def capacity_block_key(scope) -> str:
+    """The cdk.context.json key of the Capacity Block lookup (CAPACITY_BLOCK_ID) from `scope`'s
+    stack, written as the CDK CLI's Cloud Control provider is asked, independently of
+    gpu_pool/cdk/reservations.py."""
+    import aws_cdk as cdk
+
+    from tests.support.settings import CAPACITY_BLOCK_ID
+
+    return cdk.ContextProvider.get_key(
+        scope,
+        provider="cc-api-provider",
+        props={
+            "typeName": "AWS::EC2::CapacityReservation",
+            "exactIdentifier": CAPACITY_BLOCK_ID,
+            "propertiesToReturn": ["AvailabilityZone", "InstanceType", "TotalInstanceCount"],
+        },
+    ).key

@@ -15,6 +15,7 @@ from gpu_pool.cdk.reservations import not_looked_up
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import load_settings
 from tests.support.cli_env import without_aws
+from tests.support.looked_up import capacity_block_key
 from tests.support.paths import ROOT
 from tests.support.rules import documented
 from tests.support.settings import CAPACITY_BLOCK_ID, TRAINING
@@ -22,18 +23,6 @@ from tests.support.settings import CAPACITY_BLOCK_ID, TRAINING
 pytestmark = pytest.mark.synth
 
 ACK = "[ack: gpu-pool:GP-TRAIN-20]"
-
-
-def _key(scope: cdk.Stack) -> str:
-    return cdk.ContextProvider.get_key(
-        scope,
-        provider="cc-api-provider",
-        props={
-            "typeName": "AWS::EC2::CapacityReservation",
-            "exactIdentifier": CAPACITY_BLOCK_ID,
-            "propertiesToReturn": ["AvailabilityZone", "InstanceType", "TotalInstanceCount"],
-        },
-    ).key
 
 
 def _expected(key: str) -> str:
@@ -60,7 +49,7 @@ def _stack(context: dict | None = None) -> GpuPoolStack:
 
 def test_a_block_not_in_the_context_is_named_with_its_entrys_key():
     stack = _stack()
-    key = _key(stack)
+    key = capacity_block_key(stack)
     # docs/training.md shows the entry under the same key.
     assert f'"{key}": [' in (ROOT / "docs/training.md").read_text(encoding="utf-8")
     assert [w for w in _warnings(stack) if ACK in w] == [f"{_expected(key)} {ACK}"]
@@ -70,8 +59,9 @@ def test_the_warning_is_rule_gp_train_20_which_the_settings_acknowledge():
     """#29 review nit: it was `gpu-pool:capacity-block-lookup`, in no index and refused by the
     settings key `acknowledge`."""
     stack = _stack()
-    (finding,) = documented([not_looked_up("pools.train", CAPACITY_BLOCK_ID, _key(stack), stack)])
-    assert (finding.rule, str(finding)) == ("GP-TRAIN-20", _expected(_key(stack)))
+    key = capacity_block_key(stack)
+    (finding,) = documented([not_looked_up("pools.train", CAPACITY_BLOCK_ID, key, stack)])
+    assert (finding.rule, str(finding)) == ("GP-TRAIN-20", _expected(key))
     settings = {**TRAINING, "acknowledge": {"GP-TRAIN-20": "CI synthesizes without credentials"}}
     quiet = GpuPoolStack(cdk.App(), "T", settings=load_settings(settings, None))
     assert [w for w in _warnings(quiet) if ACK in w] == []
@@ -80,7 +70,7 @@ def test_the_warning_is_rule_gp_train_20_which_the_settings_acknowledge():
 def test_a_cached_block_warns_nothing():
     probe = cdk.Stack(cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
     answer = {"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge"}
-    stack = _stack({_key(probe): [{**answer, "TotalInstanceCount": 8}]})
+    stack = _stack({capacity_block_key(probe): [{**answer, "TotalInstanceCount": 8}]})
     assert [w for w in _warnings(stack) if ACK in w] == []
 
 
@@ -108,4 +98,4 @@ def test_the_cli_without_credentials_shows_the_block_beside_its_own_error(tmp_pa
     output = " ".join(done.stderr.split())
     assert "Need to perform AWS calls for account 123456789012" in output
     probe = cdk.Stack(cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
-    assert f"WARNING {_expected(_key(probe))}" in output
+    assert f"WARNING {_expected(capacity_block_key(probe))}" in output

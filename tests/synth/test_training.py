@@ -323,19 +323,12 @@ def test_a_cached_block_lookup_that_disagrees_stops_the_synth_before_anything_is
 
     from gpu_pool.cdk.stack import GpuPoolStack
     from gpu_pool.settings import ConfigError, load_settings
+    from tests.support.looked_up import capacity_block_key
 
     probe = cdk.Stack(
         cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1")
     )
-    key = cdk.ContextProvider.get_key(
-        probe,
-        provider="cc-api-provider",
-        props={
-            "typeName": "AWS::EC2::CapacityReservation",
-            "exactIdentifier": CAPACITY_BLOCK_ID,
-            "propertiesToReturn": ["AvailabilityZone", "InstanceType", "TotalInstanceCount"],
-        },
-    ).key
+    key = capacity_block_key(probe)
     # docs/training.md shows the cached entry under this key, for `cdk context --reset`.
     assert f'"{key}": [' in (ROOT / "docs/training.md").read_text(encoding="utf-8")
     answer = {"AvailabilityZone": "us-east-1b", "InstanceType": "p5.48xlarge"}
