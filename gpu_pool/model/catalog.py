@@ -104,6 +104,10 @@ class GpuFamily:
     # (resource vpc.amazonaws.com/efa in aws/karpenter-provider-aws v1.14.1
     # website/content/en/docs/reference/instance-types.md).
     efa_by_size: dict[str, int] = field(default_factory=dict)
+    # Sold only inside EC2 UltraServers (Capacity Blocks for ML), whose GPUs share one NVLink
+    # domain across instances: that domain works only through IMEX, which the NVIDIA DRA
+    # driver's ComputeDomains run (EKS user guide, "Use P6e-GB200 UltraServers with Amazon EKS").
+    ultraserver: bool = False
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ NvidiaAmiType = Literal[
     "BOTTLEROCKET_x86_64_NVIDIA",
     "BOTTLEROCKET_ARM_64_NVIDIA",
 ]
-GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
+GpuSoftware = Literal["device-plugin", "gpu-operator", "dra-driver", "none"]
 Provisioner = Literal["cluster-autoscaler", "karpenter", "auto-mode"]
 SubnetId = Annotated[
     str,
