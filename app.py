@@ -11,19 +11,20 @@ from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
 from gpu_pool.cdk.report import report
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.checks.app import check_cli_pin
-from gpu_pool.settings import CONTEXT_KEY, ConfigError, load_fleet
+from gpu_pool.settings import CONTEXT_KEY, ConfigError, read_fleet
+
+ROOT = Path(__file__).resolve().parent
 
 
 def main() -> int:
     app = cdk.App()
     try:
         context = app.node.try_get_context
-        fleet = load_fleet(context(CONTEXT_KEY), context("config"))
-        pin = check_cli_pin(Path(__file__).resolve().parent / "package.json")
-        report(app, [*fleet.warnings, *pin])
-        problems = []
+        # Every cluster's problems at once: the files' and, of the clusters that loaded, their
+        # rules' (a stack raises them), each led by its file; one never hides another's.
+        fleet, problems = read_fleet(context(CONTEXT_KEY), context("config"))
+        report(app, [*fleet.warnings, *check_cli_pin(ROOT / "package.json")])
         for cluster in fleet.clusters:
-            # Each cluster's rule errors too, so one cluster's never hides another's.
             try:
                 GpuPoolStack(app, cluster.stack_name, settings=cluster.settings)
             except ConfigError as err:

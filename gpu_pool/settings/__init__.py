@@ -3,7 +3,7 @@ clusters: fleet.py), and the one error type every settings mistake raises (error
 `gpu_pool.settings` exports them all."""
 
 from gpu_pool.settings.errors import ConfigError, describe_validation_error
-from gpu_pool.settings.fleet import Fleet, FleetCluster, FleetFile, load_fleet
+from gpu_pool.settings.fleet import Fleet, FleetCluster, FleetFile, load_fleet, read_fleet
 from gpu_pool.settings.loading import (
     CONTEXT_KEY,
     deep_merge,
@@ -56,4 +56,5 @@ __all__ = [
     "load_fleet",
     "load_settings",
     "load_settings_with_warnings",
+    "read_fleet",
 ]

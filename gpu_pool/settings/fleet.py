@@ -33,7 +33,7 @@ from gpu_pool.settings.loading import (
     FLEET_KEY,
     context_settings,
     empty_file_warning,
-    load_settings_with_warnings,
+    file_settings,
     merge_settings,
     read_config_file,
     validated,
@@ -97,20 +97,29 @@ class Fleet:
 def load_fleet(context: object, config: str | None) -> Fleet:
     """The app's clusters from the cdk.json context value and `-c config=` (a settings file, a
     directory of them, a fleet file or nothing). One ConfigError lists every file's problems."""
-    base = context_settings(context)
-    if not config:
-        settings, warnings = load_settings_with_warnings(base, None)
-        return Fleet((FleetCluster(settings, settings.stack_name, ""),), tuple(warnings))
-    path = Path(config)
-    if path.is_dir():
-        entries, problems = _directory(path), list[str]()
-    else:
-        data = read_config_file(config)
-        if FLEET_KEY not in data:
-            settings, warnings = load_settings_with_warnings(base, config)
-            return Fleet((FleetCluster(settings, settings.stack_name, ""),), tuple(warnings))
-        entries, problems = _fleet_file(config, data)
-    return _resolve(base, entries, problems)
+    fleet, problems = read_fleet(context, config)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return fleet
+
+
+def read_fleet(context: object, config: str | None) -> tuple[Fleet, list[str]]:
+    """`load_fleet`'s clusters and problems, without raising: the clusters that loaded (the first
+    of two that collide), so that an app can check their rules too and report everything at
+    once, and one line per problem of the others."""
+    try:
+        base = context_settings(context)
+        if not config:
+            settings, warnings = validated(base), list[Finding]()
+        elif Path(config).is_dir():
+            return _resolve(base, _directory(Path(config)), [])
+        elif FLEET_KEY in (data := read_config_file(config)):
+            return _resolve(base, *_fleet_file(config, data))
+        else:
+            settings, warnings = file_settings(base, config, data)
+    except ConfigError as err:
+        return Fleet(()), [str(err)]
+    return Fleet((FleetCluster(settings, settings.stack_name, ""),), tuple(warnings)), []
 
 
 @dataclass(frozen=True)
@@ -213,8 +222,11 @@ def _fleet_key_hint(line: str) -> str:
     return line
 
 
-def _resolve(base: dict[str, Any], entries: list[_Entry | str], problems: list[str]) -> Fleet:
-    """Every entry validated; every problem of every entry, then between them, raised as one."""
+def _resolve(
+    base: dict[str, Any], entries: list[_Entry | str], problems: list[str]
+) -> tuple[Fleet, list[str]]:
+    """Every entry validated: the clusters, and every problem of every entry, then between
+    them."""
     clusters: list[FleetCluster] = []
     warnings: list[Finding] = []
     for entry in entries:
@@ -240,10 +252,8 @@ def _resolve(base: dict[str, Any], entries: list[_Entry | str], problems: list[s
             )
             continue
         clusters.append(FleetCluster(settings, stack_name, entry.source))
-    problems += _collisions(clusters)
-    if problems:
-        raise ConfigError("\n".join(problems))
-    return Fleet(tuple(clusters), tuple(warnings))
+    distinct, collisions = _without_collisions(clusters)
+    return Fleet(tuple(distinct), tuple(warnings)), problems + collisions
 
 
 def fleet_stack_name(settings: AppSettings) -> str:
@@ -253,9 +263,12 @@ def fleet_stack_name(settings: AppSettings) -> str:
     return "-".join(part for part in parts if part)
 
 
-def _collisions(clusters: Sequence[FleetCluster]) -> list[str]:
-    """One cluster (name, account, Region) twice, or two clusters with one stack name."""
-    problems = []
+def _without_collisions(
+    clusters: Sequence[FleetCluster],
+) -> tuple[list[FleetCluster], list[str]]:
+    """The clusters but the second of one cluster (name, account, Region) twice or of two with
+    one stack name, and a problem for each such pair."""
+    problems, distinct = [], []
     by_identity: dict[tuple[str, str | None, str | None], FleetCluster] = {}
     by_stack_name: dict[str, FleetCluster] = {}
     for cluster in clusters:
@@ -274,9 +287,11 @@ def _collisions(clusters: Sequence[FleetCluster]) -> list[str]:
                 f"stack name '{cluster.stack_name}' twice: {first.source} and {cluster.source}; "
                 "each cluster's stack needs a name of its own: set `stack_name` in one of them"
             )
+        else:
+            distinct.append(cluster)
         by_identity.setdefault(identity, cluster)
         by_stack_name.setdefault(cluster.stack_name, cluster)
-    return problems
+    return distinct, problems
 
 
 def about(source: str, message: str) -> str:

@@ -35,23 +35,28 @@ def load_settings_with_warnings(
     settings (empty, or every line commented out) is almost always the wrong file or a mistake,
     and would silently deploy the defaults. A directory or a fleet file (several clusters) is
     refused with a pointer to `load_fleet` (gpu_pool/settings/fleet.py)."""
-    merged = context_settings(context)
-    warnings: list[Finding] = []
-    if config_file:
-        if Path(config_file).is_dir():
-            raise ConfigError(
-                f"config: '{config_file}' is a directory of cluster files (a fleet): read it "
-                "with load_fleet"
-            )
-        override = read_config_file(config_file)
-        if FLEET_KEY in override:
-            raise ConfigError(
-                f"config: '{config_file}' is a fleet file (a top-level `{FLEET_KEY}:`): read it "
-                "with load_fleet"
-            )
-        warnings += empty_file_warning(config_file, override)
-        merged = merge_settings(merged, override)
-    return validated(merged), warnings
+    base = context_settings(context)
+    if not config_file:
+        return validated(base), []
+    if Path(config_file).is_dir():
+        raise ConfigError(
+            f"config: '{config_file}' is a directory of cluster files (a fleet): read it with "
+            "load_fleet"
+        )
+    override = read_config_file(config_file)
+    if FLEET_KEY in override:
+        raise ConfigError(
+            f"config: '{config_file}' is a fleet file (a top-level `{FLEET_KEY}:`): read it "
+            "with load_fleet"
+        )
+    return file_settings(base, config_file, override)
+
+
+def file_settings(
+    base: dict[str, Any], config_file: str, override: dict[str, Any]
+) -> tuple[AppSettings, list[Finding]]:
+    """The settings of one cluster's file (`override`, read from `config_file`) over `base`."""
+    return validated(merge_settings(base, override)), empty_file_warning(config_file, override)
 
 
 def context_settings(context: object) -> dict[str, Any]:
