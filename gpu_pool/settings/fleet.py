@@ -285,7 +285,8 @@ def _without_collisions(
         elif (first := by_stack_name.get(cluster.stack_name)) is not None:
             problems.append(
                 f"stack name '{cluster.stack_name}' twice: {first.source} and {cluster.source}; "
-                "each cluster's stack needs a name of its own: set `stack_name` in one of them"
+                "each cluster's stack needs a name of its own: another cluster.name (the same "
+                "name in one Region of two accounts collides), or set `stack_name` in one of them"
             )
         else:
             distinct.append(cluster)

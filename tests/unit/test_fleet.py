@@ -153,8 +153,9 @@ def test_two_clusters_with_one_stack_name_name_both_files(tmp_path):
     )
     assert _error(APP_CONTEXT, folder) == [
         f"stack name 'GpuPool-ml-prod-us-east-1' twice: {folder / 'a.yaml'} and "
-        f"{folder / 'b.yaml'}; each cluster's stack needs a name of its own: set `stack_name` "
-        "in one of them"
+        f"{folder / 'b.yaml'}; each cluster's stack needs a name of its own: another "
+        "cluster.name (the same name in one Region of two accounts collides), or set "
+        "`stack_name` in one of them"
     ]
 
 
