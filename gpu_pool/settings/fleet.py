@@ -52,7 +52,7 @@ class FleetFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    clusters: list[dict[str, Any]] = Field(min_length=1)
+    clusters: list[dict[str, Any]]
     """Each cluster: its settings, or `{file: path}` (and settings merged over the file's)."""
     defaults: dict[str, Any] = Field(default_factory=dict)
     """Settings every cluster shares, deep-merged under each entry (the entry wins)."""
