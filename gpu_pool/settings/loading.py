@@ -3,6 +3,7 @@
 The app reads the context key `gpu-pool`, then an optional file given with
 `cdk synth -c config=FILE` (YAML or JSON, same keys, merged over the context). Files are read
 strictly: UTF-8 (or UTF-16 with a byte-order mark), no duplicate keys, a mapping at the top.
+Several clusters (a directory of such files, or a fleet file) are fleet.py's, built on these.
 """
 
 from __future__ import annotations
