@@ -396,3 +396,12 @@ def test_any_bytes_in_a_fleets_files_end_in_settings_or_a_config_error(tmp_path)
             assert str(err).strip() and "Traceback" not in str(err)
             continue
         assert all(isinstance(c.settings, AppSettings) for c in fleet.clusters)
+
+
+def test_a_stack_name_in_defaults_is_the_prefix_and_an_entrys_own_is_kept(tmp_path):
+    (tmp_path / "fleet.yaml").write_text(
+        "defaults: {stack_name: Ml}\n"
+        "clusters:\n  - {region: us-east-1}\n  - {region: eu-west-1, stack_name: GpuPoolEu}\n"
+    )
+    fleet = load_fleet(APP_CONTEXT, str(tmp_path / "fleet.yaml"))
+    assert [c.stack_name for c in fleet.clusters] == ["Ml-gpu-pool-us-east-1", "GpuPoolEu"]
