@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""CDK app: a GPU node pool on EKS, configured from cdk.json context or `-c config=FILE`."""
+"""CDK app: GPU node pools on EKS, configured from cdk.json context and `-c config=FILE` (one
+cluster), `-c config=DIR` or a fleet file (a stack per cluster: docs/fleet.md)."""
 
 import sys
 from pathlib import Path
@@ -10,17 +11,26 @@ from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
 from gpu_pool.cdk.report import report
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.checks.app import check_cli_pin
-from gpu_pool.settings import CONTEXT_KEY, ConfigError, load_settings_with_warnings
+from gpu_pool.settings import CONTEXT_KEY, ConfigError, read_fleet
+
+ROOT = Path(__file__).resolve().parent
 
 
 def main() -> int:
     app = cdk.App()
     try:
-        settings, file_warnings = load_settings_with_warnings(
-            app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context("config")
-        )
-        report(app, file_warnings + check_cli_pin(Path(__file__).resolve().parent / "package.json"))
-        GpuPoolStack(app, settings.stack_name, settings=settings)
+        context = app.node.try_get_context
+        # Every cluster's problems at once: the files' and, of the clusters that loaded, their
+        # rules' (a stack raises them), each led by its file; one never hides another's.
+        fleet, problems = read_fleet(context(CONTEXT_KEY), context("config"))
+        report(app, [*fleet.warnings, *check_cli_pin(ROOT / "package.json")])
+        for cluster in fleet.clusters:
+            try:
+                GpuPoolStack(app, cluster.stack_name, settings=cluster.settings)
+            except ConfigError as err:
+                problems.append(cluster.about(str(err)))
+        if problems:
+            raise ConfigError("\n".join(problems))
         apply_aws_solutions(app)
     except ConfigError as err:
         # A settings mistake: the message says what to change; a traceback would only hide it.

@@ -126,3 +126,11 @@ def two_stack_assembly(tmp_path_factory):
     out = tmp_path_factory.mktemp("two-stacks")
     two_stack_app(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def fleet_assembly(tmp_path_factory):
+    """The cloud assembly of tests/support/fleet.py's three clusters, synthesized once."""
+    from tests.support.fleet import synth_fleet
+
+    return synth_fleet(tmp_path_factory.mktemp("fleet"))

@@ -7,8 +7,10 @@ apps timed in turn, A B C A B C, so drift on the machine hits all alike; the rat
 reference (no cdk-nag) is printed beside it, with no target. At most 6
 CloudFormation resources per extra node group, 24 groups and 8 pools far below
 CloudFormation's 500-resource and 1 MB template limits; then the training example of
-docs/training.md (a Capacity Block p5 pool with EFA and its on-demand fallback). Exits 1 if a
-target is missed.
+docs/training.md (a Capacity Block p5 pool with EFA and its on-demand fallback); then fleet
+growth: 1, 4 and 16 clusters of one fleet file (two accounts, up to eight Regions), each a stack,
+with their synth time and total template size per cluster against one cluster's (target: linear
+or better, at most 1.05x of one cluster's per cluster). Exits 1 if a target is missed.
 """
 
 from __future__ import annotations
@@ -28,6 +30,19 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
 GROWTH = [1, 4, 12, 24]
 POOLS = [1, 3, 8]
+FLEET = [1, 4, 16]
+# The fleet's environments, Region by Region, two accounts in each: 4 clusters are two Regions.
+FLEET_REGIONS = [
+    "us-east-1",
+    "us-west-2",
+    "eu-west-1",
+    "eu-central-1",
+    "ap-northeast-1",
+    "ap-southeast-2",
+    "ca-central-1",
+    "sa-east-1",
+]
+FLEET_ACCOUNTS = {"prod": "111111111111", "staging": "222222222222"}
 # One node group per entry; no zones, so the VPC is the same in every row.
 TYPES = [
     f"{family}.{size}"
@@ -103,8 +118,11 @@ def interleaved_medians(
 
 
 def template_stats(out: Path) -> tuple[int, int]:
-    (template,) = out.glob("*.template.json")
-    return len(json.loads(template.read_text())["Resources"]), template.stat().st_size
+    """Resources and bytes of the assembly's templates, summed."""
+    templates = list(out.glob("*.template.json"))
+    assert templates, f"no template in {out}"
+    resources = sum(len(json.loads(t.read_text())["Resources"]) for t in templates)
+    return resources, sum(t.stat().st_size for t in templates)
 
 
 def app_context(settings: dict | None = None) -> dict:
@@ -163,6 +181,7 @@ def main() -> int:
 
     failures += _pools_table()
     failures += training_row()
+    failures += _fleet_table()
     for failure in failures:
         print(f"TARGET MISSED: {failure}")
     return 1 if failures else 0
@@ -200,6 +219,65 @@ def training_row() -> list[str]:
     if count > 250 or size > 512 * 1024:
         return [f"training example: {count} resources, {size} bytes"]
     return []
+
+
+def fleet_context(clusters: int) -> dict:
+    """The app's context with `-c config=` a fleet file of `clusters` clusters (docs/fleet.md),
+    and the availability-zones lookup of each environment cached, as a deploying synth has it."""
+    environments = [
+        (name, account, region)
+        for region in FLEET_REGIONS
+        for name, account in FLEET_ACCOUNTS.items()
+    ][:clusters]
+    fleet = {
+        "defaults": {"pool": {"instance_types": ["g6e.xlarge"]}},
+        "clusters": [
+            {"account": account, "region": region, "cluster": {"name": f"ml-{name}"}}
+            for name, account, region in environments
+        ],
+    }
+    folder = Path(tempfile.mkdtemp(prefix="bench-fleet-"))
+    (folder / "fleet.yaml").write_text(json.dumps(fleet))
+    context = app_context()
+    context["config"] = str(folder / "fleet.yaml")
+    for _, account, region in environments:
+        zones = [f"{region}{letter}" for letter in "abc"]
+        context[f"availability-zones:account={account}:region={region}"] = zones
+    return context
+
+
+def _fleet_table() -> list[str]:
+    """Growth with clusters: a stack each; synth time and template size per cluster against
+    one cluster's."""
+    print(
+        "\n| clusters | stacks | resources | templates | per cluster | synth wall time | "
+        "per cluster | per extra cluster |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    failures = []
+    one: tuple[float, int] | None = None
+    for clusters in FLEET:
+        progress(f"fleet of {clusters} clusters")
+        seconds, out = timed_app("app.py", fleet_context(clusters))
+        stacks = len(list(out.glob("*.template.json")))
+        count, size = template_stats(out)
+        one = one or (seconds, size)
+        time_ratio = seconds / clusters / one[0]
+        size_ratio = size / clusters / one[1]
+        extra = "-" if clusters == 1 else f"{(seconds - one[0]) / (clusters - 1):.2f} s"
+        print(
+            f"| {clusters} | {stacks} | {count} | {size / 1024:.0f} KiB | "
+            f"{size / clusters / 1024:.0f} KiB ({size_ratio:.2f}x) | {seconds:.2f} s | "
+            f"{seconds / clusters:.2f} s ({time_ratio:.2f}x) | {extra} |"
+        )
+        if stacks != clusters:
+            failures.append(f"fleet of {clusters}: {stacks} stacks")
+        if time_ratio > 1.05 or size_ratio > 1.05:
+            failures.append(
+                f"fleet of {clusters}: per cluster {time_ratio:.2f}x the time and "
+                f"{size_ratio:.2f}x the template of one cluster (target <= 1.05x)"
+            )
+    return failures
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_pod
 from gpu_pool.cli.sources import Pools, assembly_pools, settings_pools, stack_pools
 from gpu_pool.plan.record import PoolRecord
-from gpu_pool.settings import CONTEXT_KEY, AppSettings, ConfigError, load_settings
+from gpu_pool.settings import CONTEXT_KEY, ConfigError, Fleet, read_fleet
 
 if TYPE_CHECKING:
     from gpu_pool.cli.verify import Clock
@@ -73,7 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     ):
         command = sub.add_parser(name, help=help_text)
         command.add_argument("--cdk-json", default="cdk.json", help="default: ./cdk.json")
-        command.add_argument("--config", help="settings file merged over cdk.json (YAML/JSON)")
+        command.add_argument(
+            "--config",
+            help="settings file merged over cdk.json (YAML/JSON); plan also takes a fleet "
+            "(a directory of them, or a fleet file: docs/fleet.md)",
+        )
         source = command.add_mutually_exclusive_group()
         source.add_argument(
             "--cdk-out",
@@ -126,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(args: argparse.Namespace) -> AppSettings:
+def _settings(args: argparse.Namespace) -> tuple[Fleet, list[str]]:
     path = args.cdk_json
     if not Path(path).is_file():
         raise CliError(
@@ -143,10 +147,10 @@ def _settings(args: argparse.Namespace) -> AppSettings:
             f"--cdk-json: '{path}' has no \"{CONTEXT_KEY}\" settings, so it is not the bundled "
             f"app's: {_YOUR_APPS_POOLS}, or give the settings with --config FILE"
         )
-    # load_settings says this too, but without the file's name.
+    # read_fleet says this too, but without the file's name.
     if app_context is not None and not isinstance(app_context, dict):
         raise CliError(f"--cdk-json: '{path}': its context \"{CONTEXT_KEY}\" is not a JSON object")
-    return load_settings(app_context, args.config)
+    return read_fleet(app_context, args.config)
 
 
 _YOUR_APPS_POOLS = (
@@ -185,7 +189,26 @@ def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
         if aws is None:
             raise CliError(f"--stack: no AWS credentials or region to read stack {args.stack} with")
         return stack_pools(args.stack, aws("cloudformation"))
-    return settings_pools(_settings(args))
+    fleet, problems = _settings(args)
+    if len(fleet.clusters) == 1 and not problems:
+        return settings_pools(fleet.clusters[0].settings)
+    if args.command != PLAN and not problems:
+        raise CliError(
+            f"--config: '{args.config}' holds {len(fleet.clusters)} clusters "
+            f"({', '.join(c.stack_name for c in fleet.clusters)}); {args.command} checks one: "
+            "give --stack NAME of its deployed stack"
+        )
+    # A fleet's plan: every cluster's pools; every file's problems and every cluster's
+    # refusals, each led by its file.
+    records: list[PoolRecord] = []
+    for cluster in fleet.clusters:
+        try:
+            records += settings_pools(cluster.settings).records
+        except CliError as err:
+            problems.append(cluster.about(str(err)))
+    if problems:
+        raise CliError("\n".join(problems))
+    return Pools(records, f"the settings of '{args.config}'")
 
 
 def _resource(pool: PoolRecord, name: str | None) -> str | None:

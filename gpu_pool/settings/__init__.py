@@ -1,7 +1,9 @@
-"""The settings layer: typed models (models.py), where they come from (loading.py), and the one
-error type every settings mistake raises (errors.py). `gpu_pool.settings` exports them all."""
+"""The settings layer: typed models (models.py), where they come from (loading.py; several
+clusters: fleet.py), and the one error type every settings mistake raises (errors.py).
+`gpu_pool.settings` exports them all."""
 
 from gpu_pool.settings.errors import ConfigError, describe_validation_error
+from gpu_pool.settings.fleet import Fleet, FleetCluster, FleetFile, load_fleet, read_fleet
 from gpu_pool.settings.loading import (
     CONTEXT_KEY,
     deep_merge,
@@ -38,6 +40,9 @@ __all__ = [
     "ConfigError",
     "ControlPlaneLoggingSettings",
     "ExistingClusterSettings",
+    "Fleet",
+    "FleetCluster",
+    "FleetFile",
     "GpuOperatorSettings",
     "KarpenterPoolSettings",
     "KarpenterSettings",
@@ -48,6 +53,8 @@ __all__ = [
     "Taint",
     "deep_merge",
     "describe_validation_error",
+    "load_fleet",
     "load_settings",
     "load_settings_with_warnings",
+    "read_fleet",
 ]

@@ -3,6 +3,7 @@
 The app reads the context key `gpu-pool`, then an optional file given with
 `cdk synth -c config=FILE` (YAML or JSON, same keys, merged over the context). Files are read
 strictly: UTF-8 (or UTF-16 with a byte-order mark), no duplicate keys, a mapping at the top.
+Several clusters (a directory of such files, or a fleet file) are fleet.py's, built on these.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from gpu_pool.settings.errors import ConfigError, describe_validation_error
 from gpu_pool.settings.models import AppSettings
 
 CONTEXT_KEY = "gpu-pool"
+# The top-level key that makes a config file a fleet file (AppSettings has no such key).
+FLEET_KEY = "clusters"
 
 
 def load_settings(context: object, config_file: str | None) -> AppSettings:
@@ -31,37 +34,77 @@ def load_settings_with_warnings(
 ) -> tuple[AppSettings, list[Finding]]:
     """`load_settings`, plus what the files say without saying it: a config file that holds no
     settings (empty, or every line commented out) is almost always the wrong file or a mistake,
-    and would silently deploy the defaults."""
+    and would silently deploy the defaults. A directory or a fleet file (several clusters) is
+    refused with a pointer to `load_fleet` (gpu_pool/settings/fleet.py)."""
+    base = context_settings(context)
+    if not config_file:
+        return validated(base), []
+    if Path(config_file).is_dir():
+        raise ConfigError(
+            f"config: '{config_file}' is a directory of cluster files (a fleet): read it with "
+            "load_fleet"
+        )
+    override = read_config_file(config_file)
+    if FLEET_KEY in override:
+        raise ConfigError(
+            f"config: '{config_file}' is a fleet file (a top-level `{FLEET_KEY}:`): read it "
+            "with load_fleet"
+        )
+    return file_settings(base, config_file, override)
+
+
+def file_settings(
+    base: dict[str, Any], config_file: str, override: dict[str, Any]
+) -> tuple[AppSettings, list[Finding]]:
+    """The settings of one cluster's file (`override`, read from `config_file`) over `base`."""
+    return validated(merge_settings(base, override)), empty_file_warning(config_file, override)
+
+
+def context_settings(context: object) -> dict[str, Any]:
+    """The cdk.json context's settings (none: an empty mapping)."""
     if context is None:
-        context = {}
+        return {}
     if not isinstance(context, dict):
         raise ConfigError(f"context '{CONTEXT_KEY}' must be a mapping of settings")
-    merged = dict(context)
-    warnings: list[Finding] = []
-    if config_file:
-        override = _read_config_file(config_file)
-        if not override:
-            warnings.append(
-                warning(
-                    "GP-CONFIG-01",
-                    "config",
-                    f"'{config_file}' holds no settings (empty, or every line commented out): "
-                    "the cdk.json context and the defaults apply; is it the right file?",
-                )
-            )
-        # A file that describes its pools in one form replaces the context's pools in the
-        # other (cdk.json carries the one-pool `pool`; a cluster's file may list `pools`).
-        for form, other_form in (("pool", "pools"), ("pools", "pool")):
-            if form in override:
-                merged.pop(other_form, None)
-        merged = deep_merge(merged, override)
+    return dict(context)
+
+
+def empty_file_warning(config_file: str, override: dict[str, Any]) -> list[Finding]:
+    """GP-CONFIG-01 for a file that holds no settings, else nothing."""
+    if override:
+        return []
+    return [
+        warning(
+            "GP-CONFIG-01",
+            "config",
+            f"'{config_file}' holds no settings (empty, or every line commented out): "
+            "the cdk.json context and the defaults apply; is it the right file?",
+        )
+    ]
+
+
+def merge_settings(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`override`'s settings merged over `base`'s (deep_merge). A file that describes its pools
+    in one form replaces the base's pools in the other (cdk.json carries the one-pool `pool`; a
+    cluster's file may list `pools`)."""
+    base = dict(base)
+    for form, other_form in (("pool", "pools"), ("pools", "pool")):
+        if form in override:
+            base.pop(other_form, None)
+    return deep_merge(base, override)
+
+
+def validated(merged: dict[str, Any]) -> AppSettings:
+    """AppSettings of the merged settings; a mistake is one ConfigError, a line per setting."""
     try:
-        return AppSettings.model_validate(merged), warnings
+        return AppSettings.model_validate(merged)
     except ValidationError as err:
         raise ConfigError(describe_validation_error(err, AppSettings)) from None
 
 
-def _read_config_file(path_text: str) -> dict[str, Any]:
+def read_config_file(path_text: str) -> dict[str, Any]:
+    """The mapping a YAML or JSON settings file holds ({} when it holds nothing); anything
+    else is a ConfigError naming the file."""
     path = Path(path_text)
     if not path.is_file():
         raise ConfigError(f"config: file '{path_text}' does not exist")

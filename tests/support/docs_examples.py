@@ -1,7 +1,10 @@
 """The examples of README.md and docs/*.md as a user copies them: every YAML block is a whole
 settings file unless the page marks it, on the line before its fence, as
-`<!-- partial example: what it is -->` (a pod's spec, a file another tool reads); every inline
-`gpu-pool ...` command is one to run (a synopsis, with its `[...]`, `(...|...)` or `/`, is not).
+`<!-- partial example: what it is -->` (a pod's spec, a file another tool reads) or as
+`<!-- fleet example: PATH -->` (a file of a fleet, saved as PATH beside the page's other fleet
+files: a fleet file, or a cluster's file a fleet file or directory holds; docs/fleet.md); every
+inline `gpu-pool ...` command is one to run (a synopsis, with its `[...]`, `(...|...)` or `/`,
+is not).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from tests.support.paths import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _PARTIAL = re.compile(r"<!-- partial example: (.+?) -->")
+_FLEET = re.compile(r"<!-- fleet example: (\S+) -->")
 _SYNOPSIS = re.compile(r"[\[\](|]|\s/\s|\.\.\.")
 
 
@@ -29,6 +33,7 @@ class Example:
     section: str  # the heading it stands under
     text: str
     partial: str | None  # what the page says it is, when it is not a whole settings file
+    fleet_path: str | None = None  # where a fleet's file is saved, relative to the fleet's folder
 
     @property
     def id(self) -> str:
@@ -47,7 +52,9 @@ def yaml_examples() -> tuple[Example, ...]:
         heading, fence, before, block = "", None, "", []
         for line in page.read_text(encoding="utf-8").splitlines(keepends=True):
             if fence is None and line.startswith("```"):
-                fence, block, marker = line[3:].strip(), [], _PARTIAL.fullmatch(before.strip())
+                fence, block = line[3:].strip(), []
+                marker = _PARTIAL.fullmatch(before.strip())
+                fleet = _FLEET.fullmatch(before.strip())
             elif fence is None:
                 heading = line.lstrip("#").strip() if re.match(r"#+ ", line) else heading
             elif line.startswith("```"):
@@ -58,6 +65,7 @@ def yaml_examples() -> tuple[Example, ...]:
                             heading,
                             "".join(block),
                             marker.group(1) if marker else None,
+                            fleet.group(1) if fleet else None,
                         )
                     )
                 fence = None
@@ -69,7 +77,19 @@ def yaml_examples() -> tuple[Example, ...]:
 
 def settings_examples() -> list[Example]:
     """The YAML blocks that are whole settings files."""
-    return [e for e in yaml_examples() if e.partial is None]
+    return [e for e in yaml_examples() if e.partial is None and e.fleet_path is None]
+
+
+def fleet_examples(folder: Path) -> dict[str, Path]:
+    """Every page's fleet files saved under `folder/<page>/` by their paths: {page: its folder}."""
+    pages: dict[str, Path] = {}
+    for example in yaml_examples():
+        if example.fleet_path is not None:
+            pages.setdefault(example.page, folder / example.page.replace("/", "-"))
+            path = pages[example.page] / example.fleet_path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(example.text, encoding="utf-8")
+    return pages
 
 
 def settings_example(page: str, section: str) -> Example:

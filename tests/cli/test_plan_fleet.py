@@ -1,0 +1,93 @@
+"""`--config` naming a fleet (docs/fleet.md): `gpu-pool plan` prints every cluster's pools; the
+commands that check one cluster say so instead of failing on a directory as a missing file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpu_pool.cli.errors import CliError
+from gpu_pool.cli.main import main
+from gpu_pool.cli.plan import plan_json
+from gpu_pool.plan.summary import pool_summary
+from gpu_pool.settings import load_settings
+from tests.support.docs_examples import APP_CONTEXT
+from tests.support.paths import ROOT
+
+CDK_JSON = str(ROOT / "cdk.json")
+FILES = {
+    "us.yaml": "region: us-east-1\ncluster: {name: inference}\npool: {instance_types: [g6e.xlarge]}\n",
+    "eu.yaml": "region: eu-west-1\ncluster: {name: research}\npools:\n"
+    "  train: {instance_types: [p5.48xlarge], max_size: 2}\n",
+}
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    for name, text in FILES.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_plan_of_a_directory_is_each_clusters_plan_in_file_order(fleet, capsys):
+    assert main(["plan", "--cdk-json", CDK_JSON, "--config", str(fleet), "--output", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    from gpu_pool.cli.sources import settings_pools
+
+    each = [
+        pool_summary(record)
+        for name in ("eu.yaml", "us.yaml")  # sorted by name
+        for record in settings_pools(load_settings(APP_CONTEXT, str(fleet / name))).records
+    ]
+    assert json.loads(out) == json.loads(json.dumps(plan_json(each)))
+    assert [(p["cluster"], p["region"], p["pool"]) for p in json.loads(out)["pools"]] == [
+        ("research", "eu-west-1", "train"),
+        ("inference", "us-east-1", "gpu"),
+    ]
+
+
+def test_plan_table_of_a_fleet_file_heads_each_cluster(tmp_path, capsys):
+    config = tmp_path / "fleet.yaml"
+    config.write_text(
+        "defaults: {pool: {instance_types: [g6.xlarge]}}\n"
+        "clusters:\n  - {region: us-east-1}\n  - {region: eu-west-1}\n"
+    )
+    assert main(["plan", "--cdk-json", CDK_JSON, "--config", str(config)]) == 0
+    headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Cluster")]
+    assert headers == [
+        "Cluster gpu-pool, region us-east-1",
+        "Cluster gpu-pool, region eu-west-1 (its prices below are us-east-1's)",
+    ]
+
+
+@pytest.mark.parametrize("command", ["verify", "doctor", "smoke-test-manifest"])
+def test_a_command_that_checks_one_cluster_names_the_fleets_stacks(fleet, capsys, command):
+    assert main([command, "--cdk-json", CDK_JSON, "--config", str(fleet)]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: --config: '{fleet}' holds 2 clusters (GpuPool-research-eu-west-1, "
+        f"GpuPool-inference-us-east-1); {command} checks one: give --stack NAME of its deployed "
+        "stack\n"
+    )
+
+
+def test_a_fleets_errors_are_every_files(fleet, capsys):
+    """A setting one file gets wrong, and pools another's settings describe that a synth
+    refuses: both, each led by its file."""
+    from gpu_pool.cli.sources import settings_pools
+    from gpu_pool.settings import AppSettings
+
+    amd = {"region": "us-east-1", "pool": {"instance_types": ["g4ad.xlarge"]}}
+    (fleet / "us.yaml").write_text(json.dumps(amd))
+    (fleet / "eu.yaml").write_text("region: Europe\n")
+    with pytest.raises(CliError) as refused:
+        settings_pools(AppSettings.model_validate({**APP_CONTEXT, **amd}))
+    assert main(["plan", "--cdk-json", CDK_JSON, "--config", str(fleet)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"gpu-pool: {fleet / 'eu.yaml'}: region: 'Europe' is not an AWS region name such as "
+        "us-east-1",
+        *[f"{fleet / 'us.yaml'}: {line}" for line in str(refused.value).splitlines()],
+    ]

@@ -1,0 +1,71 @@
+"""A three-cluster fleet (two accounts, three Regions) synthesized by app.py as the CDK CLI runs
+it, with the availability-zones lookup of each environment cached (tests/support/looked_up.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.cli_env import without_aws
+from tests.support.paths import ROOT
+
+PROD, RESEARCH = "111111111111", "222222222222"
+# stack name -> (environment, cluster name, pool instance types)
+EXPECTED = {
+    "GpuPool-inference-us-east-1": (f"aws://{PROD}/us-east-1", "inference", ["g6e.xlarge"]),
+    "GpuPool-inference-eu-west-1": (f"aws://{PROD}/eu-west-1", "inference", ["g6e.xlarge"]),
+    "GpuPool-research-us-west-2": (f"aws://{RESEARCH}/us-west-2", "research", ["g6.xlarge"]),
+}
+FLEET = f"""\
+defaults:
+  account: '{PROD}'
+  cluster: {{name: inference}}
+  pool: {{instance_types: [g6e.xlarge]}}
+clusters:
+  - region: us-east-1
+  - file: research.yaml
+  - region: eu-west-1
+"""
+RESEARCH_FILE = f"""\
+account: '{RESEARCH}'
+region: us-west-2
+cluster: {{name: research}}
+pool: {{instance_types: [g6.xlarge]}}
+"""
+
+
+def zone_lookups() -> dict[str, list[str]]:
+    """The cached availability-zones lookup of every environment of the fleet."""
+    return {
+        f"availability-zones:account={account}:region={region}": [
+            f"{region}{letter}" for letter in "abc"
+        ]
+        for account, region in (
+            environment.removeprefix("aws://").split("/") for environment, _, _ in EXPECTED.values()
+        )
+    }
+
+
+def run_app(folder: Path, config: str | None, extra: dict | None = None):
+    """`python app.py` as `cdk synth [-c config=CONFIG]` runs it (cdk.json's context), into
+    folder/out, without AWS access."""
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    context.update(extra or {})
+    if config is not None:
+        context["config"] = config
+    env = without_aws(folder / "home")
+    env.update(CDK_OUTDIR=str(folder / "out"), CDK_CONTEXT_JSON=json.dumps(context))
+    return subprocess.run(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def synth_fleet(folder: Path) -> Path:
+    """The fleet's cloud assembly directory."""
+    (folder / "research.yaml").write_text(RESEARCH_FILE, encoding="utf-8")
+    (folder / "fleet.yaml").write_text(FLEET, encoding="utf-8")
+    result = run_app(folder, str(folder / "fleet.yaml"), zone_lookups())
+    assert result.returncode == 0, result.stderr
+    return folder / "out"
