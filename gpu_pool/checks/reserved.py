@@ -44,7 +44,7 @@ def _check_efa(plan: PoolPlan) -> Iterator[Finding]:
     pool, prefix = plan.settings, plan.setting
     if not pool.efa:
         return
-    # An UltraServer type has EFA the catalog cannot lay out yet: GP-ULTRA-05 says so.
+    # An UltraServer type has EFA the catalog cannot lay out yet: GP-ULTRA-04 says so.
     without = [
         t.name
         for group in plan.entries

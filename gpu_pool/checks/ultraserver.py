@@ -40,7 +40,10 @@ def _ultraserver_types(plan: PoolPlan) -> list[GpuInstanceType]:
 
 
 def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
-    """An UltraServer pool on its own: provisioner, GPU software, capacity, AMI, EFA, labels."""
+    """An UltraServer pool on its own: provisioner, GPU software, capacity, EFA, labels. Its AMI
+    is AL2023_ARM_64_NVIDIA, derived from ami_family AL2023 and the type's architecture, as the
+    EKS guide names it: Bottlerocket is refused for every DRA pool (checks/dra.py, GP-DRA-03)
+    and an ami_type of the other architecture for every pool (GP-POOL-07)."""
     types = _ultraserver_types(plan)
     if not types:
         return
@@ -72,17 +75,9 @@ def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
             f"{given} with {names}: UltraServers are sold only as Capacity Blocks for ML (EC2 UG "
             '"Capacity Blocks for ML"): set type: capacity-block and the block\'s id',
         )
-    if pool.ami_family != "AL2023":
-        yield error(
-            "GP-ULTRA-04",
-            f"{prefix}.ami_family",
-            f"{pool.ami_family} with {names}: EKS names the AL2023 ARM NVIDIA AMI "
-            "(AL2023_ARM_64_NVIDIA), which carries the node components and configuration they "
-            f"need ({EKS_GUIDE}): set ami_family: AL2023",
-        )
     if pool.efa:
         yield error(
-            "GP-ULTRA-05",
+            "GP-ULTRA-04",
             f"{prefix}.efa",
             f"true with {names}: its EFA interfaces are not in EC2's data as Karpenter publishes "
             "it, and its network cards are not laid out one EFA interface per card as the "
@@ -92,7 +87,7 @@ def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
     for key in pool.labels:
         if key == COMPUTE_DOMAIN_LABEL or key.startswith(f"{COMPUTE_DOMAIN_LABEL}."):
             yield error(
-                "GP-ULTRA-06",
+                "GP-ULTRA-05",
                 f"{prefix}.labels",
                 f"'{key}' is written by the NVIDIA DRA driver per ComputeDomain (its IMEX "
                 "daemons select it), and it refuses a claim on a node labelled for another "
@@ -101,18 +96,22 @@ def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
 
 
 def check_ultraserver_minor(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[Finding]:
-    """An UltraServer pool against its cluster's Kubernetes minor (None: unknown)."""
+    """An UltraServer pool against its cluster's Kubernetes minor (None: unknown). A pool with
+    the DRA driver is held to the driver's 1.34 by checks/dra.py (GP-DRA-01), which covers
+    EKS's 1.33: this rule speaks for the pool that does not run the driver yet (GP-ULTRA-01)."""
     types = _ultraserver_types(plan)
-    if not types or kubernetes_minor is None:
+    if not types or kubernetes_minor is None or plan.gpu_software == "dra-driver":
         return
     major, _, minor = kubernetes_minor.partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return  # not a version: the app's own rule names it (GP-APP-01)
     if (int(major), int(minor)) < MIN_MINOR:
         yield error(
-            "GP-ULTRA-07",
+            "GP-ULTRA-06",
             f"{plan.setting}.instance_types",
             f"{types[0].name} needs Kubernetes 1.33 or newer on EKS ({EKS_GUIDE}), and the "
-            f"NVIDIA DRA driver it runs needs 1.34; the cluster runs {kubernetes_minor}: set "
-            "cluster.kubernetes_version to 1.34 or newer",
+            f"NVIDIA DRA driver it needs runs on 1.34 or newer; the cluster runs "
+            f"{kubernetes_minor}: set cluster.kubernetes_version to 1.34 or newer",
         )
 
 
@@ -124,7 +123,7 @@ def check_ultraserver_block(plan: PoolPlan, facts: ReservationFacts) -> Iterator
     if not _ultraserver_types(plan) or plan.settings.max_size >= facts.count:
         return
     yield warning(
-        "GP-ULTRA-08",
+        "GP-ULTRA-07",
         f"{plan.setting}.max_size",
         f"{plan.settings.max_size}, but UltraServer block {facts.reservation_id} "
         f"(cdk.context.json) holds {facts.count} instances, every one billed for the block's "

@@ -130,18 +130,6 @@ CASES = {
             )
         ],
     ),
-    "ultraserver-on-bottlerocket": (
-        ultraserver(ami_family="BOTTLEROCKET"),
-        [
-            STATIC_CAPACITY,
-            (
-                "E",
-                "pool.ami_family: BOTTLEROCKET with p6e-gb200.36xlarge: EKS names the AL2023 ARM "
-                "NVIDIA AMI (AL2023_ARM_64_NVIDIA), which carries the node components and "
-                f"configuration they need ({GUIDE}): set ami_family: AL2023",
-            ),
-        ],
-    ),
     # Not GP-TRAIN-01's "no EFA (EC2 MaximumEfaInterfaces 0)": the type has EFA.
     "ultraserver-with-efa": (
         ultraserver(efa=True),
@@ -169,15 +157,49 @@ CASES = {
             ),
         ],
     ),
-    "ultraserver-on-1.32": (
-        ultraserver(cluster={"kubernetes_version": "1.32"}),
+    # With the driver, its own 1.34 rule speaks (branch dra's GP-DRA-01); without it, this one.
+    "ultraserver-on-1.32-without-the-driver": (
+        ultraserver(cluster={"kubernetes_version": "1.32"}, gpu_software=None),
         [
-            STATIC_CAPACITY,
+            (
+                "E",
+                "pool.gpu_software: 'device-plugin' with p6e-gb200.36xlarge: the GPUs of an "
+                "UltraServer's instances share one NVLink domain only through IMEX, which the "
+                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): set gpu_software: dra-driver",
+            ),
             (
                 "E",
                 "pool.instance_types: p6e-gb200.36xlarge needs Kubernetes 1.33 or newer on EKS "
-                f"({GUIDE}), and the NVIDIA DRA driver it runs needs 1.34; the cluster runs "
-                "1.32: set cluster.kubernetes_version to 1.34 or newer",
+                f"({GUIDE}), and the NVIDIA DRA driver it needs runs on 1.34 or newer; the "
+                "cluster runs 1.32: set cluster.kubernetes_version to 1.34 or newer",
+            ),
+        ],
+    ),
+    # Not a version: the app's own rule names it, and no traceback.
+    "ultraserver-on-no-version": (
+        ultraserver(cluster={"kubernetes_version": "1.x"}, gpu_software=None),
+        [
+            (
+                "E",
+                "pool.gpu_software: 'device-plugin' with p6e-gb200.36xlarge: the GPUs of an "
+                "UltraServer's instances share one NVLink domain only through IMEX, which the "
+                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): set gpu_software: dra-driver",
+            ),
+            (
+                "E",
+                "cluster.kubernetes_version: '1.x' is not supported; choose one of 1.29, 1.32, "
+                "1.33, 1.34, 1.35, 1.36",
+            ),
+        ],
+    ),
+    "ultraserver-on-1.33-without-the-driver": (
+        ultraserver(cluster={"kubernetes_version": "1.33"}, gpu_software=None),
+        [
+            (
+                "E",
+                "pool.gpu_software: 'device-plugin' with p6e-gb200.36xlarge: the GPUs of an "
+                "UltraServer's instances share one NVLink domain only through IMEX, which the "
+                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): set gpu_software: dra-driver",
             ),
         ],
     ),

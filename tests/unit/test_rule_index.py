@@ -103,5 +103,5 @@ NOT_IN_TABLES = [
     # A Capacity Block not looked up yet: tests/synth/test_capacity_block_lookup.py.
     "GP-TRAIN-20",
     # An UltraServer pool against its looked-up block: tests/unit/test_dra_ultraserver_checks.py.
-    "GP-ULTRA-08",
+    "GP-ULTRA-07",
 ]
