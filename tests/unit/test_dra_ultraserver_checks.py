@@ -119,8 +119,10 @@ CASES = {
             )
         ],
     ),
+    # The device plugin, so the case shows this rule alone (with the DRA driver, Karpenter is
+    # also refused as a DRA pool's provisioner: branch dra's GP-DRA-05).
     "ultraserver-on-karpenter": (
-        ultraserver(provisioner="karpenter"),
+        ultraserver(provisioner="karpenter", gpu_software=None),
         [
             (
                 "E",
