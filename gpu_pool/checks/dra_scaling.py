@@ -66,5 +66,6 @@ def check_dra_scaling(plan: PoolPlan) -> Iterator[Finding]:
             "0 with gpu_software dra-driver: Cluster Autoscaler builds an empty node group's "
             f"template node without ResourceSlices ({AWS_TEMPLATE_NODE_SOURCE}), so a pod's "
             "ResourceClaim fits no empty group and the group never gets its first node: set "
-            "min_size 1 or more (CA copies a running node's ResourceSlices for the next ones)",
+            "min_size (and desired_size) 1 or more; CA copies a running node's ResourceSlices "
+            "for the next ones",
         )

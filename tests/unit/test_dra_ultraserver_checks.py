@@ -55,7 +55,8 @@ CASES = {
                 "pool.min_size: 0 with gpu_software dra-driver: Cluster Autoscaler builds an "
                 f"empty node group's template node without ResourceSlices ({SOURCE}), so a pod's "
                 "ResourceClaim fits no empty group and the group never gets its first node: set "
-                "min_size 1 or more (CA copies a running node's ResourceSlices for the next ones)",
+                "min_size (and desired_size) 1 or more; CA copies a running node's ResourceSlices "
+                "for the next ones",
             )
         ],
     ),
