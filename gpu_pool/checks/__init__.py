@@ -15,6 +15,7 @@ from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, u
 from gpu_pool.checks.between_pools import check_pool_among
 from gpu_pool.checks.cluster import check_cluster, check_reservation_zones
 from gpu_pool.checks.controllers import check_node_selector
+from gpu_pool.checks.dra_scaling import check_dra_scaling
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
 from gpu_pool.checks.reserved import (
@@ -23,6 +24,7 @@ from gpu_pool.checks.reserved import (
     check_reservation_facts,
 )
 from gpu_pool.checks.target import check_pool_target
+from gpu_pool.checks.ultraserver import check_ultraserver, check_ultraserver_block
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
@@ -31,7 +33,8 @@ from gpu_pool.settings import AppSettings
 
 def check_pool_on_cluster(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding]:
     """A pool's rules: on its own, then against the pools already on its cluster (`others`)."""
-    return check_pool(plan) + check_pool_among(plan, others)
+    own = [*check_dra_scaling(plan), *check_ultraserver(plan)]
+    return check_pool(plan) + own + check_pool_among(plan, others)
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ def check_settings(
         findings += check_pool_target(plan, minor, region)
         if plan.name in looked_up:
             findings += check_reservation_facts(plan, looked_up[plan.name])
+            findings += check_ultraserver_block(plan, looked_up[plan.name])
         pools.append(findings)
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
     app += check_cluster(settings, known_zones)

@@ -267,6 +267,21 @@ _FAMILIES = [
     # Karpenter's data gives p6-b300.48xlarge 16 EFA interfaces, but not which network cards
     # carry them (the type has a separate ENA card): not offered for EFA until that is checked.
     GpuFamily("p6-b300", "nvidia-b300", _X86, {"48xlarge": 8}),
+    # GB200 (Grace Blackwell): 4 GPUs and 144 Arm vCPUs per instance, sold only inside the
+    # u-p6e-gb200x36 (9 instances) and u-p6e-gb200x72 (18) UltraServers (EC2 UG "Amazon EC2
+    # UltraServers"; EKS UG "Use P6e-GB200 UltraServers with Amazon EKS"). The only UltraServer
+    # with NVIDIA GPUs (trn2u is Trainium). EFA is left off: Karpenter v1.14.1's generated data
+    # has the type's bandwidth only (zz_generated.bandwidth.go), not its EFA interfaces, and
+    # its cards are not laid out like the others' (EC2's multi-card EFA guide, "Maximize
+    # network bandwidth on Amazon EC2 instances with multiple network cards"), which the
+    # launch template's one-interface-per-card layout (plan/capacity.py) does not express.
+    GpuFamily(
+        "p6e-gb200",
+        "nvidia-gb200",
+        _ARM,
+        {"36xlarge": 4},
+        ultraserver=True,
+    ),
 ]
 
 GPU_FAMILIES: dict[str, GpuFamily] = {f.family: f for f in _FAMILIES}

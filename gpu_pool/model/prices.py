@@ -93,9 +93,11 @@ def on_demand_usd_per_hour(instance_type: str) -> float | None:
 # Families the table has no on-demand price for. p5e is sold as Capacity Blocks only: priced as
 # p5en, the same H200 GPU. g7's GPU needs a driver the EKS NVIDIA AMIs lack, so catalog.lookup
 # refuses its types and no node group has one; should that change before the table prices it,
-# it ranks after every priced family.
+# it ranks after every priced family. p6e-gb200 is sold only as UltraServer Capacity Blocks
+# and no other GPU is the same: it ranks after every priced family too (its pools are reserved,
+# and reserved groups rank first whatever their price: NodeGroupPlan.scale_up_cost).
 _PRICED_AS = {"p5e": "p5en"}
-_UNPRICED_USD_PER_GPU_HOUR = {"g7": math.inf}
+_UNPRICED_USD_PER_GPU_HOUR = {"g7": math.inf, "p6e-gb200": math.inf}
 
 
 def usd_per_gpu_hour(family: GpuFamily) -> float:

@@ -32,6 +32,7 @@ from gpu_pool.model.catalog import Architecture, CatalogError
         ("p5en.48xlarge", 8, Architecture.X86_64, "nvidia-h200"),
         ("p6-b200.48xlarge", 8, Architecture.X86_64, "nvidia-b200"),
         ("p6-b300.48xlarge", 8, Architecture.X86_64, "nvidia-b300"),
+        ("p6e-gb200.36xlarge", 4, Architecture.ARM64, "nvidia-gb200"),
     ],
 )
 def test_gpu_facts_per_instance_type(name, gpus, arch, model):
@@ -88,6 +89,8 @@ def test_refuses_what_it_cannot_vouch_for(name, message):
         ("p3.16xlarge", 0),
         # 16 EFA interfaces, but which cards carry them is not verified: refused for EFA.
         ("p6-b300.48xlarge", 0),
+        # EFA, but not in Karpenter's data and laid out unlike the others: refused for EFA.
+        ("p6e-gb200.36xlarge", 0),
     ],
 )
 def test_efa_interfaces_per_instance_type(name, interfaces):

@@ -82,7 +82,7 @@ CASES = {
         [
             (
                 "E",
-                "pool.instance_types[0]: 'c5.xlarge' is not an NVIDIA GPU instance type in the catalog (families: g4dn, g5, g5g, g6, g6e, g6f, g7, g7e, gr6, gr6f, p3, p3dn, p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300)",
+                "pool.instance_types[0]: 'c5.xlarge' is not an NVIDIA GPU instance type in the catalog (families: g4dn, g5, g5g, g6, g6e, g6f, g7, g7e, gr6, gr6f, p3, p3dn, p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300, p6e-gb200)",
             ),
         ],
     ),

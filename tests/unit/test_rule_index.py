@@ -20,6 +20,7 @@ TABLES = (
     "tests.unit.test_sharing_checks",
     "tests.unit.test_training_checks",
     "tests.unit.test_metrics_checks",
+    "tests.unit.test_dra_ultraserver_checks",
 )
 
 
@@ -101,4 +102,6 @@ NOT_IN_TABLES = [
     "GP-TRAIN-17",
     # A Capacity Block not looked up yet: tests/synth/test_capacity_block_lookup.py.
     "GP-TRAIN-20",
+    # An UltraServer pool against its looked-up block: tests/unit/test_dra_ultraserver_checks.py.
+    "GP-ULTRA-07",
 ]

@@ -79,12 +79,13 @@ def test_the_priority_expander_order_of_the_synth_settings(name):
 
 def test_families_rank_by_their_cheapest_sizes_price_per_gpu():
     """Every family the catalog resolves, cheapest per GPU-hour first; p5e (no on-demand price:
-    Capacity Blocks) as p5en, the same H200."""
+    Capacity Blocks) as p5en, the same H200; p6e-gb200 (UltraServer Capacity Blocks only, no
+    on-demand price and no twin) last."""
     usable = [f for f in catalog.GPU_FAMILIES.values() if f.min_driver <= catalog.AMI_DRIVER_BRANCH]
     ranked = sorted(usable, key=lambda f: (usd_per_gpu_hour(f), f.family))
     assert [f.family for f in ranked] == [
         "g6f", "g5g", "g4dn", "g6", "g5", "gr6f", "gr6", "g6e", "p4d", "p3", "g7e", "p4de",
-        "p3dn", "p5", "p5e", "p5en", "p6-b200", "p6-b300",
+        "p3dn", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200",
     ]  # fmt: skip
     assert usd_per_gpu_hour(catalog.GPU_FAMILIES["p4d"]) == ON_DEMAND_USD_PER_HOUR["p4d.24xlarge"] / 8
     assert usd_per_gpu_hour(catalog.GPU_FAMILIES["g4dn"]) == ON_DEMAND_USD_PER_HOUR["g4dn.xlarge"]

@@ -1,0 +1,71 @@
+"""How a pool with the NVIDIA DRA driver scales: decided from the autoscalers' own source.
+
+Cluster Autoscaler (kubernetes/autoscaler, tags cluster-autoscaler-1.35.2 and -1.36.1, the pins
+for Kubernetes 1.35 and 1.36) judges a pending pod against a template node per node group:
+- a group with a ready node: that node as CA's snapshot holds it, its ResourceSlices included
+  (processors/nodeinfosprovider/mixed_nodeinfos_processor.go:108 at 1.36.1, :109 at 1.35.2,
+  through simulator/node_info_utils.go:77, which copies the node's LocalResourceSlices);
+- an empty group: the cloud provider's TemplateNodeInfo. The AWS provider's builds the node from
+  the instance type and the ASG's node-template tags (aws_manager.go:268 buildNodeFromTemplate:
+  capacity, labels, taints) and passes no ResourceSlices (cloudprovider/aws/
+  aws_cloud_provider.go:423 at 1.36.1, :414 at 1.35.2: `framework.NewNodeInfo(node, nil, ...)`).
+  No ASG tag or EKS API value can add one. The clusterapi provider needed an annotation of its
+  own for this (capacity.cluster-autoscaler.kubernetes.io/dra-driver, kubernetes/autoscaler
+  #7724 and PR #7804: clusterapi_nodegroup.go:379), and even that failed from zero until #10199
+  was fixed (PR #10200, after 1.36.1).
+So a pod whose GPUs come through a ResourceClaim fits no empty group: CA never starts a DRA
+group's first node. Once a node runs, CA copies its slices for the next ones. CA also caches a
+group's last template (node-info-cache-expire-time, 10 years by default) in memory, which a
+restart of CA loses: scaling from zero after a scale-down works only by luck.
+
+The rules: a node-group pool with the DRA driver keeps `min_size >= 1` (each node group is its
+own template, so each keeps one node). A Capacity Block pool cannot: its groups stay at 0 until
+the block starts (checks/reserved.py, GP-TRAIN-06/07), so it runs as static capacity for the
+block's length, sized through the EKS API when the block starts (docs/dra-and-ultraservers.md).
+
+Karpenter 1.14.1 is not judged here: it ignores a pod's ResourceClaims (upgrade guide, v1.7.0
+notes: "Pods with ResourceClaim requests are explicitly ignored ... DRA is not currently
+supported by Karpenter"); its static NodePools (`replicas`) are alpha behind the StaticCapacity
+gate, off by default. The DRA driver's own refusals (checks/dra.py) cover that provisioner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpu_pool.model.findings import Finding, error, warning
+from gpu_pool.plan.pool import PoolPlan
+
+# Where the AWS provider's empty-group template node gets no ResourceSlices, at the newest
+# pinned Cluster Autoscaler (the same call is at line 414 of 1.35.2).
+AWS_TEMPLATE_NODE_SOURCE = (
+    "kubernetes/autoscaler cluster-autoscaler-1.36.1 cloudprovider/aws/aws_cloud_provider.go:423"
+)
+
+
+def check_dra_scaling(plan: PoolPlan) -> Iterator[Finding]:
+    """A node-group pool with the DRA driver against what Cluster Autoscaler can scale."""
+    pool, prefix = plan.settings, plan.setting
+    if plan.gpu_software != "dra-driver" or plan.provisioner != "cluster-autoscaler":
+        return
+    if plan.capacity.capacity_block:
+        yield warning(
+            "GP-DRA-11",
+            f"{prefix}.capacity_reservation",
+            "a capacity-block with gpu_software dra-driver: Cluster Autoscaler cannot start a "
+            "DRA node group's first node (its AWS template node has no ResourceSlices, "
+            f"{AWS_TEMPLATE_NODE_SOURCE}), and a block's groups stay at 0 until the block "
+            "starts; when it starts, run the group as static capacity: aws eks "
+            "update-nodegroup-config --scaling-config minSize=N,desiredSize=N with N the "
+            "block's instances, and minSize=0 again before it ends",
+        )
+    elif pool.min_size == 0:
+        yield error(
+            "GP-DRA-10",
+            f"{prefix}.min_size",
+            "0 with gpu_software dra-driver: Cluster Autoscaler builds an empty node group's "
+            f"template node without ResourceSlices ({AWS_TEMPLATE_NODE_SOURCE}), so a pod's "
+            "ResourceClaim fits no empty group and the group never gets its first node: set "
+            "min_size (and desired_size) 1 or more; CA copies a running node's ResourceSlices "
+            "for the next ones",
+        )

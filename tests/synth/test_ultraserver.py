@@ -1,0 +1,70 @@
+"""A P6e-GB200 UltraServer training pool (docs/dra-and-ultraservers.md's example, synthesized as
+the deployed pass is, with the zone lookup cached): a Capacity Block node group on the AL2023
+ARM NVIDIA AMI with the NVIDIA DRA driver and no device plugin (EKS UG "Use P6e-GB200
+UltraServers with Amazon EKS"; ml/capacity-blocks-mng for the launch template)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.docs_examples import app_settings, settings_example
+from tests.support.looked_up import synth_looked_up
+
+pytestmark = pytest.mark.synth
+
+BLOCK = "cr-0123456789abcdef0"
+
+
+@pytest.fixture
+def template(tmp_path):
+    example = settings_example("docs/dra-and-ultraservers.md", "Example: a GB200 UltraServer")
+    return synth_looked_up(app_settings(example, tmp_path))
+
+
+def _of_type(template, type_name):
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == type_name}
+
+
+def _pools(template, type_name):
+    """The pool's one resource of `type_name` (its construct is GpuPoolGb200)."""
+    (resource,) = [
+        r for k, r in _of_type(template, type_name).items() if k.startswith("GpuPoolGb200")
+    ]
+    return resource["Properties"]
+
+
+def test_the_launch_template_targets_the_block_with_its_one_type(template):
+    data = _pools(template, "AWS::EC2::LaunchTemplate")["LaunchTemplateData"]
+    assert data["CapacityReservationSpecification"] == {
+        "CapacityReservationTarget": {"CapacityReservationId": BLOCK}
+    }
+    assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert data["InstanceType"] == "p6e-gb200.36xlarge"
+    # No EFA for the type (the catalog has no card layout for it): the node group's own ENA.
+    assert "NetworkInterfaces" not in data
+    assert "Placement" not in data
+
+
+def test_the_node_group_is_a_capacity_block_group_on_the_arm_nvidia_ami(template):
+    group = _pools(template, "AWS::EKS::Nodegroup")
+    assert group["CapacityType"] == "CAPACITY_BLOCK"
+    assert group["AmiType"] == "AL2023_ARM_64_NVIDIA"
+    # The API refuses a type in both places: the block's one type is the launch template's.
+    assert "InstanceTypes" not in group
+    # Min and desired stay 0 until the block starts (GP-TRAIN-06/07): static capacity is sized
+    # through the EKS API then (GP-DRA-11).
+    scaling = _pools(template, "Custom::GpuPoolNodegroupScaling")
+    sizes = {k: scaling[k] for k in ("MinSize", "MaxSize", "DesiredSizeOnCreate")}
+    assert sizes == {"MinSize": 0, "MaxSize": 18, "DesiredSizeOnCreate": 0}
+
+
+def test_no_device_plugin_is_installed(template):
+    charts = [
+        r["Properties"]
+        for r in _of_type(template, "Custom::AWSCDK-EKS-HelmChart").values()
+    ]
+    assert charts  # Cluster Autoscaler's, at least: the query finds charts
+    installed = {json.dumps(c["Chart"]) for c in charts}
+    assert not installed & {'"nvidia-device-plugin"', '"gpu-operator"'}
