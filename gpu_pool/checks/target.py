@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
+from gpu_pool.checks.dra import check_dra_target
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.plan.pool import PoolPlan
 
@@ -24,7 +25,11 @@ def check_pool_target(
     plan: PoolPlan, kubernetes_minor: str | None, region: str | None
 ) -> list[Finding]:
     """A pool's settings against its cluster's minor and its stack's Region (None: unknown)."""
-    return [*_check_release_version(plan, kubernetes_minor), *_check_kms_region(plan, region)]
+    return [
+        *_check_release_version(plan, kubernetes_minor),
+        *_check_kms_region(plan, region),
+        *check_dra_target(plan, kubernetes_minor),
+    ]
 
 
 def _check_release_version(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[Finding]:

@@ -20,6 +20,7 @@ TABLES = (
     "tests.unit.test_sharing_checks",
     "tests.unit.test_training_checks",
     "tests.unit.test_metrics_checks",
+    "tests.unit.test_dra_checks",
 )
 
 
