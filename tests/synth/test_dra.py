@@ -216,3 +216,41 @@ def test_dra_pools_share_one_release_that_serves_each():
     pod = {"affinity": plugin["affinity"], "tolerations": plugin["tolerations"]}
     admitted = {pool: pod_fits_node(pod, *node) for pool, *node in nodes(template)}
     assert admitted == {"a": True, "b": True, None: False}
+
+
+def test_library_pools_added_after_the_release_and_the_autoscaler_are_in_their_values():
+    """As a library user adds them: the autoscaler first, then two DRA pools; the release the
+    first pool made and the autoscaler's flag read every pool at synth."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+
+    from gpu_pool import ClusterAutoscaler, GpuNodePool
+    from tests.support.user_app import imported_cluster
+
+    stack = cdk.Stack(
+        cdk.App(), "Lib", env=cdk.Environment(account="123456789012", region="us-east-1")
+    )
+    cluster, subnet = imported_cluster(stack)
+    ClusterAutoscaler(stack, "CA", cluster=cluster, kubernetes_version="1.35")
+    for name, instance_type in (("a", "g5.xlarge"), ("b", "g6.xlarge")):
+        GpuNodePool(
+            stack,
+            name.upper(),
+            cluster=cluster,
+            subnets=[subnet],
+            kubernetes_version="1.35",
+            settings=PoolSettings(
+                name=name,
+                gpu_software="dra-driver",
+                instance_types=[instance_type],
+                labels={"workload": name},
+            ),
+        )
+    template = Template.from_stack(stack)
+    _, chart = only(charts(template, "nvidia-dra-driver-gpu"))
+    plugin = helm_values(chart)["kubeletPlugin"]
+    assert plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ] == [{"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["a", "b"]}]}]
+    _, autoscaler = only(charts(template, "cluster-autoscaler"))
+    assert helm_values(autoscaler)["extraArgs"]["enable-dynamic-resource-allocation"] is True
