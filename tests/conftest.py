@@ -6,6 +6,7 @@ from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     AUTO_MODE,
     BOTTLEROCKET,
     DEFAULT,
+    DRA,
     EXISTING,
     GPU_TAINT,
     KARPENTER,
@@ -81,6 +82,13 @@ def mixed_auto_mode_template():
     from tests.support.cfn import synth
 
     return synth(MIXED_AUTO_MODE)
+
+
+@pytest.fixture(scope="session")
+def dra_template():
+    from tests.support.cfn import synth
+
+    return synth(DRA)
 
 
 @pytest.fixture(scope="session")

@@ -35,6 +35,8 @@ from gpu_pool.cdk.stacks import check_priority_stacks
 from gpu_pool.checks.controllers import check_autoscaler, check_node_selector
 from gpu_pool.model.labels import DISCOVERY_ENABLED_TAG, discovery_tag
 from gpu_pool.model.versions import CLUSTER_AUTOSCALER, autoscaler_image_tag
+from gpu_pool.plan.dra import dra_pools
+from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import AutoscalerSettings
 
 SERVICE_ACCOUNT = "cluster-autoscaler"
@@ -68,6 +70,8 @@ READ_ONLY_ACTIONS = (
     "ec2:GetInstanceTypesFromInstanceRequirements",
     "eks:DescribeNodegroup",
 )
+DYNAMIC_RESOURCE_ALLOCATION_FLAG = "enable-dynamic-resource-allocation"
+
 SCALING_ACTIONS = (
     "autoscaling:SetDesiredCapacity",
     "autoscaling:TerminateInstanceInAutoScalingGroup",
@@ -103,6 +107,20 @@ def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
     """A short digest of every group's node-template tags, independent of pool order."""
     templates = sorted(json.dumps(g.plan.node_template_tags(), sort_keys=True) for g in node_groups)
     return hashlib.sha256("\n".join(templates).encode()).hexdigest()[:16]
+
+
+def dynamic_resource_args(plans: Sequence[PoolPlan]) -> dict[str, Any]:
+    """CA's DRA flag when a pool it scales uses the NVIDIA DRA driver (plan/dra.py): with it CA
+    reads ResourceSlices, ResourceClaims and DeviceClasses to simulate a claim's pod on a node,
+    and counts a GPU node whose GPUs are published through DRA as ready although it has no
+    nvidia.com/gpu allocatable (processors/customresources/gpu_processor.go). The flag is
+    `--enable-dynamic-resource-allocation` (config/flags/flags.go), off by default in CA
+    1.34.5 and locked on in 1.35.2 and 1.36.1 (where false is fatal), so it is set only where a
+    pool needs it. Chart 9.59.0's ClusterRole already lets CA get, list and watch those three
+    resource.k8s.io objects (templates/clusterrole.yaml): no extra RBAC."""
+    if any(p.provisioner == "cluster-autoscaler" for p in dra_pools(plans)):
+        return {DYNAMIC_RESOURCE_ALLOCATION_FLAG: True}
+    return {}
 
 
 def autoscaler_values(
@@ -194,6 +212,19 @@ class ClusterAutoscaler(Construct):
         # check_autoscaler guarantees one of the two.
         image_tag = settings.image_tag or str(autoscaler_image_tag(str(minor)))
         cluster_name = cluster.cluster_name
+        values = autoscaler_values(
+            cluster_name,
+            Stack.of(self).region,
+            image_tag,
+            settings,
+            node_selector,
+            Lazy.any(AtSynth(lambda: scale_up_priorities(pools.node_groups))),
+            Lazy.string(AtSynth(lambda: node_templates_checksum(pools.node_groups))),
+        )
+        extra_args = values["extraArgs"]
+        values["extraArgs"] = Lazy.any(
+            AtSynth(lambda: {**extra_args, **dynamic_resource_args(pools.plans)})
+        )
         self.role, self.chart = install_controller(
             self,
             cluster=cluster,
@@ -203,15 +234,7 @@ class ClusterAutoscaler(Construct):
             role_id="Role",
             description=f"Cluster Autoscaler for EKS cluster {cluster_name}",
             version=settings.chart_version,
-            values=autoscaler_values(
-                cluster_name,
-                Stack.of(self).region,
-                image_tag,
-                settings,
-                node_selector,
-                Lazy.any(AtSynth(lambda: scale_up_priorities(pools.node_groups))),
-                Lazy.string(AtSynth(lambda: node_templates_checksum(pools.node_groups))),
-            ),
+            values=values,
             install_pod_identity_agent=install_pod_identity_agent,
         )
         for statement in autoscaler_policy_statements(cluster_name):

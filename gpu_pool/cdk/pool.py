@@ -9,8 +9,10 @@ from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
 from gpu_pool.cdk.charts import install_gpu_software
+from gpu_pool.cdk.dra import install_dra_driver
 from gpu_pool.cdk.registry import ClusterPools, literal_cluster_name
 from gpu_pool.cdk.report import report
+from gpu_pool.plan.dra import DRA_DRIVER
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.record import POOL_RECORD_TYPE, pool_record
 
@@ -50,11 +52,12 @@ class PoolConstruct(Construct):
         """Install the GPU software (and an EFA pool's EFA device plugin), tag everything and
         record the pool, once the subclass has built its nodes (after every settings error it
         may raise)."""
-        self.gpu_software = (
-            install_gpu_software(self, cluster, self.plan.chart)
-            if self.plan.chart is not None
-            else None
-        )
+        self.gpu_software: eks.HelmChart | None = None
+        if self.plan.chart is not None:
+            self.gpu_software = install_gpu_software(self, cluster, self.plan.chart)
+        elif self.plan.gpu_software == DRA_DRIVER:
+            # One release per cluster, shared by its DRA pools (cdk/dra.py).
+            self.gpu_software = install_dra_driver(cluster)
         self.efa_device_plugin = (
             install_gpu_software(self, cluster, self.plan.efa_chart)
             if self.plan.efa_chart is not None

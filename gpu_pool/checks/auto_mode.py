@@ -75,7 +75,8 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
             f"{settings.desired_size} is ignored with provisioner: auto-mode, which launches "
             "nodes only for pending pods: leave it 0",
         )
-    if settings.gpu_software not in (None, "none"):
+    # The DRA driver on Auto Mode is GP-DRA-02's (checks/dra.py).
+    if settings.gpu_software not in (None, "none", "dra-driver"):
         yield error(
             "GP-AUTO-07",
             f"{prefix}.gpu_software",

@@ -1,15 +1,18 @@
 """The rules between the pools of one cluster: unique names, one GPU Operator, exactly one
-device plugin per GPU node, pools a workload cannot tell apart, and pods that two provisioners
-would both launch a node for."""
+GPU advertiser (a device plugin or the DRA driver) per GPU node, pools a workload cannot tell
+apart, and pods that two provisioners would both launch a node for."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.labels import POOL_LABEL
 from gpu_pool.model.scheduling import pod_fits_node
+from gpu_pool.plan.dra import DRA_DRIVER, dra_driver_chart
+from gpu_pool.plan.gpu_software import GpuSoftwareChart
 from gpu_pool.plan.pool import PoolPlan
 
 
@@ -46,46 +49,85 @@ def check_pool_among(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding
 
 
 def check_one_device_plugin_per_node(plans: Sequence[PoolPlan], new: PoolPlan) -> Iterator[Finding]:
-    """Every GPU node runs exactly one device plugin: its AMI's (Bottlerocket) or its pool's.
+    """Every GPU node runs exactly one GPU advertiser: its AMI's device plugin (Bottlerocket),
+    its pool's device plugin, or the cluster's NVIDIA DRA driver kubelet plugin (plan/dra.py).
+    A device plugin beside the DRA driver hands the node's GPUs out twice (EKS user guide, "Use
+    the NVIDIA DRA driver or device plugin on Amazon EKS": silent oversubscription).
 
-    The scheduling model is applied to each plugin's rendered pod terms: the plugin of `new`
-    must reach each of its node groups, and no pool's plugin may reach another pool's nodes
-    (checked both ways between `new` and the rest). A pool whose GPU software does not fit its
-    AMI, and a second GPU Operator, are other rules' findings, not this one's.
+    The scheduling model is applied to each advertiser's rendered pod terms: the advertiser of
+    `new` must reach each of its node groups, and no pool's advertiser may reach another pool's
+    nodes (checked both ways between `new` and the rest). The DRA pools share one release, as
+    the GPU Operator pools would: those pairs are one advertiser. A pool whose GPU software does
+    not fit its AMI, and a second GPU Operator, are other rules' findings, not this one's.
     """
-    new_plugin = _plugin_pod(new)
+    dra = dra_driver_chart(plans)
+    new_advertiser = _advertiser(new, dra)
     for plan in plans:
         for shape in plan.node_shapes:
             nodes = f"{shape.description} of pool '{plan.name}'"
             taints = plan.node_taints()
             if plan is new:
-                if new_plugin is not None and not pod_fits_node(new_plugin, shape.labels, taints):
+                if new_advertiser is not None and not pod_fits_node(
+                    new_advertiser.pod, shape.labels, taints
+                ):
                     yield error(
                         "GP-PAIR-03",
                         shape.setting,
-                        f"the device plugin would not run on {nodes} (labels "
-                        f"{dict(shape.labels)}); they would advertise no nvidia.com/gpu and GPU "
-                        "pods would stay Pending",
+                        f"{new_advertiser.name} would not run on {nodes} (labels "
+                        f"{dict(shape.labels)}); they would {new_advertiser.missing}",
                     )
                 others = [p for p in plans if p is not new]
             else:
                 others = [new]
             for other in others:
-                if plan.gpu_software == other.gpu_software == "gpu-operator":
+                if plan.gpu_software == other.gpu_software in _ONE_RELEASE:
                     continue
-                plugin = _plugin_pod(other)
-                if plugin is not None and pod_fits_node(plugin, shape.labels, taints):
+                advertiser = _advertiser(other, dra)
+                if advertiser is not None and pod_fits_node(advertiser.pod, shape.labels, taints):
+                    dra_involved = DRA_DRIVER in (plan.gpu_software, other.gpu_software)
                     yield error(
                         "GP-PAIR-04",
                         new.setting,
-                        f"{nodes} would also run the device plugin of pool '{other.name}'; two "
-                        "plugins on one node fight over its GPUs: pool names must be unique per "
-                        "cluster",
+                        f"{nodes} would also run {advertiser.name} of pool '{other.name}'; "
+                        f"{_DRA_BESIDE_PLUGIN if dra_involved else _TWO_PLUGINS}",
                     )
 
 
-def _plugin_pod(plan: PoolPlan) -> dict[str, Any] | None:
-    return plan.chart.device_plugin_pod if plan.chart is not None else None
+# GPU software installed once per cluster, whose pools share one advertiser.
+_ONE_RELEASE = ("gpu-operator", DRA_DRIVER)
+_TWO_PLUGINS = "two plugins on one node fight over its GPUs: pool names must be unique per cluster"
+_DRA_BESIDE_PLUGIN = (
+    "a device plugin beside the DRA driver hands the node's GPUs out twice: a node must run "
+    "exactly one of them"
+)
+
+
+@dataclass(frozen=True)
+class _Advertiser:
+    """What makes a pool's GPUs allocatable, as the rule names it: its pods' scheduling terms,
+    and what the pool's nodes lack where it does not run."""
+
+    pod: dict[str, Any]
+    name: str
+    missing: str
+
+
+def _advertiser(plan: PoolPlan, dra: GpuSoftwareChart | None) -> _Advertiser | None:
+    if plan.gpu_software == DRA_DRIVER:
+        if dra is None or dra.device_plugin_pod is None:
+            return None
+        return _Advertiser(
+            dra.device_plugin_pod,
+            "the NVIDIA DRA driver's kubelet plugin",
+            "publish no ResourceSlice and GPU claims would stay unallocated",
+        )
+    if plan.chart is None or plan.chart.device_plugin_pod is None:
+        return None
+    return _Advertiser(
+        plan.chart.device_plugin_pod,
+        "the device plugin",
+        "advertise no nvidia.com/gpu and GPU pods would stay Pending",
+    )
 
 
 def _same_labels(plan: PoolPlan, other: PoolPlan) -> Iterator[Finding]:

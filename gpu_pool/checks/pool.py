@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from gpu_pool.checks.auto_mode import check_auto_mode_pool
+from gpu_pool.checks.dra import check_dra_pool
 from gpu_pool.checks.karpenter import check_karpenter_pool
 from gpu_pool.checks.reserved import check_training
 from gpu_pool.checks.sharing import check_sharing
@@ -56,6 +57,7 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
     findings += _check_entries(plan)
     findings += _check_architectures(plan)
     findings += _check_gpu_software(plan)
+    findings += check_dra_pool(plan)
     findings += check_sharing(plan)
     findings += _check_versions(pool, prefix)
     findings += _check_labels_and_taints(plan)

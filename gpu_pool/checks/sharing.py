@@ -31,8 +31,8 @@ def check_sharing(plan: PoolPlan) -> Iterator[Finding]:
                 f"{prefix}.{name}",
                 f"is for mode {mode}, but mode is {sharing.mode}: remove it, or set mode: {mode}",
             )
-    if sharing.mode == "none":
-        return
+    if sharing.mode == "none" or plan.gpu_software == "dra-driver":
+        return  # the DRA driver takes no sharing settings: GP-DRA-04 (checks/dra.py)
     mode = f"'{sharing.mode}'"
     if plan.provisioner == "karpenter":
         yield error(

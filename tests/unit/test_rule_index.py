@@ -21,6 +21,7 @@ TABLES = (
     "tests.unit.test_training_checks",
     "tests.unit.test_metrics_checks",
     "tests.unit.test_dra_ultraserver_checks",
+    "tests.unit.test_dra_checks",
 )
 
 

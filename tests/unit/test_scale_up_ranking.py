@@ -67,6 +67,10 @@ EXPECTED = {
         "20": _groups("pools.train.instance_types[0]", zones=("us-east-1a",)),  # reserved p5
         "10": _groups("pools.train-od.instance_types[0]", zones=("us-east-1a",)),  # p5
     },
+    "dra": {
+        "20": _groups("pools.plugin.instance_types[0]"),  # g6
+        "10": _groups("pools.dra.instance_types[0]"),  # g6e
+    },
 }
 
 

@@ -1,0 +1,133 @@
+"""The NVIDIA DRA driver (`gpu_software: dra-driver`): one Helm release per cluster.
+
+The chart (NVIDIA/k8s-dra-driver-gpu, deployments/helm/nvidia-dra-driver-gpu at v25.12.0)
+installs cluster-scoped objects, the DeviceClasses `gpu.nvidia.com` and, with ComputeDomains,
+`compute-domain-daemon.nvidia.com` and `compute-domain-default-channel.nvidia.com`
+(templates/deviceclass-*.yaml, fixed names), so a second release on the cluster would collide
+with the first: every DRA pool shares one release, whose kubelet plugin DaemonSet
+(templates/kubeletplugin.yaml) runs exactly on the DRA pools' nodes. Its pod terms are, like a
+device plugin's, what the one-advertiser-per-node rule (checks/between_pools.py) reads: a DRA
+node runs the kubelet plugin and no device plugin (EKS user guide, "Use the NVIDIA DRA driver
+or device plugin on Amazon EKS": both on one node silently oversubscribe its GPUs).
+
+DRA pools get no device plugin chart (gpu_software.py returns none for them), and their nodes
+carry `nvidia.com/gpu.deploy.operands=false` like every pool that does not use the GPU
+Operator (node_template.node_labels), so an operator on the cluster deploys no device plugin
+there. They also carry `nvidia.com/gpu.present=true`, the label the chart's default kubelet
+plugin affinity requires (values.yaml kubeletPlugin.affinity); ours replaces that affinity.
+The EFA device plugin of an EFA pool stays: it advertises EFA interfaces, not GPUs, and the
+EKS user guide installs it beside the DRA driver ("Use P6e-GB200 UltraServers with Amazon EKS").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gpu_pool.model.labels import POOL_LABEL
+from gpu_pool.model.versions import NVIDIA_DRA_DRIVER
+from gpu_pool.plan.gpu_software import GpuSoftwareChart
+from gpu_pool.plan.pool import PoolPlan
+
+DRA_DRIVER = "dra-driver"
+DRA_RELEASE = "nvidia-dra-driver-gpu"
+DRA_CONSTRUCT_ID = "NvidiaDraDriver"
+
+# The values that do not depend on the pools, each against the chart's values.yaml and
+# templates/validation.yaml at v25.12.0:
+# - nvidiaDriverRoot "/": the EKS AL2023 NVIDIA AMIs install the driver on the host root (the
+#   chart's default, stated so a chart upgrade cannot move it).
+# - resourceApiVersion resource.k8s.io/v1: DRA is GA (v1) from Kubernetes 1.34, the oldest
+#   minor a DRA pool may run on (checks/dra.py); explicit rather than the chart's detection
+#   from the API server's advertised versions, which its values.yaml warns may be wrong.
+# - gpuResourcesEnabledOverride: validation.yaml fails the install when resources.gpus.enabled
+#   is true without it, until KEP 5004 is GA, because the GPU plugin must not share a node with
+#   the device plugin; gpu-pool guarantees that (no device plugin chart for a DRA pool, the
+#   operator's opt-out label, GP-PAIR-03/04), and EKS's guide sets the same override.
+# - controller: the ComputeDomain controller's default affinity requires a
+#   node-role.kubernetes.io/control-plane node, which EKS never shows, so it would stay Pending;
+#   EKS's UltraServer guide clears its affinity and tolerations. Here it may run on
+#   any node but a GPU pool's (no gpu-pool.io/pool label), like the other controllers, so it
+#   never keeps a GPU node from scaling down.
+DRA_DRIVER_STATIC_VALUES: dict[str, Any] = {
+    "nvidiaDriverRoot": "/",
+    "resourceApiVersion": "resource.k8s.io/v1",
+    "gpuResourcesEnabledOverride": True,
+    "controller": {
+        "tolerations": [],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "DoesNotExist"}]}
+                    ]
+                }
+            }
+        },
+    },
+}
+
+
+def dra_pools(plans: Sequence[PoolPlan]) -> list[PoolPlan]:
+    """The pools of `plans` whose GPUs the DRA driver advertises."""
+    return [p for p in plans if p.gpu_software == DRA_DRIVER]
+
+
+def dra_resources(pools: Sequence[PoolPlan]) -> dict[str, Any]:
+    """The chart's two features: GPUs always (a DRA pool's GPUs are allocated through it);
+    ComputeDomains (the controller, its kubelet plugin and the IMEX daemons it starts) only
+    when a DRA pool runs an UltraServer type, whose multi-node NVLink works only through them
+    (EKS user guide, "Use P6e-GB200 UltraServers with Amazon EKS"); elsewhere they would only
+    run a controller with nothing to do."""
+    ultraserver = any(t.family.ultraserver for p in pools for group in p.entries for t in group)
+    return {"gpus": {"enabled": True}, "computeDomains": {"enabled": ultraserver}}
+
+
+def kubelet_plugin_values(pools: Sequence[PoolPlan]) -> dict[str, Any]:
+    """The kubelet plugin on the DRA pools' nodes only: selected by the pool label (its list
+    replaces the chart's default affinity terms, as Helm merges lists), tolerating each DRA
+    pool's taints (the chart's default tolerates none), each once. Pools in name order, so the
+    values do not depend on the order the pools were added in."""
+    selected = {"key": POOL_LABEL, "operator": "In", "values": sorted({p.name for p in pools})}
+    tolerations: list[dict[str, str]] = []
+    for pool in sorted(pools, key=lambda p: p.name):
+        for taint in pool.taints:
+            toleration = taint.any_value_toleration()
+            if toleration not in tolerations:
+                tolerations.append(toleration)
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [selected]}]
+                }
+            }
+        },
+        "tolerations": tolerations,
+    }
+
+
+def kubelet_plugin_pod(kubelet_plugin: dict[str, Any]) -> dict[str, Any]:
+    """The kubelet plugin pods' scheduling terms: the chart's nodeSelector is empty and our
+    affinity and tolerations replace its defaults (templates/kubeletplugin.yaml)."""
+    return {"affinity": kubelet_plugin["affinity"], "tolerations": kubelet_plugin["tolerations"]}
+
+
+def dra_driver_chart(plans: Sequence[PoolPlan]) -> GpuSoftwareChart | None:
+    """The cluster's one DRA driver release for the DRA pools among `plans`; None without any."""
+    pools = dra_pools(plans)
+    if not pools:
+        return None
+    kubelet_plugin = kubelet_plugin_values(pools)
+    return GpuSoftwareChart(
+        construct_id=DRA_CONSTRUCT_ID,
+        pin=NVIDIA_DRA_DRIVER,
+        version=NVIDIA_DRA_DRIVER.version,
+        release=DRA_RELEASE,
+        values={
+            **DRA_DRIVER_STATIC_VALUES,
+            "resources": dra_resources(pools),
+            "kubeletPlugin": kubelet_plugin,
+        },
+        device_plugin_pod=kubelet_plugin_pod(kubelet_plugin),
+    )

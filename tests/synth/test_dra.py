@@ -1,0 +1,256 @@
+"""The NVIDIA DRA driver (`gpu_software: dra-driver`, issue #30) as synthesized and as its real
+chart (tests/fixtures/charts/nvidia-dra-driver-gpu-25.12.0, rendered by the kubectl layer's
+helm) deploys it: one release whose kubelet plugin reaches exactly the DRA pool's nodes, no
+device plugin there, the other pool's device plugin as before, and Cluster Autoscaler's DRA
+flag."""
+
+from dataclasses import replace
+
+import pytest
+
+from gpu_pool.model import catalog
+from gpu_pool.model.scheduling import pod_fits_node
+from gpu_pool.plan.dra import dra_driver_chart
+from gpu_pool.plan.pool import plan_pool
+from gpu_pool.settings import PoolSettings, deep_merge
+from tests.support.cfn import helm_values, node_of, only, resources, synth
+from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
+from tests.support.helm import helm_binary, manifests, render_vendored
+
+HELM = "Custom::AWSCDK-EKS-HelmChart"
+CHART = "nvidia-dra-driver-gpu-25.12.0"
+NAMESPACE = "nvidia-dra-driver-gpu"
+POOL_LABEL = "gpu-pool.io/pool"
+
+EXPECTED_VALUES = {
+    "nvidiaDriverRoot": "/",
+    "resourceApiVersion": "resource.k8s.io/v1",
+    "gpuResourcesEnabledOverride": True,
+    "controller": {
+        "tolerations": [],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "DoesNotExist"}]}
+                    ]
+                }
+            }
+        },
+    },
+    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+    "kubeletPlugin": {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": POOL_LABEL, "operator": "In", "values": ["dra"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+        "tolerations": [
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
+        ],
+    },
+}
+
+
+def charts(template, name):
+    return {k: r for k, r in resources(template, HELM).items() if r["Properties"]["Chart"] == name}
+
+
+def nodes(template):
+    """Each node group's (pool, labels, taints); the system group's pool is None."""
+    found = []
+    for resource in resources(template, "AWS::EKS::Nodegroup").values():
+        labels, taints = node_of(resource["Properties"])
+        found.append((labels.get(POOL_LABEL), labels, taints))
+    return found
+
+
+@pytest.fixture(scope="module")
+def helm(tmp_path_factory):
+    return helm_binary(tmp_path_factory.mktemp("helm"))
+
+
+def test_one_pinned_driver_release_with_exact_values(dra_template):
+    _, chart = only(charts(dra_template, "nvidia-dra-driver-gpu"))
+    props = chart["Properties"]
+    assert (props["Repository"], props["Version"], props["Namespace"], props["Release"]) == (
+        "https://helm.ngc.nvidia.com/nvidia",
+        "25.12.0",
+        NAMESPACE,
+        "nvidia-dra-driver-gpu",
+    )
+    assert helm_values(chart) == EXPECTED_VALUES
+
+
+def test_only_the_device_plugin_pool_has_a_device_plugin_release(dra_template):
+    _, chart = only(charts(dra_template, "nvidia-device-plugin"))
+    assert chart["Properties"]["Release"] == "nvidia-device-plugin-plugin"
+    # As any device-plugin pool's: its own nodes, its taint.
+    assert helm_values(chart) == {
+        "nodeSelector": {POOL_LABEL: "plugin"},
+        "tolerations": [
+            {"key": "CriticalAddonsOnly", "operator": "Exists"},
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        ],
+    }
+    assert charts(dra_template, "gpu-operator") == {}
+
+
+def test_cluster_autoscaler_runs_with_its_dra_flag_only_for_a_dra_pool(
+    dra_template, default_template
+):
+    (_, with_dra), (_, without) = (
+        only(charts(t, "cluster-autoscaler")) for t in (dra_template, default_template)
+    )
+    assert helm_values(with_dra)["extraArgs"]["enable-dynamic-resource-allocation"] is True
+    assert "enable-dynamic-resource-allocation" not in helm_values(without)["extraArgs"]
+
+
+def test_the_real_chart_validates_our_values_and_needs_its_override(dra_template, helm, tmp_path):
+    values = helm_values(only(charts(dra_template, "nvidia-dra-driver-gpu"))[1])
+    rendered = render_vendored(helm, CHART, "nvidia-dra-driver-gpu", NAMESPACE, values, tmp_path)
+    assert rendered.returncode == 0, rendered.stderr
+    # The chart's validation.yaml refuses GPUs without the override: why the value is there.
+    refused = render_vendored(
+        helm,
+        CHART,
+        "nvidia-dra-driver-gpu",
+        NAMESPACE,
+        {**values, "gpuResourcesEnabledOverride": False},
+        tmp_path,
+    )
+    assert refused.returncode != 0
+    assert "gpuResourcesEnabledOverride=true" in refused.stderr
+
+
+def test_the_rendered_kubelet_plugin_reaches_exactly_the_dra_pools_nodes(
+    dra_template, helm, tmp_path
+):
+    values = helm_values(only(charts(dra_template, "nvidia-dra-driver-gpu"))[1])
+    docs = manifests(
+        render_vendored(helm, CHART, "nvidia-dra-driver-gpu", NAMESPACE, values, tmp_path)
+    )
+    (daemonset,) = [d for d in docs if d["kind"] == "DaemonSet"]
+    assert daemonset["metadata"]["name"] == "nvidia-dra-driver-gpu-kubelet-plugin"
+    pod = daemonset["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["gpus"]
+    # Without ComputeDomains there is no controller; the GPU DeviceClasses are there.
+    assert [d for d in docs if d["kind"] == "Deployment"] == []
+    assert sorted(d["metadata"]["name"] for d in docs if d["kind"] == "DeviceClass") == [
+        "gpu.nvidia.com",
+        "mig.nvidia.com",
+        "vfio.gpu.nvidia.com",
+    ]
+    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in nodes(dra_template)}
+    assert admitted == {"dra": True, "plugin": False, None: False}
+
+
+def test_the_device_plugin_stays_off_the_dra_nodes(dra_template):
+    values = helm_values(only(charts(dra_template, "nvidia-device-plugin"))[1])
+    pod = deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values)
+    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in nodes(dra_template)}
+    assert admitted == {"dra": False, "plugin": True, None: False}
+
+
+def test_compute_domains_render_the_controller_off_the_gpu_pools(helm, tmp_path, monkeypatch):
+    """With an UltraServer DRA pool the chart runs the ComputeDomain controller and plugin. Until
+    the catalog has an UltraServer family (p6e-gb200, branch drarules) one family is marked as
+    one here; the lead replaces this with a p6e-gb200.36xlarge pool after that merge."""
+    family = catalog.GPU_FAMILIES["g6e"]
+    monkeypatch.setitem(catalog.GPU_FAMILIES, "g6e", replace(family, ultraserver=True))
+    plan = plan_pool(
+        PoolSettings(name="ultra", gpu_software="dra-driver", instance_types=["g6e.xlarge"]),
+        "pools.ultra",
+    )
+    chart = dra_driver_chart([plan])
+    assert chart.values["resources"]["computeDomains"] == {"enabled": True}
+    docs = manifests(
+        render_vendored(helm, CHART, "nvidia-dra-driver-gpu", NAMESPACE, chart.values, tmp_path)
+    )
+    (daemonset,) = [d for d in docs if d["kind"] == "DaemonSet"]
+    containers = daemonset["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in containers] == ["compute-domains", "gpus"]
+    (controller,) = [d for d in docs if d["kind"] == "Deployment"]
+    pod = controller["spec"]["template"]["spec"]
+    # Not the chart's control-plane affinity (no such node on EKS): any node but a GPU pool's.
+    (group,) = plan.node_groups
+    assert pod_fits_node(pod, {"gpu-pool.io/role": "system"}, [])
+    assert not pod_fits_node(pod, group.labels, [])
+    assert sorted(d["metadata"]["name"] for d in docs if d["kind"] == "DeviceClass") == [
+        "compute-domain-daemon.nvidia.com",
+        "compute-domain-default-channel.nvidia.com",
+        "gpu.nvidia.com",
+        "mig.nvidia.com",
+        "vfio.gpu.nvidia.com",
+    ]
+
+
+def test_dra_pools_share_one_release_that_serves_each():
+    """The first DRA pool makes the release; the second, built after it, is in its values."""
+    template = synth(
+        {
+            "cluster": {"kubernetes_version": "1.35"},
+            "pools": {
+                "a": {"gpu_software": "dra-driver", "labels": {"workload": "a"}},
+                "b": {
+                    "gpu_software": "dra-driver",
+                    "instance_types": ["g6.xlarge"],
+                    "labels": {"workload": "b"},
+                    "taints": [{"key": "team", "value": "b", "effect": "NoExecute"}],
+                },
+            },
+        }
+    )
+    _, chart = only(charts(template, "nvidia-dra-driver-gpu"))
+    assert charts(template, "nvidia-device-plugin") == {}
+    plugin = helm_values(chart)["kubeletPlugin"]
+    pod = {"affinity": plugin["affinity"], "tolerations": plugin["tolerations"]}
+    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in nodes(template)}
+    assert admitted == {"a": True, "b": True, None: False}
+
+
+def test_library_pools_added_after_the_release_and_the_autoscaler_are_in_their_values():
+    """As a library user adds them: the autoscaler first, then two DRA pools; the release the
+    first pool made and the autoscaler's flag read every pool at synth."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+
+    from gpu_pool import ClusterAutoscaler, GpuNodePool
+    from tests.support.user_app import imported_cluster
+
+    stack = cdk.Stack(
+        cdk.App(), "Lib", env=cdk.Environment(account="123456789012", region="us-east-1")
+    )
+    cluster, subnet = imported_cluster(stack)
+    ClusterAutoscaler(stack, "CA", cluster=cluster, kubernetes_version="1.35")
+    for name, instance_type in (("a", "g5.xlarge"), ("b", "g6.xlarge")):
+        GpuNodePool(
+            stack,
+            name.upper(),
+            cluster=cluster,
+            subnets=[subnet],
+            kubernetes_version="1.35",
+            settings=PoolSettings(
+                name=name,
+                gpu_software="dra-driver",
+                instance_types=[instance_type],
+                labels={"workload": name},
+            ),
+        )
+    template = Template.from_stack(stack)
+    _, chart = only(charts(template, "nvidia-dra-driver-gpu"))
+    plugin = helm_values(chart)["kubeletPlugin"]
+    assert plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ] == [{"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["a", "b"]}]}]
+    _, autoscaler = only(charts(template, "cluster-autoscaler"))
+    assert helm_values(autoscaler)["extraArgs"]["enable-dynamic-resource-allocation"] is True

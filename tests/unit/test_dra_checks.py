@@ -1,0 +1,246 @@
+"""The NVIDIA DRA driver (`gpu_software: dra-driver`): its refusals, one case per rule with the
+exact message users read, the one-advertiser-per-node rule with the driver's kubelet plugin,
+and the plan of the cluster's one release (no CDK here; tests/synth/test_dra.py synthesizes
+and renders it)."""
+
+from dataclasses import replace
+
+import pytest
+
+from gpu_pool.checks import between_pools
+from gpu_pool.checks.between_pools import check_one_device_plugin_per_node
+from gpu_pool.model import catalog
+from gpu_pool.model.labels import OPERANDS_LABEL
+from gpu_pool.model.scheduling import pod_fits_node
+from gpu_pool.plan.dra import dra_driver_chart
+from gpu_pool.plan.pool import plan_pool
+from gpu_pool.settings import PoolSettings
+from tests.support import rules
+from tests.support.rules import documented
+
+DRA = {"gpu_software": "dra-driver"}
+
+KARPENTER_REFUSED = (
+    "E",
+    "pool.gpu_software: 'dra-driver' with provisioner: karpenter: EKS documents the DRA driver "
+    "with Karpenter before 1.15 for static capacity only (a NodePool with spec.replicas, alpha), "
+    "and gpu-pool's Karpenter pools are NodePools that launch nodes for pending pods (dynamic "
+    "capacity): use provisioner: cluster-autoscaler, or gpu_software: device-plugin",
+)
+BOTTLEROCKET_REFUSED = (
+    "E",
+    "pool.gpu_software: 'dra-driver' on Bottlerocket: its NVIDIA AMI runs the NVIDIA device "
+    "plugin, and the DRA driver must not share a node with it; turning it off takes "
+    "settings.kubelet-device-plugins.nvidia.enabled = false in the node's user data "
+    "(Bottlerocket 1.63.0 or later), which gpu-pool does not write: use ami_family: AL2023",
+)
+
+
+def sharing_refused(mode):
+    return (
+        "E",
+        f"pool.sharing.mode: '{mode}' with gpu_software: dra-driver: static time-slicing, MPS "
+        "and MIG are device plugin features; the DRA driver's own time-slicing and dynamic MIG "
+        "are alpha (feature gates TimeSlicingSettings and DynamicMIG, off by default) and "
+        "gpu-pool does not turn them on: set mode: none, or use gpu_software: device-plugin",
+    )
+
+
+CASES = {
+    # EKS's guide: Kubernetes 1.34 or later (the default, 1.36, and 1.34 itself pass).
+    "on-the-default-kubernetes": ({"pool": DRA}, []),
+    "on-kubernetes-1.34": ({"cluster": {"kubernetes_version": "1.34"}, "pool": DRA}, []),
+    "on-kubernetes-1.33": (
+        {"cluster": {"kubernetes_version": "1.33"}, "pool": DRA},
+        [
+            (
+                "E",
+                "pool.gpu_software: 'dra-driver' on Kubernetes 1.33: the NVIDIA DRA driver "
+                "needs resource.k8s.io/v1, which Kubernetes serves from 1.34 (EKS supports the "
+                "driver on 1.34 or later): set cluster.kubernetes_version to 1.34 or later, or "
+                "use gpu_software: device-plugin",
+            )
+        ],
+    ),
+    # One line: Auto Mode's own gpu_software rule (GP-AUTO-07) leaves the driver to GP-DRA-02.
+    "with-auto-mode": (
+        {"pool": {"provisioner": "auto-mode", **DRA}},
+        [
+            (
+                "E",
+                "pool.gpu_software: 'dra-driver' with provisioner: auto-mode: EKS does not "
+                "support installing the NVIDIA DRA driver on Auto Mode nodes, which run their "
+                "own GPU software: remove gpu_software (Auto Mode's device plugin), or use "
+                "provisioner: cluster-autoscaler",
+            )
+        ],
+    ),
+    "on-bottlerocket": ({"pool": {"ami_family": "BOTTLEROCKET", **DRA}}, [BOTTLEROCKET_REFUSED]),
+    # One line each: the device plugin's sharing rules (GP-SHARE-*) do not apply to the driver.
+    "with-time-slicing": (
+        {"pool": {"sharing": {"mode": "time-slicing", "replicas": 4}, **DRA}},
+        [sharing_refused("time-slicing")],
+    ),
+    "with-mig": (
+        {
+            "pool": {
+                "instance_types": ["p5.48xlarge"],
+                "sharing": {"mode": "mig", "strategy": "single", "profile": "1g.10gb"},
+                **DRA,
+            }
+        },
+        [sharing_refused("mig")],
+    ),
+    "with-karpenter": ({"pool": {"provisioner": "karpenter", **DRA}}, [KARPENTER_REFUSED]),
+    "with-karpenter-on-bottlerocket": (
+        {"pool": {"provisioner": "karpenter", "ami_family": "BOTTLEROCKET", **DRA}},
+        [KARPENTER_REFUSED, BOTTLEROCKET_REFUSED],
+    ),
+    # Two DRA pools share the cluster's one release; beside a GPU Operator pool, the DRA nodes'
+    # operand opt-out keeps the operator's device plugin off them.
+    "two-dra-pools-and-an-operator": (
+        {
+            "pools": {
+                "a": {"labels": {"workload": "a"}, **DRA},
+                "b": {"instance_types": ["g6.xlarge"], "labels": {"workload": "b"}, **DRA},
+                "c": {
+                    "instance_types": ["g6e.xlarge"],
+                    "labels": {"workload": "c"},
+                    "gpu_software": "gpu-operator",
+                },
+            }
+        },
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize(("settings", "expected"), CASES.values(), ids=CASES.keys())
+def test_rule_reports_its_exact_message(settings, expected):
+    assert rules.findings(settings) == expected
+
+
+def dra_plan(name="gpu", setting="pools.a", **settings):
+    return plan_pool(PoolSettings(name=name, gpu_software="dra-driver", **settings), setting)
+
+
+def test_a_dra_pool_gets_no_device_plugin_and_opts_out_of_the_operator():
+    plan = dra_plan()
+    assert plan.chart is None
+    (group,) = plan.node_groups
+    assert group.labels[OPERANDS_LABEL] == "false"
+
+
+def test_the_dra_kubelet_plugin_and_a_device_plugin_on_one_node_are_an_error():
+    """Plans with one name (what a duplicate name would make; GP-PAIR-01 stops it first): the
+    driver's kubelet plugin selects the name, so it reaches the device-plugin pool's nodes, and
+    that pool's plugin reaches the DRA pool's nodes. Before the driver counted as an advertiser
+    only the second was found, with the advice for two device plugins."""
+    dra = dra_plan(setting="pools.a")
+    plugin = plan_pool(PoolSettings(instance_types=["g6.xlarge"]), "pools.b")
+    found = documented(check_one_device_plugin_per_node([dra, plugin], plugin))
+    assert [str(f) for f in found] == [
+        "pools.b: g5.xlarge nodes of pool 'gpu' would also run the device plugin of pool 'gpu'; "
+        "a device plugin beside the DRA driver hands the node's GPUs out twice: a node must run "
+        "exactly one of them",
+        "pools.b: g6.xlarge nodes of pool 'gpu' would also run the NVIDIA DRA driver's kubelet "
+        "plugin of pool 'gpu'; a device plugin beside the DRA driver hands the node's GPUs out "
+        "twice: a node must run exactly one of them",
+    ]
+
+
+def test_the_operators_device_plugin_on_a_dra_node_is_an_error():
+    """A DRA node without the operand opt-out would get the GPU Operator's device plugin."""
+    dra = dra_plan(setting="pools.a", labels={"workload": "a"})
+    (group,) = dra.node_groups
+    labels = {k: v for k, v in group.labels.items() if k != OPERANDS_LABEL}
+    exposed = replace(dra, node_groups=(replace(group, labels=labels),))
+    operator = plan_pool(
+        PoolSettings(name="op", gpu_software="gpu-operator", instance_types=["g6.xlarge"]),
+        "pools.op",
+    )
+    found = documented(check_one_device_plugin_per_node([exposed, operator], operator))
+    assert [str(f) for f in found] == [
+        "pools.op: g5.xlarge nodes of pool 'gpu' would also run the device plugin of pool 'op'; "
+        "a device plugin beside the DRA driver hands the node's GPUs out twice: a node must run "
+        "exactly one of them",
+    ]
+
+
+def test_a_kubelet_plugin_that_misses_its_pools_nodes_is_an_error(monkeypatch):
+    plan = dra_plan(setting="pools.a")
+    chart = dra_driver_chart([plan])
+    assert chart is not None
+    lost = replace(chart, device_plugin_pod={"nodeSelector": {"gpu-pool.io/pool": "elsewhere"}})
+    monkeypatch.setattr(between_pools, "dra_driver_chart", lambda plans: lost)
+    (finding,) = documented(check_one_device_plugin_per_node([plan], plan))
+    assert str(finding) == (
+        "pools.a.instance_types[0]: the NVIDIA DRA driver's kubelet plugin would not run on "
+        "g5.xlarge nodes of pool 'gpu' (labels {'accelerator': 'nvidia', 'workload': "
+        "'inference', 'gpu-pool.io/pool': 'gpu', 'nvidia.com/gpu.present': 'true', "
+        "'k8s.amazonaws.com/accelerator': 'nvidia-a10g', 'nvidia.com/gpu.deploy.operands': "
+        "'false'}); they would publish no ResourceSlice and GPU claims would stay unallocated"
+    )
+
+
+def test_one_release_serves_every_dra_pool_and_no_other():
+    taint = {"key": "team", "value": "b", "effect": "NoExecute"}
+    a = dra_plan("a", "pools.a")
+    b = dra_plan("b", "pools.b", instance_types=["g6.xlarge"], taints=[taint])
+    other = plan_pool(PoolSettings(name="c", instance_types=["g6e.xlarge"]), "pools.c")
+    chart = dra_driver_chart([other, b, a])
+    assert chart is not None
+    assert (chart.release, chart.pin.chart, chart.version, chart.pin.namespace) == (
+        "nvidia-dra-driver-gpu",
+        "nvidia-dra-driver-gpu",
+        "25.12.0",
+        "nvidia-dra-driver-gpu",
+    )
+    assert chart.values["kubeletPlugin"] == {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "gpu-pool.io/pool", "operator": "In", "values": ["a", "b"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+        # The shared GPU taint once, then b's own.
+        "tolerations": [
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "team", "operator": "Exists", "effect": "NoExecute"},
+        ],
+    }
+    pod = chart.device_plugin_pod
+    for plan, admitted in ((a, True), (b, True), (other, False)):
+        (group,) = plan.node_groups
+        assert pod_fits_node(pod, group.labels, plan.node_taints()) is admitted
+    assert dra_driver_chart([other]) is None
+
+
+def test_compute_domains_are_on_only_with_an_ultraserver_pool(monkeypatch):
+    """The switch reads the catalog's UltraServer flag of the DRA pools' types. Until the
+    catalog has an UltraServer family (p6e-gb200, branch drarules), one family is marked as
+    one here; the lead replaces this with a p6e-gb200.36xlarge pool after that merge."""
+    plain = dra_plan("plain", "pools.plain")
+    assert dra_driver_chart([plain]).values["resources"] == {
+        "gpus": {"enabled": True},
+        "computeDomains": {"enabled": False},
+    }
+    family = catalog.GPU_FAMILIES["g6e"]
+    monkeypatch.setitem(catalog.GPU_FAMILIES, "g6e", replace(family, ultraserver=True))
+    ultra = dra_plan("ultra", "pools.ultra", instance_types=["g6e.xlarge"])
+    assert dra_driver_chart([plain, ultra]).values["resources"] == {
+        "gpus": {"enabled": True},
+        "computeDomains": {"enabled": True},
+    }
+    # An UltraServer type in a device-plugin pool turns nothing on.
+    plugin = plan_pool(PoolSettings(name="p", instance_types=["g6e.xlarge"]), "pools.p")
+    assert dra_driver_chart([plain, plugin]).values["resources"]["computeDomains"] == {
+        "enabled": False
+    }
