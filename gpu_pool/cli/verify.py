@@ -519,6 +519,7 @@ class Verifier:
         are not ready (its status, and each daemon pod that is not)."""
         domain = compute_domain_state(self.custom, self.namespace, self.run_name)
         where = f"ComputeDomain {self.namespace}/{self.run_name}"
+        logs = "kubectl logs -n <driver namespace> <IMEX daemon pod>"
         if domain is None:
             evidence = [f"{where}: not found"]
         else:
@@ -529,18 +530,21 @@ class Verifier:
             )
             evidence = [f"{where}: {status.get('status', 'no status')}; nodes: {nodes or 'none'}"]
             daemons = imex_daemon_pods(self.core, domain["metadata"]["uid"])
+            waiting = [p for p in daemons if not pod_running(p)]
             evidence += [
                 f"IMEX daemon {p['metadata']['namespace']}/{p['metadata']['name']} on "
                 f"{p['spec'].get('nodeName')}: {(p.get('status') or {}).get('phase')}, not ready"
-                for p in daemons
-                if not pod_running(p)
+                for p in waiting
             ] or ([] if daemons else ["no IMEX daemon pod for the domain"])
+            if waiting:
+                first = waiting[0]["metadata"]
+                logs = f"kubectl logs -n {first['namespace']} {first['name']}"
         return Failure(
             "the IMEX daemons are not ready (ComputeDomain not Ready)",
             evidence,
-            "the IMEX daemon's log (kubectl logs -n <driver namespace> <daemon pod>); both "
-            "nodes must be in one NVLink partition (the same nvidia.com/gpu.clique label) with "
-            "Fabric state Completed (nvidia-smi -q on the node)",
+            f"the IMEX daemon's log ({logs}); both nodes must be in one NVLink partition (the "
+            "same nvidia.com/gpu.clique label) with Fabric state Completed (nvidia-smi -q on "
+            "the node)",
             stage="imex ready",
         )
 

@@ -212,6 +212,9 @@ def test_verify_proves_one_imex_domain_over_two_ultraserver_nodes(
     ]
     assert [p["metadata"]["name"] for p in fake.created] == [f"{run_name}-0", f"{run_name}-1"]
     assert f"scheduled: on {A}, {B}" in out
+    # Each pod's claim has its node's four GPUs.
+    gpus = lambda n: ", ".join(f"gpu.nvidia.com/{n}/gpu-{i}" for i in range(4))  # noqa: E731
+    assert f"claim allocated: {gpus(A)}, {gpus(B)}\n" in out
     assert f"imex ready: ComputeDomain {run_name} Ready on {A}, {B}" in out
     assert f"IMEX domain over {A}, {B} (clique c1); each pod saw IMEX channel0" in out
     assert out.endswith(
@@ -242,6 +245,12 @@ def test_an_imex_daemon_that_is_not_ready_is_named(tmp_path, capsys, ultraserver
     assert (
         f"  evidence: IMEX daemon nvidia-dra-driver-gpu/computedomain-daemon-5f0c2a1e-ip-10-0-3-8 "
         f"on {B}: Pending, not ready\n"
+    ) in out
+    assert (
+        "  fix: the IMEX daemon's log (kubectl logs -n nvidia-dra-driver-gpu "
+        "computedomain-daemon-5f0c2a1e-ip-10-0-3-8); both nodes must be in one NVLink partition "
+        "(the same nvidia.com/gpu.clique label) with Fabric state Completed (nvidia-smi -q on the "
+        "node)\n"
     ) in out
     assert [k for k, _ in fake.deleted_objects] == ["ResourceClaimTemplate", "ComputeDomain"]
 

@@ -629,6 +629,7 @@ class FakeKubernetes:
                     if request["exactly"]["deviceClassName"] == "gpu.nvidia.com"
                     else "compute-domain.nvidia.com"
                 )
+                count = request["exactly"].get("count", 1)
                 claim["status"] = {
                     "allocation": {
                         "devices": {
@@ -637,8 +638,9 @@ class FakeKubernetes:
                                     "request": request["name"],
                                     "driver": driver,
                                     "pool": node_name,
-                                    "device": f"{request['name']}-0",
+                                    "device": f"{request['name']}-{i}",
                                 }
+                                for i in range(count)
                             ]
                         }
                     },
