@@ -182,3 +182,20 @@ def test_smoke_test_manifest_prints_a_dra_pools_claim_template_and_pod(tmp_path,
         "gpu-pool: --resource: pool 'gpu' does not advertise 'nvidia.com/gpu' "
         "(it advertises: gpu.nvidia.com)\n"
     )
+
+
+def test_the_documented_dra_manifests_are_what_the_command_prints(tmp_path, capsys):
+    """docs/verify-and-doctor.md shows the claim template and pod of a DRA pool named gpu."""
+    from tests.support.docs_examples import yaml_examples
+
+    config = tmp_path / "pools.json"
+    config.write_text(json.dumps({"pools": {"gpu": DRA_POOL}}))
+    argv = ["smoke-test-manifest", "--cdk-json", str(ROOT / "cdk.json"), "--config", str(config)]
+    assert main(argv) == 0
+    printed = list(yaml.safe_load_all(capsys.readouterr().out))
+    documented = [
+        e.data()
+        for e in yaml_examples()
+        if e.page == "docs/verify-and-doctor.md" and "smoke-test-manifest" in (e.partial or "")
+    ]
+    assert documented == printed
