@@ -99,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--resource",
                 help="what the smoke pod asks one of (default: nvidia.com/gpu, or the pool's "
-                "share: nvidia.com/gpu.shared, or its MIG layout's first profile)",
+                "share: nvidia.com/gpu.shared, or its MIG layout's first profile; a DRA pool's: "
+                "the DeviceClass gpu.nvidia.com)",
             )
         if name == "smoke-test-manifest":
             continue
