@@ -390,6 +390,9 @@ class Verifier:
         response = self.core.read_namespaced_pod_log(name, self.namespace, _preload_content=False)
         return str(response.data.decode(errors="replace"))
 
+    def _ready_pool_nodes(self) -> list[str]:
+        return [n.metadata.name for n in self._pool_nodes() if node_ready(as_dict(n))[0]]
+
     def _pool_nodes(self) -> list[Any]:
         return list(self.core.list_node(label_selector=pool_selector(self.pool)).items)
 
@@ -456,11 +459,10 @@ class Verifier:
             if now - reached["scale-up"] > self.timeouts.node_join:
                 raise self._no_node_failure(run)
         elif now - run.started > self.timeouts.scale_up:
-            # A DRA pool's pod can wait on the pool's nodes from before it (a DRA pool keeps
-            # min_size >= 1): their driver is judged before the autoscaler.
-            standing = [n for n in self._pool_nodes() if node_ready(as_dict(n))[0]]
-            if self.dra and standing:
-                raise self._dra_node_failure([n.metadata.name for n in standing])
+            # A DRA pool's pod can wait on Ready nodes of the pool from before it: their driver
+            # is judged before the autoscaler.
+            if self.dra and (standing := self._ready_pool_nodes()):
+                raise self._dra_node_failure(standing)
             if self.pool.provisioner != "cluster-autoscaler":
                 raise self._no_node_claim_failure()
             verdict = autoscaler_state(self.apps, self.cluster_name)

@@ -142,8 +142,8 @@ NEW_NODE = {"events": [(2, SCALE_UP)], "nodes": [(4, node(gpus=0))]}
             id="claim-unallocated",
         ),
         pytest.param(
-            # The pool's node from before the pod (a DRA pool keeps min_size >= 1): no scale-up,
-            # and its driver publishes nothing.
+            # The pool's node from before the pod: no scale-up, and its driver publishes
+            # nothing.
             dra_scenario(standing_nodes=[node(gpus=0)], pods=[dra_plugin_pod()]),
             "devices published",
             "no ResourceSlice of gpu.nvidia.com on the node: the kubelet plugin publishes nothing",
