@@ -23,6 +23,7 @@ from gpu_pool.cli.inspect.cluster import (
 )
 from gpu_pool.cli.inspect.dra import (
     DriverReader,
+    device_class_verdicts,
     kubelet_plugin_daemon_sets,
     kubelet_plugin_rollout,
 )
@@ -51,7 +52,7 @@ def doctor_verdicts(
     the pools come from records, which do not say it) other than none, whether each GPU node
     exports them. A DRA pool's nodes (gpu_software: dra-driver) are judged by the driver's
     ResourceSlices, with no device plugin pod beside it, and the driver's kubelet-plugin
-    DaemonSet is checked instead of the device plugin's.
+    DaemonSet and DeviceClasses are checked instead of the device plugin's DaemonSet.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
     CustomObjectsApi Karpenter's objects are read with.
@@ -70,6 +71,8 @@ def doctor_verdicts(
         verdicts += _device_plugin_rollout(daemon_sets)
     if any(uses_dra(pool) for pool in pools):
         verdicts += kubelet_plugin_rollout(kubelet_plugin_daemon_sets(apps))
+        ultra = any(uses_dra(pool) and ultraserver(pool) for pool in pools)
+        verdicts += device_class_verdicts(driver.resource, compute_domains=ultra)
     verdicts += _reservation_verdicts(pools, aws)
     if metrics in EXPORTER_PODS:
         verdicts += _metrics_verdicts(core, gpu_nodes, metrics)

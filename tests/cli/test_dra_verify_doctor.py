@@ -53,9 +53,13 @@ def assembly(tmp_path, record):
     return ["--cdk-out", str(out)]
 
 
+DEVICE_CLASSES = ["gpu.nvidia.com", "compute-domain-default-channel.nvidia.com"]
+
+
 def dra_scenario(**kw):
-    """A DRA pool: the driver's kubelet plugin DaemonSet instead of the device plugin's."""
-    return Scenario(**{"daemon_sets": [dra_kubelet_plugin()], **kw})
+    """A DRA pool: the driver's kubelet plugin DaemonSet instead of the device plugin's, and
+    its DeviceClasses."""
+    return Scenario(**{"daemon_sets": [dra_kubelet_plugin()], "device_classes": DEVICE_CLASSES, **kw})
 
 
 def stage_lines(out):
@@ -189,6 +193,7 @@ def ultraserver_scenario(**kw):
         ],
         "scheduled_at": 2,
         "pod_nodes": [A, B],
+        "device_classes": DEVICE_CLASSES,
         "log": "GPU 0: NVIDIA GB200\n    Fabric\n        State : Completed\n"
         "channel0\nimex-channel: channel0\n",
     }
@@ -295,6 +300,7 @@ def test_doctor_on_a_healthy_dra_pool(tmp_path, capsys, dra_config):
     assert (
         "[  ok] DaemonSet nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin: 1/1 ready"
     ) in out
+    assert "[  ok] DeviceClass gpu.nvidia.com: installed" in out
     # No device plugin is expected where every pool is DRA.
     assert not [line for line in out if "device plugin" in line]
     assert code == 0
@@ -366,6 +372,20 @@ def test_doctor_on_a_healthy_dra_pool(tmp_path, capsys, dra_config):
             ],
             id="gpu-operator-device-plugin-beside-the-driver",
         ),
+        pytest.param(
+            dra_scenario(
+                nodes=[(0, node(gpus=0))],
+                pods=[dra_plugin_pod()],
+                resource_slices=[(0, resource_slice())],
+                device_classes=[],
+            ),
+            [
+                "[fail] DeviceClass gpu.nvidia.com: missing: no claim for it can be allocated",
+                "       fix: the driver's chart installs it with resources.gpus.enabled: "
+                "redeploy the stack",
+            ],
+            id="no-gpu-device-class",
+        ),
     ],
 )
 def test_doctor_fails_each_broken_dra_check(tmp_path, capsys, dra_config, scenario, expected):
@@ -387,3 +407,39 @@ def test_doctor_checks_an_ultraserver_nodes_imex_channels(tmp_path, capsys, ultr
         f"[fail] node {A}: Ready, but kubectl get resourceslices --field-selector "
         f"spec.nodeName={A},spec.driver=compute-domain.nvidia.com: none"
     ) in out
+    assert "[  ok] DeviceClass compute-domain-default-channel.nvidia.com: installed" in out
+
+
+def test_doctor_wants_the_channel_device_class_on_an_ultraserver_cluster(
+    tmp_path, capsys, ultraserver_record
+):
+    scenario = ultraserver_scenario(device_classes=["gpu.nvidia.com"])
+    code, _ = run(tmp_path, scenario, *assembly(tmp_path, ultraserver_record), command="doctor")
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert f"[  ok] node {A}: Ready, 4 GPU(s) in ResourceSlices of gpu.nvidia.com" in out
+    assert (
+        "[fail] DeviceClass compute-domain-default-channel.nvidia.com: missing: no claim for it "
+        "can be allocated"
+    ) in out
+    assert (
+        "       fix: the driver's chart installs it with resources.computeDomains.enabled: "
+        "redeploy the stack"
+    ) in out
+
+
+def test_the_documented_doctor_output_is_the_commands(tmp_path, capsys, dra_config):
+    """docs/verify-and-doctor.md's DRA doctor sample is this scenario's output, line for line."""
+    from tests.support.paths import ROOT
+
+    page = (ROOT / "docs" / "verify-and-doctor.md").read_text(encoding="utf-8")
+    section = page.split("## DRA pools and UltraServer pools", 1)[1].split("\n## ", 1)[0]
+    documented = section.split("$ gpu-pool doctor\n", 1)[1].split("```", 1)[0]
+    scenario = dra_scenario(
+        nodes=[(0, node(gpus=0))],
+        pods=[dra_plugin_pod(), device_plugin_pod(operator=True)],
+        resource_slices=[(0, resource_slice())],
+    )
+    code, _ = run(tmp_path, scenario, *dra_config, command="doctor")
+    assert code == 1
+    assert capsys.readouterr().out == documented

@@ -390,6 +390,8 @@ class Scenario:
     later_pods: list[tuple[int, dict]] = field(default_factory=list)
     # Whether the ComputeDomain CRD is installed (the driver's ComputeDomains feature).
     compute_domain_crd: bool = True
+    # The DeviceClasses installed (the driver's chart installs them).
+    device_classes: list[str] = field(default_factory=list)
 
 
 class FakeKubernetes:
@@ -674,6 +676,15 @@ class FakeKubernetes:
                 "kind": "ResourceSliceList",
                 "metadata": {},
                 "items": items,
+            }
+        if m := re.fullmatch(r"/apis/resource\.k8s\.io/v1/deviceclasses/([^/]+)", path):
+            if m.group(1) not in s.device_classes:
+                return 404, _NOT_FOUND
+            return 200, {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": m.group(1)},
+                "spec": {},
             }
         m = re.fullmatch(
             r"/apis/(resource\.k8s\.io/v1|resource\.nvidia\.com/v1beta1)/namespaces/([^/]+)/"

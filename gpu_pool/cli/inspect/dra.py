@@ -20,7 +20,7 @@ from gpu_pool.cli.inspect.cluster import (
     as_dict,
     pod_running,
 )
-from gpu_pool.cli.smoke_test import COMPUTE_DOMAIN_API
+from gpu_pool.cli.smoke_test import COMPUTE_DOMAIN_API, GPU_DEVICE_CLASS
 
 # The chart's label on its DaemonSets and pods, and the per-component selector label of its pods
 # (deployments/helm/nvidia-dra-driver-gpu/templates/_helpers.tpl: templateLabels and
@@ -32,6 +32,9 @@ KUBELET_PLUGIN = "kubelet-plugin"
 # cmd/compute-domain-kubelet-plugin/main.go, DriverName).
 GPU_DRIVER = "gpu.nvidia.com"
 COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+# The DeviceClass of a ComputeDomain's default IMEX channel, which the controller's channel
+# claim templates name (templates/deviceclass-compute-domain-default-channel.yaml).
+CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
 # The label the ComputeDomain controller puts on a domain's IMEX daemon DaemonSet and its pods,
 # valued with the domain's UID (cmd/compute-domain-controller/computedomain.go and
 # templates/compute-domain-daemon.tmpl.yaml).
@@ -206,6 +209,34 @@ def kubelet_plugin_rollout(daemon_sets: list[Any]) -> list[Verdict]:
                 "" if ok else f"kubectl -n {namespace} describe ds {name}",
             )
         )
+    return verdicts
+
+
+def device_class_verdicts(resource: Any, compute_domains: bool) -> list[Verdict]:
+    """The driver's DeviceClasses a pool's claims name: gpu.nvidia.com, and with
+    `compute_domains` the IMEX channel's (templates/deviceclass-*.yaml, installed by the chart
+    with its gpus and computeDomains features)."""
+    names = {GPU_DEVICE_CLASS: "gpus"}
+    if compute_domains:
+        names[CHANNEL_DEVICE_CLASS] = "computeDomains"
+    verdicts = []
+    for name, feature in names.items():
+        try:
+            resource.read_device_class(name)
+        except client.ApiException as err:
+            if err.status != 404:
+                raise
+            verdicts.append(
+                Verdict(
+                    "fail",
+                    f"DeviceClass {name}",
+                    "missing: no claim for it can be allocated",
+                    f"the driver's chart installs it with resources.{feature}.enabled: redeploy "
+                    "the stack",
+                )
+            )
+            continue
+        verdicts.append(Verdict("ok", f"DeviceClass {name}", "installed"))
     return verdicts
 
 
