@@ -338,8 +338,9 @@ def _selects(selector: str, labels: dict[str, str]) -> bool:
 
 
 def _field_terms(query: dict[str, list[str]], supported: set[str]) -> dict[str, str] | None:
-    """The equality terms of a field selector (`k=v,k2=v2`); None when one names a field the
-    API server does not support for the resource."""
+    """The equality terms of a field selector (`k=v,k2=v2`); None when one names a field
+    outside `supported` (for ResourceSlices, exactly the API server's; for pods, the one the
+    fake serves of the many it has)."""
     terms = dict(
         term.split("=", 1) for term in query.get("fieldSelector", [""])[0].split(",") if term
     )
