@@ -18,9 +18,17 @@ from gpu_pool.cli.inspect.cluster import (
     expected_gpu_resources,
     gpu_allocatable,
     node_ready,
+    pod_running,
     pool_selector,
 )
+from gpu_pool.cli.inspect.dra import (
+    DriverReader,
+    device_class_verdicts,
+    kubelet_plugin_daemon_sets,
+    kubelet_plugin_rollout,
+)
 from gpu_pool.cli.inspect.reserved import efa_verdict, reservation_verdict
+from gpu_pool.cli.smoke_test import ultraserver, uses_dra
 from gpu_pool.model.labels import INSTANCE_TYPE_LABEL
 from gpu_pool.model.versions import NVIDIA_GPU_OPERATOR
 from gpu_pool.plan.metrics import CLOUDWATCH_DCGM_EXPORTER_INSTANCE_TYPES
@@ -42,22 +50,29 @@ def doctor_verdicts(
     NodeClaim, and (with AWS) the interruption queue; for Auto Mode pools each NodePool,
     NodeClass and unfinished NodeClaim; with `metrics` (the `metrics.gpu` setting; None where
     the pools come from records, which do not say it) other than none, whether each GPU node
-    exports them.
+    exports them. A DRA pool's nodes (gpu_software: dra-driver) are judged by the driver's
+    ResourceSlices, with no device plugin pod beside it, and the driver's kubelet-plugin
+    DaemonSet and DeviceClasses are checked instead of the device plugin's DaemonSet.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
     CustomObjectsApi Karpenter's objects are read with.
     """
     verdicts = []
     daemon_sets = device_plugin_daemon_sets(apps)
+    driver = DriverReader(core)
     gpu_nodes = []
     for pool in pools:
         nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
-        verdicts += _node_verdicts(pool, nodes, daemon_sets)
+        verdicts += _node_verdicts(pool, nodes, daemon_sets, driver)
         gpu_nodes += nodes
     # Auto Mode's device plugin is part of its nodes, not a DaemonSet (EKS user guide,
-    # automode/auto-accelerated.adoc): a cluster of Auto Mode pools has none to find.
-    if daemon_sets or any(pool.provisioner != "auto-mode" for pool in pools):
+    # automode/auto-accelerated.adoc), and a DRA pool has none: without other pools, none to find.
+    if daemon_sets or any(p.provisioner != "auto-mode" and not uses_dra(p) for p in pools):
         verdicts += _device_plugin_rollout(daemon_sets)
+    if any(uses_dra(pool) for pool in pools):
+        verdicts += kubelet_plugin_rollout(kubelet_plugin_daemon_sets(apps))
+        ultra = any(uses_dra(pool) and ultraserver(pool) for pool in pools)
+        verdicts += device_class_verdicts(driver.resource, compute_domains=ultra)
     verdicts += _reservation_verdicts(pools, aws)
     if metrics in EXPORTER_PODS:
         verdicts += _metrics_verdicts(core, gpu_nodes, metrics)
@@ -102,7 +117,7 @@ def _node_pool_verdicts(custom: Any, pools: Sequence[PoolRecord]) -> list[Verdic
 
 
 def _node_verdicts(
-    pool: PoolRecord, nodes: list[dict[str, Any]], daemon_sets: list[Any]
+    pool: PoolRecord, nodes: list[dict[str, Any]], daemon_sets: list[Any], driver: DriverReader
 ) -> list[Verdict]:
     verdicts = []
     if not nodes:
@@ -116,6 +131,8 @@ def _node_verdicts(
             verdicts.append(
                 Verdict("fail", f"node {name}", f"not Ready: {problems}", "see kubelet")
             )
+        elif uses_dra(pool):
+            verdicts += driver.node_verdicts(name, compute_domains=ultraserver(pool))
         elif pool.sharing is not None and expected is not None:
             verdicts.append(_shared_node_verdict(pool.name, pool.sharing.mode, node, expected))
         elif gpus == 0 and pool.provisioner == "auto-mode":
@@ -174,7 +191,7 @@ def _metrics_verdicts(core: Any, nodes: list[dict[str, Any]], metrics: str) -> l
         for pod in core.list_namespaced_pod(namespace, label_selector=selector).items:
             pod = as_dict(pod)
             # A running pod is bound: the scheduler set its spec.nodeName.
-            if pod["metadata"]["name"].startswith(prefix) and _running(pod):
+            if pod["metadata"]["name"].startswith(prefix) and pod_running(pod):
                 exporters[pod["spec"]["nodeName"]] = f"{namespace}/{pod['metadata']['name']}"
     verdicts = []
     for node in nodes:
@@ -210,14 +227,6 @@ def _metrics_fix(node: dict[str, Any], metrics: str) -> str:
             "metrics"
         )
     return _METRICS_FIX[metrics]
-
-
-def _running(pod: dict[str, Any]) -> bool:
-    status = pod.get("status") or {}
-    ready = any(
-        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or []
-    )
-    return status.get("phase") == "Running" and ready
 
 
 def _shared_node_verdict(

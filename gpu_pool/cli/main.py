@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from gpu_pool.cli.errors import CliError
-from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_pod
+from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_objects
 from gpu_pool.cli.sources import Pools, assembly_pools, settings_pools, stack_pools
 from gpu_pool.plan.record import PoolRecord
 from gpu_pool.settings import CONTEXT_KEY, ConfigError, Fleet, read_fleet
@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
         (PLAN, "what the pools build, per cluster and pool, and their on-demand cost at max size"),
         ("verify", "launch the smoke-test pod and follow it to Succeeded"),
         ("doctor", "check the running pool without launching anything"),
-        ("smoke-test-manifest", "print the smoke-test pod manifest"),
+        ("smoke-test-manifest", "print the smoke-test manifests (pod; a DRA pool's claims too)"),
     ):
         command = sub.add_parser(name, help=help_text)
         command.add_argument("--cdk-json", default="cdk.json", help="default: ./cdk.json")
@@ -103,7 +103,8 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--resource",
                 help="what the smoke pod asks one of (default: nvidia.com/gpu, or the pool's "
-                "share: nvidia.com/gpu.shared, or its MIG layout's first profile)",
+                "share: nvidia.com/gpu.shared, or its MIG layout's first profile; a DRA pool's: "
+                "the DeviceClass gpu.nvidia.com)",
             )
         if name == "smoke-test-manifest":
             continue
@@ -347,8 +348,8 @@ def main(
             return _plan(args, pools)
         if args.command == "smoke-test-manifest":
             pool = pools.pool(args.pool)
-            pod = smoke_test_pod(pool, resource=_resource(pool, args.resource))
-            sys.stdout.write(yaml.safe_dump(pod, sort_keys=False))
+            objects = smoke_test_objects(pool, resource=_resource(pool, args.resource))
+            sys.stdout.write(yaml.safe_dump_all(objects, sort_keys=False))
             return 0
         if args.command == "doctor":
             return _doctor(args, pools, aws)

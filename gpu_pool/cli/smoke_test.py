@@ -1,26 +1,104 @@
-"""The smoke-test pod: the smallest workload that proves the pool schedules GPU pods."""
+"""The smoke test: the smallest workload that proves the pool schedules GPU pods.
+
+A device-plugin pool's is one pod asking for nvidia.com/gpu. A DRA pool's (`gpu_software:
+dra-driver`) asks through a ResourceClaimTemplate for one device of the NVIDIA DRA driver's GPU
+DeviceClass. An UltraServer pool's proves multi-node NVLink: a ComputeDomain of two nodes and
+two pods, one per node in one NVLink partition, each claiming the domain's IMEX channel and its
+node's GPUs.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from gpu_pool.model.catalog import CatalogError, lookup
 from gpu_pool.plan.node_template import EFA_RESOURCE
 from gpu_pool.plan.record import PoolRecord
 
 # CUDA base image with nvidia-smi (NVIDIA NGC, CUDA 12.9 on Ubuntu 24.04): runs on every GPU in
 # the catalog with the AMIs' 580 driver.
 SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+SMOKE_TEST_NAME = "gpu-pool-smoke-test"
+# The label of every smoke-test object, and of an UltraServer test's pods its run's name (their
+# affinity terms select each other by it).
+APP_LABEL = "app.kubernetes.io/name"
+RUN_LABEL = "gpu-pool.io/smoke-test"
+
+DRA_DRIVER = "dra-driver"
+# The DRA API the driver's chart installs its DeviceClasses with on Kubernetes 1.34 and later
+# (templates/_helpers.tpl resourceApiVersion, NVIDIA/k8s-dra-driver-gpu v25.12.0).
+RESOURCE_API = "resource.k8s.io/v1"
+# The driver's DeviceClass of whole GPUs (templates/deviceclass-gpu.yaml at v25.12.0).
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+# ComputeDomains: the served version of the driver's CRD (crds/resource.nvidia.com_computedomains
+# .yaml at v25.12.0).
+COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
+# Nodes of one NVLink partition share this label's value (the driver's ComputeDomain docs and
+# demo/specs/imex/README.sh at v25.12.0); pods of one domain must share it to reach each other.
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+# Where the driver puts a pod's IMEX channels (demo/specs/imex/channel-injection.yaml).
+IMEX_CHANNELS = "/dev/nvidia-caps-imex-channels"
+# Two nodes: the fewest that prove an IMEX domain crosses nodes.
+COMPUTE_DOMAIN_NODES = 2
+# Each UltraServer pod prints its GPUs, its GPUs' NVLink fabric (State Completed, Status Success,
+# and the ClusterUUID and CliqueId both pods share), and its IMEX channels; it fails without a
+# fabric section or without channel0, the channel a ComputeDomain hands its pods.
+IMEX_CHECK = (
+    "set -e; nvidia-smi -L; nvidia-smi -q | grep -i -A 4 '^ *fabric'; "
+    f"ls {IMEX_CHANNELS}; test -e {IMEX_CHANNELS}/channel0; echo imex-channel: channel0"
+)
+
+
+def uses_dra(pool: PoolRecord) -> bool:
+    """Whether the pool's GPUs are the NVIDIA DRA driver's (claimed, not counted)."""
+    return pool.gpu_software == DRA_DRIVER
+
+
+def ultraserver(pool: PoolRecord) -> bool:
+    """Whether the pool runs an UltraServer type, whose NVLink domain spans nodes. A type this
+    command's catalog does not know (a record of a newer library) is not taken for one."""
+    names = [t for group in pool.node_groups for t in group.instance_types]
+    names += list(pool.instance_types or ())
+    for name in names:
+        try:
+            if lookup(name).family.ultraserver:
+                return True
+        except CatalogError:
+            continue
+    return False
 
 
 def smoke_resources(pool: PoolRecord) -> list[str]:
     """The GPU resources a smoke pod may ask of the pool: nvidia.com/gpu, or what its sharing
-    advertises (a share, or a MIG profile of its layout); the first is the default."""
+    advertises (a share, or a MIG profile of its layout), or on a DRA pool the driver's GPU
+    DeviceClass; the first is the default."""
+    if uses_dra(pool):
+        return [GPU_DEVICE_CLASS]
     return pool.sharing.workload_resources if pool.sharing is not None else [pool.gpu_resource]
+
+
+def smoke_test_objects(
+    pool: PoolRecord, name: str = SMOKE_TEST_NAME, resource: str | None = None
+) -> list[dict[str, Any]]:
+    """Every object of the pool's smoke test, in the order they are created: the pod; on a DRA
+    pool its ResourceClaimTemplate first; on an UltraServer pool the ComputeDomain, the GPU
+    claim template and the two pods."""
+    if not uses_dra(pool):
+        return [smoke_test_pod(pool, name, resource=resource)]
+    if not ultraserver(pool):
+        return [gpu_claim_template(f"{name}-gpu", 1), dra_pod(pool, name, {"gpu": f"{name}-gpu"})]
+    claims = {"gpus": f"{name}-gpus", "imex-channel": f"{name}-channel"}
+    return [
+        compute_domain(name, claims["imex-channel"]),
+        gpu_claim_template(claims["gpus"], max(pool.gpus_per_node, 1)),
+        *(imex_pod(pool, f"{name}-{index}", name, claims) for index in (0, 1)),
+    ]
 
 
 def smoke_test_pod(
     pool: PoolRecord,
-    name: str = "gpu-pool-smoke-test",
+    name: str = SMOKE_TEST_NAME,
     gpus: int = 1,
     resource: str | None = None,
 ) -> dict[str, Any]:
@@ -28,26 +106,115 @@ def smoke_test_pod(
     `smoke_resources`), and on an EFA pool one EFA interface (which proves the EFA device plugin
     serves the node), selects the pool's nodes and tolerates its taints."""
     limits = {resource or smoke_resources(pool)[0]: str(gpus)}
+    return _pod(pool, name, {"name": "nvidia-smi", "command": ["nvidia-smi"]}, limits)
+
+
+def gpu_claim_template(name: str, gpus: int) -> dict[str, Any]:
+    """A ResourceClaimTemplate for `gpus` whole GPUs of the driver's DeviceClass."""
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "labels": {APP_LABEL: SMOKE_TEST_NAME}},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": GPU_DEVICE_CLASS,
+                                "allocationMode": "ExactCount",
+                                "count": gpus,
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }
+
+
+def dra_pod(pool: PoolRecord, name: str, claims: dict[str, str]) -> dict[str, Any]:
+    """The smoke pod of a DRA pool: nvidia-smi with the claims of `claims` (pod claim name ->
+    its ResourceClaimTemplate), the EFA interface as `smoke_test_pod`'s."""
+    return _pod(pool, name, {"name": "nvidia-smi", "command": ["nvidia-smi"]}, {}, claims=claims)
+
+
+def compute_domain(name: str, channel_template: str) -> dict[str, Any]:
+    """A ComputeDomain of two nodes whose controller writes the channel ResourceClaimTemplate
+    `channel_template`; numNodes makes its status Ready once both nodes' IMEX daemons are
+    (the CRD's description of numNodes, v25.12.0)."""
+    return {
+        "apiVersion": COMPUTE_DOMAIN_API,
+        "kind": "ComputeDomain",
+        "metadata": {"name": name, "labels": {APP_LABEL: SMOKE_TEST_NAME}},
+        "spec": {
+            "numNodes": COMPUTE_DOMAIN_NODES,
+            "channel": {"resourceClaimTemplate": {"name": channel_template}},
+        },
+    }
+
+
+def imex_pod(pool: PoolRecord, name: str, run: str, claims: dict[str, str]) -> dict[str, Any]:
+    """One of an UltraServer test's two pods: on its own node (anti-affinity on the hostname),
+    in its partner's NVLink partition (affinity on the clique label), with the channel and GPU
+    claims of `claims`, running `IMEX_CHECK`."""
+    container = {"name": "imex-check", "command": ["bash", "-c", IMEX_CHECK]}
+    pod = _pod(pool, name, container, {}, claims=claims)
+    pod["metadata"]["labels"][RUN_LABEL] = run
+    peers = {"labelSelector": {"matchLabels": {RUN_LABEL: run}}}
+    pod["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {**peers, "topologyKey": HOSTNAME_LABEL}
+            ]
+        },
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {**peers, "topologyKey": CLIQUE_LABEL}
+            ]
+        },
+    }
+    return pod
+
+
+def _pod(
+    pool: PoolRecord,
+    name: str,
+    container: dict[str, Any],
+    limits: dict[str, str],
+    claims: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A pod of the smoke test on the pool's nodes: `container` with the test image, `limits`
+    (and one EFA interface on an EFA pool), and the DRA `claims` (pod claim name -> template)."""
+    resources: dict[str, Any] = {}
     if pool.efa_interfaces:
-        limits[EFA_RESOURCE] = "1"
+        limits = {**limits, EFA_RESOURCE: "1"}
+    if limits:
+        resources["limits"] = limits
+    if claims:
+        resources["claims"] = [{"name": claim} for claim in claims]
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "nodeSelector": dict(pool.node_selector),
+        "tolerations": [dict(t) for t in pool.tolerations],
+        "containers": [
+            {
+                "name": container["name"],
+                "image": SMOKE_TEST_IMAGE,
+                "command": container["command"],
+                "resources": resources,
+            }
+        ],
+    }
+    if claims:
+        spec["resourceClaims"] = [
+            {"name": claim, "resourceClaimTemplateName": template}
+            for claim, template in claims.items()
+        ]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "labels": {"app.kubernetes.io/name": "gpu-pool-smoke-test"},
-        },
-        "spec": {
-            "restartPolicy": "Never",
-            "nodeSelector": dict(pool.node_selector),
-            "tolerations": [dict(t) for t in pool.tolerations],
-            "containers": [
-                {
-                    "name": "nvidia-smi",
-                    "image": SMOKE_TEST_IMAGE,
-                    "command": ["nvidia-smi"],
-                    "resources": {"limits": limits},
-                }
-            ],
-        },
+        "metadata": {"name": name, "labels": {APP_LABEL: SMOKE_TEST_NAME}},
+        "spec": spec,
     }

@@ -6,6 +6,12 @@ pool's NodePool) -> node joined -> node Ready -> allocatable nvidia.com/gpu (or 
 share) > 0 -> pod scheduled -> pod succeeded, then the pod's nvidia-smi output. A stage that
 stalls past its timeout is classified with its evidence and the fix. The pod is deleted however
 the run ends.
+
+A DRA pool's pod claims its GPU through a ResourceClaimTemplate (created first, deleted after),
+and after node Ready the stages are the driver's (`DRA_STAGES`): its kubelet plugin running on
+the node, the node's GPUs published as ResourceSlices, the pod's ResourceClaim allocated; an
+UltraServer pool's two pods then wait for the ComputeDomain's IMEX daemons ("imex ready"), and
+pass only when the domain lists both of their nodes Ready and each pod saw its IMEX channel.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
+from kubernetes.client import ApiException
+
 from gpu_pool.cli.inspect import karpenter as karpenter
 from gpu_pool.cli.inspect.cluster import (
     allocatable,
@@ -24,13 +32,41 @@ from gpu_pool.cli.inspect.cluster import (
     device_plugin_daemon_sets,
     device_plugin_reaches,
     node_ready,
+    pod_running,
     pool_selector,
 )
+from gpu_pool.cli.inspect.dra import (
+    GPU_DRIVER,
+    compute_domain_state,
+    imex_daemon_pods,
+    kubelet_plugin_pods,
+    node_devices,
+    resource_api,
+)
 from gpu_pool.cli.inspect.reserved import reservation_verdict
-from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_pod
+from gpu_pool.cli.smoke_test import (
+    COMPUTE_DOMAIN_API,
+    smoke_resources,
+    smoke_test_objects,
+    ultraserver,
+    uses_dra,
+)
 from gpu_pool.plan.record import PoolRecord
 
 STAGES = ("pending", "scale-up", "node joined", "node ready", "gpu allocatable", "scheduled")
+DRA_STAGES = (
+    "pending",
+    "scale-up",
+    "node joined",
+    "node ready",
+    "driver running",
+    "devices published",
+    "claim allocated",
+    "scheduled",
+)
+IMEX_STAGES = (*DRA_STAGES, "imex ready")
+# What an UltraServer pod prints once it saw its IMEX channel (smoke_test.IMEX_CHECK).
+IMEX_CHANNEL_SEEN = "imex-channel: channel0"
 
 
 @dataclass(frozen=True)
@@ -69,6 +105,9 @@ class Failure(Exception):
     cause: str
     evidence: list[str]
     fix: str
+    # The stage it stalled before, where the order of stages reached does not say it (the
+    # driver's stages on a node that was there before the pod).
+    stage: str = ""
 
 
 @dataclass
@@ -85,6 +124,8 @@ class Run:
     scale_up_message: str = ""
     # Karpenter pools: the NodeClaim made for the pod.
     node_claim: dict[str, Any] | None = None
+    # UltraServer pools: the ComputeDomain's nodes seen Ready, by name (status.nodes entries).
+    imex_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class Verifier:
@@ -115,44 +156,120 @@ class Verifier:
         self.out = out or sys.stdout
         self.autoscaling, self.ec2 = autoscaling, ec2
         self.clock = clock or SystemClock()
-        self.pod_name = f"gpu-pool-smoke-test-{secrets.token_hex(3)}"
         self.resource = resource or smoke_resources(pool)[0]
+        self.dra, self.imex = uses_dra(pool), uses_dra(pool) and ultraserver(pool)
+        self.stages = IMEX_STAGES if self.imex else DRA_STAGES if self.dra else STAGES
+        self.run_name = f"gpu-pool-smoke-test-{secrets.token_hex(3)}"
+        self.objects = smoke_test_objects(pool, self.run_name, resource=self.resource)
+        self.pod_names = [o["metadata"]["name"] for o in self.objects if o["kind"] == "Pod"]
+        # The pod whose events tell the scale-up (the first: an UltraServer test's two pods
+        # are scheduled together).
+        self.pod_name = self.pod_names[0]
+        # resource.k8s.io/v1: a DRA pool's claim template, its claims and ResourceSlices.
+        self.dra_api = resource_api(core)
 
     def run(self) -> int:
-        """0 when the pod ran nvidia-smi to success; 1 with a classified failure otherwise."""
+        """0 when the pod ran nvidia-smi to success (an UltraServer pool's two pods each saw
+        the IMEX channel of one domain over both nodes); 1 with a classified failure otherwise."""
         known_nodes = {n.metadata.name for n in self._pool_nodes()}
         known_claims = {c["metadata"]["name"] for c in self._node_claims()}
-        pod = smoke_test_pod(self.pool, self.pod_name, resource=self.resource)
-        self.core.create_namespaced_pod(self.namespace, pod)
         run = Run(started=self.clock.now(), known_nodes=known_nodes, known_claims=known_claims)
-        self._say(run, f"submitted pod {self.namespace}/{self.pod_name} ({self.resource}: 1)")
+        created: list[dict[str, Any]] = []
         try:
+            for obj in self.objects:
+                self._create(obj)
+                created.append(obj)
+            self._say(run, self._submitted())
             self._follow(run)
-            self._say(run, "pod succeeded; nvidia-smi output:")
-            self.out.write(self._pod_log())
+            logs = {name: self._pod_log(name) for name in self.pod_names}
+            for name, log in logs.items():
+                self._say(
+                    run,
+                    f"pod {name} succeeded; its output:"
+                    if self.imex
+                    else "pod succeeded; nvidia-smi output:",
+                )
+                self.out.write(log)
+            if self.imex:
+                self._check_imex_domain(run, logs)
             self.out.write("\nverify: OK\n")
             return 0
         except Failure as failure:
             self._report(run, failure)
             return 1
         finally:
-            self.core.delete_namespaced_pod(self.pod_name, self.namespace, grace_period_seconds=0)
-            self.out.write(f"deleted pod {self.namespace}/{self.pod_name}\n")
+            for obj in reversed(created):
+                self._delete(obj)
+
+    # -- the smoke test's objects --------------------------------------------------------------
+
+    def _create(self, obj: dict[str, Any]) -> None:
+        kind, name = obj["kind"], obj["metadata"]["name"]
+        try:
+            if kind == "Pod":
+                self.core.create_namespaced_pod(self.namespace, obj)
+            elif kind == "ResourceClaimTemplate":
+                self.dra_api.create_namespaced_resource_claim_template(self.namespace, obj)
+            else:
+                group, version = COMPUTE_DOMAIN_API.split("/")
+                self.custom.create_namespaced_custom_object(
+                    group, version, self.namespace, "computedomains", obj
+                )
+        except ApiException as err:
+            if err.status != 404:
+                raise
+            raise Failure(
+                f"the API server does not serve {obj['apiVersion']} {kind}",
+                [f"creating {kind} {self.namespace}/{name}: 404 {err.reason}"],
+                "ResourceClaimTemplate: Kubernetes 1.34 or later serves resource.k8s.io/v1; "
+                "ComputeDomain: the DRA driver's CRD, installed with its ComputeDomains feature "
+                "(an UltraServer pool turns it on): redeploy the stack",
+                stage="submitted",
+            ) from None
+
+    def _delete(self, obj: dict[str, Any]) -> None:
+        kind, name = obj["kind"], obj["metadata"]["name"]
+        if kind == "Pod":
+            self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
+        elif kind == "ResourceClaimTemplate":
+            self.dra_api.delete_namespaced_resource_claim_template(name, self.namespace)
+        else:
+            group, version = COMPUTE_DOMAIN_API.split("/")
+            self.custom.delete_namespaced_custom_object(
+                group, version, self.namespace, "computedomains", name
+            )
+        self.out.write(f"deleted {kind if kind != 'Pod' else 'pod'} {self.namespace}/{name}\n")
+
+    def _submitted(self) -> str:
+        where = f"{self.namespace}/{self.pod_name}"
+        if self.imex:
+            return (
+                f"submitted ComputeDomain {self.namespace}/{self.run_name} (2 nodes) and pods "
+                f"{', '.join(self.pod_names)}, each claiming its IMEX channel and its node's GPUs"
+            )
+        if self.dra:
+            return f"submitted pod {where} (ResourceClaim of {self.resource}: 1)"
+        return f"submitted pod {where} ({self.resource}: 1)"
 
     # -- following the pod -------------------------------------------------------------------
 
     def _follow(self, run: Run) -> None:
         while True:
-            pod = self.core.read_namespaced_pod(self.pod_name, self.namespace)
-            phase = pod.status.phase
-            if phase == "Succeeded":
+            pods = [self.core.read_namespaced_pod(n, self.namespace) for n in self.pod_names]
+            phases = [pod.status.phase for pod in pods]
+            if all(phase == "Succeeded" for phase in phases):
                 return
-            if phase == "Failed":
-                log = self._pod_log()
+            if "Failed" in phases:
+                name = self.pod_names[phases.index("Failed")]
+                log = self._pod_log(name)
                 raise Failure(
-                    "the pod ran but failed",
+                    "the pod ran but failed" if not self.imex else f"pod {name} ran but failed",
                     [f"container log: {log.strip()[-500:]}"],
-                    "nvidia-smi failed on the node: check the driver with "
+                    "its IMEX check found no NVLink fabric or no IMEX channel: the node's "
+                    "Fabric state (nvidia-smi -q) must be Completed, and the ComputeDomain's "
+                    "channel claim prepared (kubectl describe pod)"
+                    if self.imex
+                    else "nvidia-smi failed on the node: check the driver with "
                     "`kubectl debug node/<node>` and the AMI type",
                 )
             self._mark(run, "pending")
@@ -160,8 +277,13 @@ class Verifier:
                 self._watch_events(run)
             else:
                 self._watch_node_claims(run)
-            if pod.spec.node_name:
-                self._mark(run, "scheduled", f"on {pod.spec.node_name}")
+            nodes = [pod.spec.node_name for pod in pods]
+            if self.dra:
+                self._watch_resource_claims(run, pods)
+            if all(nodes):
+                self._mark(run, "scheduled", f"on {', '.join(nodes)}")
+                if self.imex:
+                    self._watch_compute_domain(run)
             else:
                 self._watch_nodes(run)
             self._check_stall(run)
@@ -207,17 +329,69 @@ class Verifier:
             self._mark(run, "node joined", node["metadata"]["name"])
             if node_ready(node)[0]:
                 self._mark(run, "node ready", node["metadata"]["name"])
+                if self.dra:
+                    self._watch_driver(run, node["metadata"]["name"])
+                    continue
                 count = allocatable(node, self.resource)
                 if count > 0:
                     self._mark(run, "gpu allocatable", f"{self.resource}: {count}")
 
-    def _pod_log(self) -> str:
+    def _watch_driver(self, run: Run, node: str) -> None:
+        """A new DRA node: its kubelet plugin running, then its GPUs published."""
+        stall, gpus = node_devices(
+            self.dra_api, node, kubelet_plugin_pods(self.core), compute_domains=self.imex
+        )
+        if stall is None or stall.stage == "devices published":
+            self._mark(run, "driver running", f"kubelet plugin on {node}")
+        if stall is None:
+            self._mark(run, "devices published", f"{gpus} GPU(s) of {GPU_DRIVER} on {node}")
+
+    def _watch_resource_claims(self, run: Run, pods: list[Any]) -> None:
+        """Each pod's ResourceClaims, as the claim controller generated them from the
+        templates: "claim allocated" once every one has an allocation."""
+        claims = self._resource_claims(pods)
+        if claims and all((c.get("status") or {}).get("allocation") for c in claims.values()):
+            devices = [
+                f"{r['driver']}/{r['pool']}/{r['device']}"
+                for c in claims.values()
+                for r in c["status"]["allocation"]["devices"].get("results") or []
+                if r["driver"] == GPU_DRIVER
+            ]
+            self._mark(run, "claim allocated", ", ".join(devices))
+
+    def _resource_claims(self, pods: list[Any]) -> dict[str, dict[str, Any]]:
+        """The pods' generated ResourceClaims by name; a pod whose claim is not generated yet
+        has none here, and the result is then empty (nothing to judge)."""
+        found = {}
+        for pod in pods:
+            statuses = pod.status.resource_claim_statuses or []
+            if len(statuses) < len(pod.spec.resource_claims or []):
+                return {}
+            for status in statuses:
+                claim = self.dra_api.read_namespaced_resource_claim(
+                    status.resource_claim_name, self.namespace
+                )
+                found[status.resource_claim_name] = as_dict(claim)
+        return found
+
+    def _watch_compute_domain(self, run: Run) -> None:
+        domain = compute_domain_state(self.custom, self.namespace, self.run_name)
+        status = (domain or {}).get("status") or {}
+        run.imex_nodes |= {
+            n["name"]: n for n in status.get("nodes") or [] if n.get("status") == "Ready"
+        }
+        if status.get("status") == "Ready":
+            nodes = ", ".join(sorted(run.imex_nodes))
+            self._mark(run, "imex ready", f"ComputeDomain {self.run_name} Ready on {nodes}")
+
+    def _pod_log(self, name: str) -> str:
         # The client does not decode text responses (a log comes back as "b'...'"), so read
         # the raw body.
-        response = self.core.read_namespaced_pod_log(
-            self.pod_name, self.namespace, _preload_content=False
-        )
+        response = self.core.read_namespaced_pod_log(name, self.namespace, _preload_content=False)
         return str(response.data.decode(errors="replace"))
+
+    def _ready_pool_nodes(self) -> list[str]:
+        return [n.metadata.name for n in self._pool_nodes() if node_ready(as_dict(n))[0]]
 
     def _pool_nodes(self) -> list[Any]:
         return list(self.core.list_node(label_selector=pool_selector(self.pool)).items)
@@ -229,11 +403,27 @@ class Verifier:
         reached = run.reached
         if "scheduled" in reached:
             if now - reached["scheduled"] > self.timeouts.run:
+                if self.imex and "imex ready" not in reached:
+                    raise self._imex_failure()
                 raise Failure(
                     "the pod was scheduled but did not finish",
                     self._pod_event_lines(),
                     "usually a slow image pull: raise --run-timeout, or check the events",
                 )
+        elif "claim allocated" in reached:
+            if now - reached["claim allocated"] > self.timeouts.run:
+                raise Failure(
+                    "the claim is allocated but the pod was not bound to the node",
+                    self._pod_event_lines(),
+                    "kubectl describe pod: the scheduler's binding (a device's binding "
+                    "conditions) or another of the pod's requirements",
+                )
+        elif "devices published" in reached:
+            if now - reached["devices published"] > self.timeouts.gpu:
+                raise self._unallocated_failure()
+        elif self.dra and run.node is not None and "node ready" in reached:
+            if now - reached["node ready"] > self.timeouts.gpu:
+                raise self._dra_node_failure([run.node["metadata"]["name"]])
         elif "gpu allocatable" in reached:
             if now - reached["gpu allocatable"] > self.timeouts.run:
                 raise Failure(
@@ -269,6 +459,10 @@ class Verifier:
             if now - reached["scale-up"] > self.timeouts.node_join:
                 raise self._no_node_failure(run)
         elif now - run.started > self.timeouts.scale_up:
+            # A DRA pool's pod can wait on Ready nodes of the pool from before it: their driver
+            # is judged before the autoscaler.
+            if self.dra and (standing := self._ready_pool_nodes()):
+                raise self._dra_node_failure(standing)
             if self.pool.provisioner != "cluster-autoscaler":
                 raise self._no_node_claim_failure()
             verdict = autoscaler_state(self.apps, self.cluster_name)
@@ -284,6 +478,107 @@ class Verifier:
                 or f"read its log: kubectl -n kube-system logs deploy/cluster-autoscaler | "
                 f"grep {self.pod_name}",
             )
+
+    def _dra_node_failure(self, nodes: list[str]) -> Failure:
+        """The first step of the DRA driver missing on one of the Ready `nodes`; with every
+        node's GPUs published, the claim the scheduler could not allocate."""
+        plugin_pods = kubelet_plugin_pods(self.core)
+        for node in nodes:
+            stall, _ = node_devices(self.dra_api, node, plugin_pods, compute_domains=self.imex)
+            if stall is not None:
+                return Failure(stall.cause, [stall.evidence], stall.fix, stage=stall.stage)
+        return self._unallocated_failure()
+
+    def _unallocated_failure(self) -> Failure:
+        """The pod's ResourceClaim has no allocation: the scheduler found no device for it
+        (its events say why), or the claim controller has not generated it."""
+        pods = [self.core.read_namespaced_pod(n, self.namespace) for n in self.pod_names]
+        claims = self._resource_claims(pods)
+        if claims:
+            evidence = [
+                f"ResourceClaim {self.namespace}/{name}: no status.allocation"
+                for name, claim in claims.items()
+                if not (claim.get("status") or {}).get("allocation")
+            ]
+        else:
+            evidence = [
+                "no ResourceClaim generated from the pod's template yet (its "
+                "status.resourceClaimStatuses): kube-controller-manager's resourceclaim "
+                "controller, or a template that does not exist"
+            ]
+        return Failure(
+            "the claim is unallocated: the scheduler found no device for it",
+            evidence + self._pod_event_lines(),
+            f"every {self.resource} device the nodes publish may be claimed already (kubectl get "
+            f"resourceclaims -A), or the DeviceClass missing (kubectl get deviceclass "
+            f"{self.resource}: the driver's GPU feature); the events above give the scheduler's "
+            "reason",
+            stage="claim allocated",
+        )
+
+    def _imex_failure(self) -> Failure:
+        """The pods are bound but wait for their IMEX channel: the ComputeDomain's IMEX daemons
+        are not ready (its status, and each daemon pod that is not)."""
+        domain = compute_domain_state(self.custom, self.namespace, self.run_name)
+        where = f"ComputeDomain {self.namespace}/{self.run_name}"
+        logs = "kubectl logs -n <driver namespace> <IMEX daemon pod>"
+        if domain is None:
+            evidence = [f"{where}: not found"]
+        else:
+            status = domain.get("status") or {}
+            nodes = ", ".join(
+                f"{n['name']} {n.get('status', 'NotReady')} (clique {n['cliqueID']})"
+                for n in status.get("nodes") or []
+            )
+            evidence = [f"{where}: {status.get('status', 'no status')}; nodes: {nodes or 'none'}"]
+            daemons = imex_daemon_pods(self.core, domain["metadata"]["uid"])
+            waiting = [p for p in daemons if not pod_running(p)]
+            evidence += [
+                f"IMEX daemon {p['metadata']['namespace']}/{p['metadata']['name']} on "
+                f"{p['spec'].get('nodeName')}: {(p.get('status') or {}).get('phase')}, not ready"
+                for p in waiting
+            ] or ([] if daemons else ["no IMEX daemon pod for the domain"])
+            if waiting:
+                first = waiting[0]["metadata"]
+                logs = f"kubectl logs -n {first['namespace']} {first['name']}"
+        return Failure(
+            "the IMEX daemons are not ready (ComputeDomain not Ready)",
+            evidence,
+            f"the IMEX daemon's log ({logs}); both nodes must be in one NVLink partition (the "
+            "same nvidia.com/gpu.clique label) with Fabric state Completed (nvidia-smi -q on "
+            "the node)",
+            stage="imex ready",
+        )
+
+    def _check_imex_domain(self, run: Run, logs: dict[str, str]) -> None:
+        """After both pods succeeded: one IMEX domain over both of their nodes, each Ready
+        and in one clique (as seen while the pods ran, or now), and each pod saw channel0."""
+        self._watch_compute_domain(run)
+        pods = [self.core.read_namespaced_pod(n, self.namespace) for n in self.pod_names]
+        nodes = [pod.spec.node_name for pod in pods]
+        seen = run.imex_nodes
+        problems = [f"node {n}: not Ready in the ComputeDomain" for n in nodes if n not in seen]
+        cliques = {seen[n]["cliqueID"] for n in nodes if n in seen}
+        if len(cliques) > 1:
+            problems.append(f"the nodes are in different cliques: {', '.join(sorted(cliques))}")
+        problems += [
+            f"pod {name}: no '{IMEX_CHANNEL_SEEN}' in its output"
+            for name, log in logs.items()
+            if IMEX_CHANNEL_SEEN not in log
+        ]
+        if problems:
+            raise Failure(
+                "the pods ran, but not in one IMEX domain over both nodes",
+                problems,
+                "kubectl get computedomain -o yaml (status.nodes) and the pods' Fabric lines: "
+                "both nodes need the same ClusterUUID and CliqueId",
+                stage="imex ready",
+            )
+        self._say(
+            run,
+            f"IMEX domain over {', '.join(nodes)} (clique {cliques.pop()}); each pod saw "
+            "IMEX channel0",
+        )
 
     def _no_node_claim_failure(self) -> Failure:
         """Karpenter made no NodeClaim: its controller is down, or no type of the NodePool
@@ -392,7 +687,9 @@ class Verifier:
         self.out.flush()
 
     def _report(self, run: Run, failure: Failure) -> None:
-        waiting = next((s for s in STAGES if s not in run.reached), "pod succeeded")
+        waiting = failure.stage or next(
+            (s for s in self.stages if s not in run.reached), "pod succeeded"
+        )
         self.out.write(f"verify: FAILED while waiting for '{waiting}': {failure.cause}\n")
         for line in failure.evidence:
             self.out.write(f"  evidence: {line}\n")

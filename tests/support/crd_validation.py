@@ -11,6 +11,7 @@ rule is silently left out.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from functools import cache
 from typing import Any
@@ -29,6 +30,12 @@ CRD_FILES = {
     # EKS Auto Mode's NodePool is karpenter.sh/v1 too; its NodeClass schema is written from the
     # EKS user guide (the file says where).
     "NodeClass": FIXTURES / "eks-auto-mode" / "eks.amazonaws.com_nodeclasses.yaml",
+    # The NVIDIA DRA driver's, from its vendored chart at the pinned version (charts/README.md).
+    "ComputeDomain": FIXTURES
+    / "charts"
+    / "nvidia-dra-driver-gpu-25.12.0"
+    / "crds"
+    / "resource.nvidia.com_computedomains.yaml",
 }
 
 
@@ -114,3 +121,36 @@ def _holds(rule: str, value: Any) -> bool:
     if not isinstance(result, celtypes.BoolType):
         raise AssertionError(f"CEL rule {rule!r} gave {result!r}, not a boolean")
     return bool(result)
+
+
+def core_model_problems(manifest: dict[str, Any], model: str) -> list[str]:
+    """What the official Kubernetes client's model `model` (generated from the Kubernetes
+    OpenAPI of its release) makes of a built-in object: it refuses a missing required field or
+    a value outside an enum, and drops a field the API does not have, so the object must come
+    back unchanged."""
+    from kubernetes import client
+
+    class _Response:
+        data = json.dumps(manifest)
+
+    api = client.ApiClient()
+    try:
+        parsed = api.deserialize(_Response(), model)
+    except (ValueError, TypeError) as err:
+        return [f"{model}: {err}"]
+    again = api.sanitize_for_serialization(parsed)
+    return [] if again == manifest else [f"{model}: {_first_difference(manifest, again, '')}"]
+
+
+def _first_difference(sent: Any, kept: Any, path: str) -> str:
+    if isinstance(sent, dict) and isinstance(kept, dict):
+        for key in sent:
+            if key not in kept:
+                return f"{path}.{key}: not a field of the API".lstrip(".")
+            if sent[key] != kept[key]:
+                return _first_difference(sent[key], kept[key], f"{path}.{key}")
+    if isinstance(sent, list) and isinstance(kept, list) and len(sent) == len(kept):
+        for index, (a, b) in enumerate(zip(sent, kept)):
+            if a != b:
+                return _first_difference(a, b, f"{path}[{index}]")
+    return f"{path}: {sent!r} came back as {kept!r}".lstrip(".")

@@ -2,8 +2,23 @@
 
 Responses are shaped like the real API's (kind, apiVersion, metadata, spec, status), so the
 official client deserializes them as it would a cluster's. A scenario is a timeline keyed by
-`tick`, the number of times the smoke-test pod has been read: at each tick it says what the
-pod, its events, the pool's nodes, the device plugin and the autoscaler look like.
+`tick`, the number of times the (first) smoke-test pod has been read: at each tick it says what
+the pod, its events, the pool's nodes, the device plugin and the autoscaler look like.
+
+resource.k8s.io/v1 and the NVIDIA DRA driver are served as the real control plane behaves:
+- A pod's `resourceClaims` entry naming a ResourceClaimTemplate gets a ResourceClaim generated
+  by kube-controller-manager's resourceclaim controller, named `<pod>-<claim>-<5 random>` and
+  owned by the pod, recorded in the pod's `status.resourceClaimStatuses`; no claim while the
+  template does not exist (kubernetes/kubernetes pkg/controller/resourceclaim/controller.go,
+  handleClaim). The claim's `status.allocation` is the scheduler's, set when the scenario says
+  (by default when the pod is scheduled: the scheduler allocates and binds in one cycle).
+- ResourceSlices are listed with the field selectors the API server supports for them
+  (`metadata.name`, `spec.nodeName`, `spec.driver`: pkg/apis/resource/v1/conversion.go); any
+  other field is a 400, as there.
+- A ComputeDomain's controller creates its channel ResourceClaimTemplate in the domain's
+  namespace under `spec.channel.resourceClaimTemplate.name`
+  (NVIDIA/k8s-dra-driver-gpu v25.12.0 cmd/compute-domain-controller/resourceclaimtemplate.go);
+  its status is the scenario's.
 """
 
 from __future__ import annotations
@@ -189,6 +204,118 @@ def node_claim(name="gpu-pool-gpu-x7k2p", pool="gpu", *conditions, instance_type
     }
 
 
+DRA_NAMESPACE = "nvidia-dra-driver-gpu"
+
+
+def dra_kubelet_plugin(desired=1, ready=1, namespace=DRA_NAMESPACE) -> dict:
+    """The DRA driver chart's kubelet-plugin DaemonSet (templates/kubeletplugin.yaml, v25.12.0):
+    the chart's standard labels, its pods selected by the component label."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": "nvidia-dra-driver-gpu-kubelet-plugin",
+            "namespace": namespace,
+            "labels": {
+                "app.kubernetes.io/name": "nvidia-dra-driver-gpu",
+                "app.kubernetes.io/instance": "nvidia-dra-driver-gpu",
+            },
+        },
+        "spec": {
+            "selector": {"matchLabels": {"nvidia-dra-driver-gpu-component": "kubelet-plugin"}},
+            "template": {"spec": {"containers": [{"name": "gpus"}]}},
+        },
+        "status": {
+            "currentNumberScheduled": desired,
+            "desiredNumberScheduled": desired,
+            "numberMisscheduled": 0,
+            "numberReady": ready,
+        },
+    }
+
+
+def pod_on(node_name, namespace, name, labels, running=True) -> dict:
+    """A pod bound to `node_name`: Running and Ready, or Pending (ContainerCreating)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"nodeName": node_name, "containers": [{"name": "c"}]},
+        "status": {
+            "phase": "Running" if running else "Pending",
+            "conditions": [{"type": "Ready", "status": "True" if running else "False"}],
+        },
+    }
+
+
+def dra_plugin_pod(node_name="ip-10-0-1-5.ec2.internal", running=True) -> dict:
+    return pod_on(
+        node_name,
+        DRA_NAMESPACE,
+        f"nvidia-dra-driver-gpu-kubelet-plugin-{node_name.split('.')[0]}",
+        {
+            "app.kubernetes.io/name": "nvidia-dra-driver-gpu",
+            "nvidia-dra-driver-gpu-component": "kubelet-plugin",
+        },
+        running,
+    )
+
+
+def device_plugin_pod(node_name="ip-10-0-1-5.ec2.internal", operator=False) -> dict:
+    """gpu-pool's device plugin pod, or the GPU Operator's (its DaemonSet's label)."""
+    if operator:
+        return pod_on(
+            node_name,
+            "gpu-operator",
+            "nvidia-device-plugin-daemonset-x2k9q",
+            {"app": "nvidia-device-plugin-daemonset"},
+        )
+    return pod_on(
+        node_name,
+        "kube-system",
+        "nvidia-device-plugin-gpu-7fz2d",
+        {"app.kubernetes.io/name": "nvidia-device-plugin"},
+    )
+
+
+def resource_slice(node_name="ip-10-0-1-5.ec2.internal", driver="gpu.nvidia.com", devices=1):
+    """A ResourceSlice as a kubelet plugin publishes it: one pool per node."""
+    kind = "gpu" if driver == "gpu.nvidia.com" else "channel"
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-{driver}-abcde"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"{kind}-{i}"} for i in range(devices)],
+        },
+    }
+
+
+def imex_daemon_pod(node_name, uid, running=True) -> dict:
+    """An IMEX daemon pod of the ComputeDomain of `uid` (compute-domain-daemon.tmpl.yaml)."""
+    return pod_on(
+        node_name,
+        DRA_NAMESPACE,
+        f"computedomain-daemon-{uid[:8]}-{node_name.split('.')[0]}",
+        {"resource.nvidia.com/computeDomain": uid},
+        running,
+    )
+
+
+def domain_status(*nodes, ready=True) -> dict:
+    """A ComputeDomain's status: each (node, clique, Ready|NotReady)."""
+    return {
+        "status": "Ready" if ready else "NotReady",
+        "nodes": [
+            {"name": n, "cliqueID": clique, "ipAddress": f"10.0.1.{i + 5}", "status": state}
+            for i, (n, clique, state) in enumerate(nodes)
+        ],
+    }
+
+
 SCALE_UP = (
     "TriggeredScaleUp",
     "pod triggered scale-up: [{eks-GpuPoolG5Xlarge-4ac9 0->1 (max: 8)}]",
@@ -208,6 +335,27 @@ def _selects(selector: str, labels: dict[str, str]) -> bool:
     """An equality-based label selector (`k=v,k2=v2`), as the API server applies it."""
     terms = [term.split("=", 1) for term in selector.split(",") if term]
     return all(labels.get(key) == value for key, value in terms)
+
+
+def _field_terms(query: dict[str, list[str]], supported: set[str]) -> dict[str, str] | None:
+    """The equality terms of a field selector (`k=v,k2=v2`); None when one names a field
+    outside `supported` (for ResourceSlices, exactly the API server's; for pods, the one the
+    fake serves of the many it has)."""
+    terms = dict(
+        term.split("=", 1) for term in query.get("fieldSelector", [""])[0].split(",") if term
+    )
+    return terms if set(terms) <= supported else None
+
+
+def _bad_field(query: dict[str, list[str]]) -> dict:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "reason": "BadRequest",
+        "code": 400,
+        "message": f"field label not supported: {query.get('fieldSelector')}",
+    }
 
 
 @dataclass
@@ -232,6 +380,19 @@ class Scenario:
     node_claims: list[tuple[int, dict]] = field(default_factory=list)
     # Pods other than the smoke test's (e.g. metrics exporters), each with its namespace.
     pods: list[dict] = field(default_factory=list)
+    # DRA: the ResourceSlices there from a tick on; when the scheduler allocates the pods'
+    # claims (None: when they are scheduled; -1: never); the node each smoke pod is bound to
+    # (by creation order; default: the last scripted node); a ComputeDomain's status over time.
+    resource_slices: list[tuple[int, dict]] = field(default_factory=list)
+    allocated_at: int | None = None
+    pod_nodes: list[str] = field(default_factory=list)
+    domain_status: list[tuple[int, dict]] = field(default_factory=list)
+    # Pods bound to nodes at a tick (e.g. a kubelet plugin that starts late): (tick, pod).
+    later_pods: list[tuple[int, dict]] = field(default_factory=list)
+    # Whether the ComputeDomain CRD is installed (the driver's ComputeDomains feature).
+    compute_domain_crd: bool = True
+    # The DeviceClasses installed (the driver's chart installs them).
+    device_classes: list[str] = field(default_factory=list)
 
 
 class FakeKubernetes:
@@ -240,6 +401,13 @@ class FakeKubernetes:
         self.tick = 0
         self.created: list[dict] = []
         self.deleted: list[str] = []
+        # resource.k8s.io and ComputeDomain objects: created (kind, name, body) and deleted
+        # (kind, name); claims the resourceclaim controller generated, by name.
+        self.created_objects: list[tuple[str, str, dict]] = []
+        self.deleted_objects: list[tuple[str, str]] = []
+        self.templates: dict[str, dict] = {}
+        self.claims: dict[str, dict] = {}
+        self.domain: dict | None = None
         # The query of each DELETE (the grace period travels there).
         self.delete_queries: list[dict[str, list[str]]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -298,15 +466,22 @@ class FakeKubernetes:
         if method == "POST" and (m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods", path)):
             self.created.append(body)
             return 201, {**body, "metadata": {**body["metadata"], "namespace": m.group(1)}}
-        if m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods", path):
+        if m := re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/pods", path):
             selector = query.get("labelSelector", [""])[0]
+            fields = _field_terms(query, {"spec.nodeName"})
+            if fields is None:
+                return 400, _bad_field(query)
+            pods = s.pods + [p for t, p in s.later_pods if self.tick >= t]
             items = [
                 p
-                for p in s.pods
-                if p["metadata"]["namespace"] == m.group(1)
+                for p in pods
+                if m.group(1) in (None, p["metadata"]["namespace"])
                 and _selects(selector, p["metadata"].get("labels", {}))
+                and all(p["spec"].get(k.split(".")[1]) == v for k, v in fields.items())
             ]
             return 200, {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
+        if dra := self._dra(method, path, query, body):
+            return dra
         if m := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)(/log)?", path):
             namespace, name, log = m.groups()
             if method == "DELETE":
@@ -315,7 +490,8 @@ class FakeKubernetes:
                 return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success"}
             if log:
                 return 200, s.log
-            self.tick += 1
+            if not self.created or name == self.created[0]["metadata"]["name"]:
+                self.tick += 1
             return 200, self._pod(namespace, name)
         if re.fullmatch(r"/api/v1/namespaces/[^/]+/events", path):
             # The scripted events are the smoke-test pod's: other selectors see none.
@@ -332,13 +508,18 @@ class FakeKubernetes:
             selector = query.get("labelSelector", [""])[0]
             items = [n for n in current if _selects(selector, n["metadata"]["labels"])]
             return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items}
-        if path == "/apis/apps/v1/namespaces/kube-system/daemonsets":
+        if m := re.fullmatch(r"/apis/apps/v1(?:/namespaces/([^/]+))?/daemonsets", path):
             selector = query.get("labelSelector", [""])[0]
             return 200, {
                 "kind": "DaemonSetList",
                 "apiVersion": "apps/v1",
                 "metadata": {},
-                "items": [d for d in s.daemon_sets if _selects(selector, d["metadata"]["labels"])],
+                "items": [
+                    d
+                    for d in s.daemon_sets
+                    if m.group(1) in (None, d["metadata"]["namespace"])
+                    and _selects(selector, d["metadata"]["labels"])
+                ],
             }
         if m := re.fullmatch(r"/apis/apps/v1/namespaces/kube-system/deployments/([^/]+)", path):
             deployment = {"cluster-autoscaler": s.autoscaler, "karpenter": s.karpenter}.get(
@@ -381,14 +562,191 @@ class FakeKubernetes:
         elif s.succeeded_at is not None and tick >= s.succeeded_at:
             phase = "Succeeded"
         node_name = None
+        index = [p["metadata"]["name"] for p in self.created].index(name)
         if s.scheduled_at is not None and tick >= s.scheduled_at:
-            node_name = [n for t, n in s.nodes if tick >= t][-1]["metadata"]["name"]
+            node_name = (
+                s.pod_nodes[index]
+                if s.pod_nodes
+                else [n for t, n in s.nodes if tick >= t][-1]["metadata"]["name"]
+            )
+        created = self.created[index]
+        status: dict = {"phase": phase}
+        claim_statuses = self._generate_claims(namespace, created, node_name)
+        if claim_statuses:
+            status["resourceClaimStatuses"] = claim_statuses
         return {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": name, "namespace": namespace},
-            "spec": {"containers": [{"name": "nvidia-smi"}], "nodeName": node_name},
-            "status": {"phase": phase},
+            "spec": {
+                "containers": [{"name": "nvidia-smi"}],
+                "nodeName": node_name,
+                **(
+                    {"resourceClaims": created["spec"]["resourceClaims"]}
+                    if "resourceClaims" in created["spec"]
+                    else {}
+                ),
+            },
+            "status": status,
+        }
+
+    # -- resource.k8s.io/v1 and the DRA driver ------------------------------------------------
+
+    def _generate_claims(self, namespace: str, pod: dict, node_name: str | None) -> list[dict]:
+        """The resourceclaim controller's claims for the pod's template entries (one per
+        entry whose template exists), allocated by the scheduler as the scenario says."""
+        s, statuses = self.scenario, []
+        for entry in pod["spec"].get("resourceClaims", []):
+            template = self.templates.get(entry["resourceClaimTemplateName"])
+            if template is None:
+                continue
+            base = f"{pod['metadata']['name']}-{entry['name']}-"
+            name = next((c for c in self.claims if c.startswith(base)), base + "x7k2p")
+            claim = self.claims.setdefault(
+                name,
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {
+                        "name": name,
+                        "namespace": namespace,
+                        "annotations": {"resource.kubernetes.io/pod-claim-name": entry["name"]},
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "v1",
+                                "kind": "Pod",
+                                "name": pod["metadata"]["name"],
+                                "uid": "0a1b2c3d",
+                                "controller": True,
+                            }
+                        ],
+                    },
+                    "spec": template["spec"]["spec"],
+                },
+            )
+            allocated_at = s.scheduled_at if s.allocated_at is None else s.allocated_at
+            if node_name and allocated_at is not None and 0 <= allocated_at <= self.tick:
+                request = template["spec"]["spec"]["devices"]["requests"][0]
+                driver = (
+                    "gpu.nvidia.com"
+                    if request["exactly"]["deviceClassName"] == "gpu.nvidia.com"
+                    else "compute-domain.nvidia.com"
+                )
+                count = request["exactly"].get("count", 1)
+                claim["status"] = {
+                    "allocation": {
+                        "devices": {
+                            "results": [
+                                {
+                                    "request": request["name"],
+                                    "driver": driver,
+                                    "pool": node_name,
+                                    "device": f"{request['name']}-{i}",
+                                }
+                                for i in range(count)
+                            ]
+                        }
+                    },
+                    "reservedFor": [
+                        {"resource": "pods", "name": pod["metadata"]["name"], "uid": "0a1b2c3d"}
+                    ],
+                }
+            statuses.append({"name": entry["name"], "resourceClaimName": name})
+        return statuses
+
+    def _dra(
+        self, method: str, path: str, query: dict[str, list[str]], body: Any
+    ) -> tuple[int, Any] | None:
+        s = self.scenario
+        if path == "/apis/resource.k8s.io/v1/resourceslices":
+            fields = _field_terms(query, {"metadata.name", "spec.nodeName", "spec.driver"})
+            if fields is None:
+                return 400, _bad_field(query)
+            current = [r for t, r in s.resource_slices if self.tick >= t]
+            items = [
+                r
+                for r in current
+                if all(
+                    (r["metadata"] if k == "metadata.name" else r["spec"]).get(k.split(".")[1])
+                    == v
+                    for k, v in fields.items()
+                )
+            ]
+            return 200, {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSliceList",
+                "metadata": {},
+                "items": items,
+            }
+        if m := re.fullmatch(r"/apis/resource\.k8s\.io/v1/deviceclasses/([^/]+)", path):
+            if m.group(1) not in s.device_classes:
+                return 404, _NOT_FOUND
+            return 200, {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": m.group(1)},
+                "spec": {},
+            }
+        m = re.fullmatch(
+            r"/apis/(resource\.k8s\.io/v1|resource\.nvidia\.com/v1beta1)/namespaces/([^/]+)/"
+            r"(resourceclaimtemplates|resourceclaims|computedomains)(?:/([^/]+))?",
+            path,
+        )
+        if m is None:
+            return None
+        _, namespace, plural, name = m.groups()
+        if plural == "computedomains" and not s.compute_domain_crd:
+            return 404, {**_NOT_FOUND, "message": "the server could not find the requested resource"}
+        kind = {
+            "resourceclaimtemplates": "ResourceClaimTemplate",
+            "resourceclaims": "ResourceClaim",
+            "computedomains": "ComputeDomain",
+        }[plural]
+        if method == "POST":
+            created = {**body, "metadata": {**body["metadata"], "namespace": namespace}}
+            self.created_objects.append((kind, body["metadata"]["name"], body))
+            if kind == "ResourceClaimTemplate":
+                self.templates[body["metadata"]["name"]] = created
+            elif kind == "ComputeDomain":
+                created["metadata"]["uid"] = "5f0c2a1e-cd01-4e55-9a3b-2b7d1c9e0f11"
+                self.domain = created
+                self._channel_template(namespace, created)
+            return 201, created
+        if method == "DELETE":
+            # As the API server does for these kinds, the answer is the object deleted.
+            gone = self.templates.get(name) if kind == "ResourceClaimTemplate" else self.domain
+            if gone is None:
+                return 404, _NOT_FOUND
+            self.deleted_objects.append((kind, name))
+            return 200, gone
+        if kind == "ResourceClaim" and name in self.claims:
+            return 200, self.claims[name]
+        if kind == "ComputeDomain" and self.domain is not None:
+            status = [d for t, d in s.domain_status if self.tick >= t][-1:]
+            return 200, {**self.domain, **({"status": status[0]} if status else {})}
+        return 404, _NOT_FOUND
+
+    def _channel_template(self, namespace: str, domain: dict) -> None:
+        """The ComputeDomain controller's channel ResourceClaimTemplate for `domain`."""
+        name = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
+        self.templates[name] = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "channel",
+                                "exactly": {
+                                    "deviceClassName": "compute-domain-default-channel.nvidia.com"
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
         }
 
     @staticmethod

@@ -92,6 +92,15 @@ def node_ready(node: dict[str, Any]) -> tuple[bool, str]:
     return ready, "; ".join(messages)
 
 
+def pod_running(pod: dict[str, Any]) -> bool:
+    """Whether the pod (API-shaped) is Running and its Ready condition True."""
+    status = pod.get("status") or {}
+    ready = any(
+        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or []
+    )
+    return status.get("phase") == "Running" and ready
+
+
 MISSING_DEVICE_PLUGIN = Verdict(
     "fail",
     "device plugin",
