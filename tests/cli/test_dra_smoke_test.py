@@ -11,8 +11,6 @@ import yaml
 from gpu_pool.cli.main import main
 from gpu_pool.cli.smoke_test import GPU_DEVICE_CLASS, smoke_test_objects, ultraserver
 from gpu_pool.cli.sources import settings_pools
-from gpu_pool.model import catalog
-from gpu_pool.model.catalog import GpuFamily
 from gpu_pool.plan.record import NodeGroupRecord
 from gpu_pool.settings import load_settings
 from tests.support.crd_validation import core_model_problems, validate
@@ -30,13 +28,8 @@ def dra_record():
 
 
 @pytest.fixture
-def ultraserver_record(monkeypatch):
-    """A DRA pool of p6e-gb200.36xlarge. Until the catalog carries the p6e-gb200 family (branch
-    drarules), this test puts it there: 4 GPUs, ARM64, an UltraServer family."""
-    family = GpuFamily("p6e-gb200", "nvidia-gb200", catalog.Architecture.ARM64, {"36xlarge": 4})
-    monkeypatch.setitem(
-        catalog.GPU_FAMILIES, "p6e-gb200", dataclasses.replace(family, ultraserver=True)
-    )
+def ultraserver_record():
+    """A DRA pool of p6e-gb200.36xlarge (4 GPUs, an UltraServer type in the catalog)."""
     return dataclasses.replace(
         dra_record(),
         node_groups=(NodeGroupRecord(("p6e-gb200.36xlarge",), gpus=4),),

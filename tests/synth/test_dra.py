@@ -4,11 +4,9 @@ helm) deploys it: one release whose kubelet plugin reaches exactly the DRA pool'
 device plugin there, the other pool's device plugin as before, and Cluster Autoscaler's DRA
 flag."""
 
-from dataclasses import replace
 
 import pytest
 
-from gpu_pool.model import catalog
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan.dra import dra_driver_chart
 from gpu_pool.plan.pool import plan_pool
@@ -19,6 +17,8 @@ from tests.support.helm import helm_binary, manifests, render_vendored
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 CHART = "nvidia-dra-driver-gpu-25.12.0"
+# Cluster Autoscaler cannot start a DRA node group from zero (GP-DRA-10).
+KEEPS_A_NODE = {"min_size": 1, "desired_size": 1}
 NAMESPACE = "nvidia-dra-driver-gpu"
 POOL_LABEL = "gpu-pool.io/pool"
 
@@ -161,14 +161,13 @@ def test_the_device_plugin_stays_off_the_dra_nodes(dra_template):
     assert admitted == {"dra": False, "plugin": True, None: False}
 
 
-def test_compute_domains_render_the_controller_off_the_gpu_pools(helm, tmp_path, monkeypatch):
-    """With an UltraServer DRA pool the chart runs the ComputeDomain controller and plugin. Until
-    the catalog has an UltraServer family (p6e-gb200, branch drarules) one family is marked as
-    one here; the lead replaces this with a p6e-gb200.36xlarge pool after that merge."""
-    family = catalog.GPU_FAMILIES["g6e"]
-    monkeypatch.setitem(catalog.GPU_FAMILIES, "g6e", replace(family, ultraserver=True))
+def test_compute_domains_render_the_controller_off_the_gpu_pools(helm, tmp_path):
+    """With an UltraServer DRA pool (p6e-gb200) the chart runs the ComputeDomain controller and
+    plugin."""
     plan = plan_pool(
-        PoolSettings(name="ultra", gpu_software="dra-driver", instance_types=["g6e.xlarge"]),
+        PoolSettings(
+            name="ultra", gpu_software="dra-driver", instance_types=["p6e-gb200.36xlarge"]
+        ),
         "pools.ultra",
     )
     chart = dra_driver_chart([plan])
@@ -200,9 +199,10 @@ def test_dra_pools_share_one_release_that_serves_each():
         {
             "cluster": {"kubernetes_version": "1.35"},
             "pools": {
-                "a": {"gpu_software": "dra-driver", "labels": {"workload": "a"}},
+                "a": {"gpu_software": "dra-driver", **KEEPS_A_NODE, "labels": {"workload": "a"}},
                 "b": {
                     "gpu_software": "dra-driver",
+                    **KEEPS_A_NODE,
                     "instance_types": ["g6.xlarge"],
                     "labels": {"workload": "b"},
                     "taints": [{"key": "team", "value": "b", "effect": "NoExecute"}],
@@ -242,6 +242,8 @@ def test_library_pools_added_after_the_release_and_the_autoscaler_are_in_their_v
             settings=PoolSettings(
                 name=name,
                 gpu_software="dra-driver",
+                min_size=1,
+                desired_size=1,
                 instance_types=[instance_type],
                 labels={"workload": name},
             ),

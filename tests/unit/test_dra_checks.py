@@ -9,7 +9,6 @@ import pytest
 
 from gpu_pool.checks import between_pools
 from gpu_pool.checks.between_pools import check_one_device_plugin_per_node
-from gpu_pool.model import catalog
 from gpu_pool.model.labels import OPERANDS_LABEL
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan.dra import dra_driver_chart
@@ -18,7 +17,9 @@ from gpu_pool.settings import PoolSettings
 from tests.support import rules
 from tests.support.rules import documented
 
-DRA = {"gpu_software": "dra-driver"}
+DRA_SOFTWARE = {"gpu_software": "dra-driver"}
+# A node-group DRA pool keeps a node (GP-DRA-10: Cluster Autoscaler cannot scale it from zero).
+DRA = {**DRA_SOFTWARE, "min_size": 1, "desired_size": 1}
 
 KARPENTER_REFUSED = (
     "E",
@@ -64,7 +65,7 @@ CASES = {
     ),
     # One line: Auto Mode's own gpu_software rule (GP-AUTO-07) leaves the driver to GP-DRA-02.
     "with-auto-mode": (
-        {"pool": {"provisioner": "auto-mode", **DRA}},
+        {"pool": {"provisioner": "auto-mode", **DRA_SOFTWARE}},
         [
             (
                 "E",
@@ -91,9 +92,9 @@ CASES = {
         },
         [sharing_refused("mig")],
     ),
-    "with-karpenter": ({"pool": {"provisioner": "karpenter", **DRA}}, [KARPENTER_REFUSED]),
+    "with-karpenter": ({"pool": {"provisioner": "karpenter", **DRA_SOFTWARE}}, [KARPENTER_REFUSED]),
     "with-karpenter-on-bottlerocket": (
-        {"pool": {"provisioner": "karpenter", "ami_family": "BOTTLEROCKET", **DRA}},
+        {"pool": {"provisioner": "karpenter", "ami_family": "BOTTLEROCKET", **DRA_SOFTWARE}},
         [KARPENTER_REFUSED, BOTTLEROCKET_REFUSED],
     ),
     # Two DRA pools share the cluster's one release; beside a GPU Operator pool, the DRA nodes'
@@ -223,24 +224,21 @@ def test_one_release_serves_every_dra_pool_and_no_other():
     assert dra_driver_chart([other]) is None
 
 
-def test_compute_domains_are_on_only_with_an_ultraserver_pool(monkeypatch):
-    """The switch reads the catalog's UltraServer flag of the DRA pools' types. Until the
-    catalog has an UltraServer family (p6e-gb200, branch drarules), one family is marked as
-    one here; the lead replaces this with a p6e-gb200.36xlarge pool after that merge."""
+def test_compute_domains_are_on_only_with_an_ultraserver_pool():
+    """The switch reads the catalog's UltraServer flag of the DRA pools' types (p6e-gb200)."""
+    ultraserver = ["p6e-gb200.36xlarge"]
     plain = dra_plan("plain", "pools.plain")
     assert dra_driver_chart([plain]).values["resources"] == {
         "gpus": {"enabled": True},
         "computeDomains": {"enabled": False},
     }
-    family = catalog.GPU_FAMILIES["g6e"]
-    monkeypatch.setitem(catalog.GPU_FAMILIES, "g6e", replace(family, ultraserver=True))
-    ultra = dra_plan("ultra", "pools.ultra", instance_types=["g6e.xlarge"])
+    ultra = dra_plan("ultra", "pools.ultra", instance_types=ultraserver)
     assert dra_driver_chart([plain, ultra]).values["resources"] == {
         "gpus": {"enabled": True},
         "computeDomains": {"enabled": True},
     }
     # An UltraServer type in a device-plugin pool turns nothing on.
-    plugin = plan_pool(PoolSettings(name="p", instance_types=["g6e.xlarge"]), "pools.p")
+    plugin = plan_pool(PoolSettings(name="p", instance_types=ultraserver), "pools.p")
     assert dra_driver_chart([plain, plugin]).values["resources"]["computeDomains"] == {
         "enabled": False
     }
