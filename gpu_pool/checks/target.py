@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
-from gpu_pool.checks.ultraserver import check_ultraserver_minor
 from gpu_pool.checks.dra import check_dra_target
+from gpu_pool.checks.ultraserver import check_ultraserver_minor
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.plan.pool import PoolPlan
 

@@ -20,7 +20,7 @@ from gpu_pool.model import catalog
 from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.catalog import Architecture, CatalogError, GpuInstanceType
 from gpu_pool.model.findings import Finding, error
-from gpu_pool.model.labels import POOL_LABEL
+from gpu_pool.model.labels import GPU_RESOURCE, POOL_LABEL
 from gpu_pool.plan.auto_mode import AutoModePoolPlan, auto_mode_pool_plan
 from gpu_pool.plan.capacity import CapacityPlan, capacity_plan
 from gpu_pool.plan.gpu_software import (
@@ -155,7 +155,7 @@ def plan_pool(
                 ),
                 taints=tuple(settings.taints),
                 disk_size_gib=settings.disk_size_gib,
-                gpu_resources=sharing.advertised(group[0].gpu_count) if sharing else None,
+                gpu_resources=_advertised(software, sharing, group[0].gpu_count),
                 reserved=capacity.reserved,
                 efa_interfaces=capacity.efa_interfaces,
             )
@@ -218,6 +218,20 @@ def _resolve_entries(
 def ami_type_for(pool: PoolSettings, architecture: Architecture) -> str:
     """The node group's AMI type: the explicit setting, else the family's for this CPU."""
     return pool.ami_type or nvidia_ami_type(pool.ami_family, architecture)
+
+
+def _advertised(
+    software: str, sharing: SharingPlan | None, gpu_count: int
+) -> dict[str, int] | None:
+    """The GPU resources a group's node advertises, when not its physical GPUs as
+    nvidia.com/gpu (None): a sharing pool's shares; none on a DRA driver node, whose GPUs are
+    ResourceSlice devices. The 0 matters there: CA's template for an empty group otherwise takes
+    the type's GPUs from its own instance table, and a pod asking for nvidia.com/gpu would scale
+    up a DRA group whose node can never run it (a resource tag overrides the table:
+    kubernetes/autoscaler cluster-autoscaler-1.35.2 cloudprovider/aws/aws_manager.go:441-461)."""
+    if software == "dra-driver":
+        return {GPU_RESOURCE: 0}
+    return sharing.advertised(gpu_count) if sharing else None
 
 
 def _group_id(instance_type: str, zone: str | None) -> str:

@@ -257,3 +257,56 @@ def test_only_a_sharing_pools_node_of_a_known_type_has_expected_shares():
     assert expected_gpu_resources(shared, NODE) is None  # no instance-type label
     cpu = node(name="node-1", instance_type="m5.large")
     assert expected_gpu_resources(shared, cpu) is None  # not a GPU type
+
+
+def test_a_dra_pools_asg_must_advertise_no_nvidia_gpu():
+    """A DRA driver pool's node has no nvidia.com/gpu (its GPUs are ResourceSlice devices): the
+    group's tag is 0, and a GPU count there is the tag CA would scale up wrongly on."""
+    pool_tag = "k8s.io/cluster-autoscaler/node-template/label/gpu-pool.io/pool"
+    dra = pool_record(
+        plan_pool(PoolSettings(name="dra", gpu_software="dra-driver", min_size=1, desired_size=1)),
+        None,
+        None,
+    )
+    groups = [
+        asg_group("zero", {"eks:nodegroup-name": "zero-ng", GPU_TAG: "0", pool_tag: "dra"}),
+        asg_group("one", {"eks:nodegroup-name": "one-ng", GPU_TAG: "1", pool_tag: "dra"}),
+    ]
+    autoscaling = stubbed(
+        "autoscaling",
+        [
+            (
+                "describe_auto_scaling_groups",
+                {"AutoScalingGroups": groups},
+                {"Filters": [{"Name": "tag:eks:cluster-name", "Values": ["c"]}]},
+            )
+        ],
+    )
+    eks = stubbed(
+        "eks",
+        [
+            (
+                "describe_nodegroup",
+                {
+                    "nodegroup": {
+                        "instanceTypes": ["g5.xlarge"],
+                        "labels": {"gpu-pool.io/pool": "dra"},
+                        "taints": [],
+                    }
+                },
+                {"clusterName": "c", "nodegroupName": name},
+            )
+            for name in ("zero-ng", "one-ng")
+        ],
+    )
+    assert asg_tag_verdicts(autoscaling, eks, "c", [dra]) == [
+        Verdict("ok", "ASG zero", "zero-ng: nvidia.com/gpu=0"),
+        Verdict(
+            "fail",
+            "ASG one",
+            f"tag {GPU_TAG}='1', but g5.xlarge advertises 0 with the DRA driver (its GPUs are "
+            "ResourceSlice devices)",
+            "at zero nodes Cluster Autoscaler believes this tag: redeploy the stack so the tag "
+            "writer rewrites it",
+        ),
+    ]

@@ -242,3 +242,15 @@ def test_compute_domains_are_on_only_with_an_ultraserver_pool():
     assert dra_driver_chart([plain, plugin]).values["resources"]["computeDomains"] == {
         "enabled": False
     }
+
+
+def test_a_dra_node_groups_template_advertises_no_nvidia_gpu():
+    """CA's zero-node template must not promise nvidia.com/gpu on a DRA node (its GPUs are
+    ResourceSlice devices): the tag is 0, which overrides CA's own instance table."""
+    (group,) = dra_plan("dra", "pools.dra").node_groups
+    tags = group.node_template_tags()
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "0"
+    (plain,) = plan_pool(PoolSettings(name="p"), "pools.p").node_groups
+    assert plain.node_template_tags()[
+        "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+    ] == "1"

@@ -217,6 +217,9 @@ def asg_tag_verdicts(
         Filters=[{"Name": "tag:eks:cluster-name", "Values": [cluster_name]}]
     )
     sharing = {pool.name: pool.sharing for pool in pools if pool.sharing is not None}
+    # A DRA driver pool's nodes advertise their GPUs as ResourceSlices, no nvidia.com/gpu: its
+    # tag says 0 (plan/pool.py), or CA's instance table would promise GPUs.
+    dra = {pool.name for pool in pools if pool.gpu_software == "dra-driver"}
     for group in (g for page in pages for g in page["AutoScalingGroups"]):
         tags = {t["Key"]: t["Value"] for t in group.get("Tags", [])}
         nodegroup = tags.get("eks:nodegroup-name")
@@ -233,9 +236,12 @@ def asg_tag_verdicts(
         except CatalogError:
             continue  # not a GPU node group
         name = group["AutoScalingGroupName"]
-        shared = sharing.get(tags.get(f"{LABEL_TAG_PREFIX}{POOL_LABEL}", ""))
-        if len(counts) != 1:
-            expected: dict[str, str] = {GPU_RESOURCE: "?"}
+        pool_name = tags.get(f"{LABEL_TAG_PREFIX}{POOL_LABEL}", "")
+        shared = sharing.get(pool_name)
+        if pool_name in dra:
+            expected: dict[str, str] = {GPU_RESOURCE: "0"}
+        elif len(counts) != 1:
+            expected = {GPU_RESOURCE: "?"}
         elif shared is None:
             expected = {GPU_RESOURCE: str(counts.pop())}
         else:
@@ -249,7 +255,9 @@ def asg_tag_verdicts(
             detail = "; ".join(
                 f"{_tag_as_is(f'{RESOURCE_TAG_PREFIX}{r}', actual)}, but {'/'.join(types)} "
                 + (
-                    f"has {expected[r]} GPU(s)"
+                    "advertises 0 with the DRA driver (its GPUs are ResourceSlice devices)"
+                    if pool_name in dra
+                    else f"has {expected[r]} GPU(s)"
                     if shared is None
                     else f"advertises {expected[r]} with its pool's {shared.mode}"
                 )
