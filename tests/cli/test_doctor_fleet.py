@@ -252,3 +252,20 @@ def test_fleet_options_need_cdk_out(capsys):
         "gpu-pool: doctor: --profile: with --cdk-out DIR (every cluster of an assembly); one "
         "cluster's doctor uses the environment's AWS credentials (AWS_PROFILE)\n"
     )
+
+
+def test_the_docs_show_the_fleet_doctor_as_it_is(fleet_assembly, tmp_path, monkeypatch, capsys):
+    from tests.support.paths import ROOT
+
+    page = (ROOT / "docs" / "verify-and-doctor.md").read_text(encoding="utf-8")
+    section = page.split("## Every cluster of an app", 1)[1]
+    shown = section.split("```\n", 2)[1]
+    (tmp_path / "cdk.out").symlink_to(fleet_assembly)
+    monkeypatch.chdir(tmp_path)
+    command = "gpu-pool doctor --cdk-out cdk.out --account-profile 222222222222=research"
+    with FakeKubernetes(PROD_CLUSTER) as prod:
+        kubeconfig = _kubeconfig(tmp_path / "kubeconfig", {PROD_ARN: prod.url})
+        monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+        code = main(command.split()[1:], aws=_aws(BOTH_ACCOUNTS))
+    out = capsys.readouterr().out
+    assert shown == f"$ {command}\n{out}$ echo $?\n{code}\n"
