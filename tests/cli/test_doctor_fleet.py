@@ -269,3 +269,25 @@ def test_the_docs_show_the_fleet_doctor_as_it_is(fleet_assembly, tmp_path, monke
         code = main(command.split()[1:], aws=_aws(BOTH_ACCOUNTS))
     out = capsys.readouterr().out
     assert shown == f"$ {command}\n{out}$ echo $?\n{code}\n"
+
+
+def test_an_environment_agnostic_stack_finds_its_clusters_context_by_name(
+    two_stack_assembly, tmp_path, capsys
+):
+    """The two-stack app names no account or Region: the context update-kubeconfig wrote for
+    a cluster of its name is used, not the current context (another cluster's)."""
+    from tests.support.two_stacks import CLUSTER_NAME
+
+    written = f"arn:aws:eks:eu-west-1:999999999999:cluster/{CLUSTER_NAME}"
+    scenario = Scenario(autoscaler=autoscaler(cluster=CLUSTER_NAME))
+    with FakeKubernetes(scenario) as cluster:
+        kubeconfig = _kubeconfig(
+            tmp_path / "kubeconfig", {"elsewhere": _dead_server(), written: cluster.url}
+        )
+        code = _doctor(two_stack_assembly, kubeconfig)
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == (
+        "ml-platform  -       -        inference,training  warnings  ASG tags: not checked: no "
+        "AWS credentials or region"
+    )
+    assert code == 0
