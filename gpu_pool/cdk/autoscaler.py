@@ -15,10 +15,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Lazy, Stack
+import jsii
+from aws_cdk import Aspects, IAspect, Lazy, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.controller import install_controller
@@ -34,8 +35,9 @@ from gpu_pool.cdk.registry import (
 from gpu_pool.cdk.report import names_itself, report
 from gpu_pool.cdk.stacks import check_priority_stacks
 from gpu_pool.checks.controllers import check_autoscaler, check_node_selector
-from gpu_pool.model.labels import DISCOVERY_ENABLED_TAG, discovery_tag
+from gpu_pool.model.labels import DISCOVERY_ENABLED_TAG, GPU_RESOURCE, discovery_tag
 from gpu_pool.model.versions import CLUSTER_AUTOSCALER, autoscaler_image_tag
+from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.settings import AutoscalerSettings
 
 SERVICE_ACCOUNT = "cluster-autoscaler"
@@ -120,6 +122,36 @@ def priorities_config_map(namespace: str, text: str) -> dict[str, Any]:
         "metadata": {"name": PRIORITIES_CONFIG_MAP, "namespace": namespace},
         "data": {"priorities": text},
     }
+
+
+def tags_lower_gpus(plan: NodeGroupPlan) -> bool:
+    """Whether the group's tags make CA count fewer nvidia.com/gpu than its instance table
+    does: renamed time-slicing and mixed MIG nodes advertise none. Before the tags exist, CA
+    builds a zero-node template from the EKS API (labels, taints) and that table
+    (cloudprovider/aws/aws_manager.go, buildNodeFromTemplate), so it would scale such a group
+    up for a pod its nodes cannot run. Every other tag only adds resources: without it CA
+    skips the group, which is safe."""
+    advertised = (plan.gpu_resources or {}).get(GPU_RESOURCE, plan.gpu_count)
+    return advertised < plan.gpu_count
+
+
+@jsii.implements(IAspect)
+class _TemplatesFirst:
+    """At synth, once every pool is added: the chart waits for the tag resources of the groups
+    of its stack whose tags lower the GPU count (tags_lower_gpus), so CA never starts seeing
+    them untagged. A group in another stack is not waited for: it deploys after the cluster's,
+    with CA running (as on any deploy that adds a group)."""
+
+    def __init__(self, autoscaler: Construct, chart: Construct, pools: ClusterPools) -> None:
+        self._autoscaler, self._chart, self._pools = autoscaler, chart, pools
+
+    def visit(self, node: IConstruct) -> None:
+        if node is not self._autoscaler:
+            return
+        stack = Stack.of(self._chart)
+        for group in self._pools.node_groups:
+            if tags_lower_gpus(group.plan) and Stack.of(group.tags) is stack:
+                self._chart.node.add_dependency(group.tags)
 
 
 def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
@@ -251,6 +283,7 @@ class ClusterAutoscaler(Construct):
                 overwrite=True,
             )
             self.priorities.node.add_dependency(self.chart)
+        Aspects.of(self).add(_TemplatesFirst(self, self.chart, pools))
         for statement in autoscaler_policy_statements(cluster_name):
             self.role.add_to_principal_policy(statement)
         acknowledge_wildcard_resources(

@@ -40,3 +40,26 @@ def test_priorities_config_map_waits_for_every_groups_tags_and_the_chart(three_p
     assert len(tags) > 1
     assert tags | {chart} <= graph[priorities]
     assert priorities in resources(three_pools_template, KUBERNETES_RESOURCE)
+
+
+def test_chart_waits_only_for_groups_whose_tags_lower_their_gpu_count():
+    """Renamed time-slicing and mixed MIG nodes advertise no whole nvidia.com/gpu, which only
+    their tags tell CA (resources/nvidia.com/gpu=0): before the tags exist CA would count the
+    instance's GPUs (aws_manager.go buildNodeFromTemplate) and could scale such a group up for
+    a pod it cannot run. The chart waits for those tag resources only."""
+    from tests.support.cfn import render, synth
+    from tests.synth.test_sharing import SHARING
+
+    template = synth(SHARING).to_json()
+    graph = dependency_graph(template)
+    (chart,) = [k for k in template["Resources"] if k.startswith("ClusterAutoscalerChart")]
+    waited = {
+        template["Resources"][k]["Properties"]["NodegroupName"]["Fn::GetAtt"][0]
+        for k in _waits_for(graph, chart)
+        if template["Resources"][k]["Type"] == "Custom::GpuPoolAsgTags"
+    }
+    pools = {
+        render(template["Resources"][k]["Properties"]["Labels"]["gpu-pool.io/pool"])
+        for k in waited
+    }
+    assert pools == {"shared", "mig"}
