@@ -76,20 +76,21 @@ def fleet_clusters(stacks: Sequence[StackPools], chosen: Sequence[str] = ()) -> 
             f"--stack: no stack {', '.join(map(repr, unknown))} in the assembly (stacks: "
             f"{', '.join(names) or 'none'})"
         )
-    grouped: dict[tuple[str | None, str | None, str | None], list[tuple[str, PoolRecord]]] = {}
+    # (name, Region, account, the stack where EKS generates the name: each its own cluster)
+    Key = tuple[str | None, str | None, str | None, str | None]
+    grouped: dict[Key, list[tuple[str, PoolRecord]]] = {}
     for stack in stacks:
         if chosen and stack.name not in chosen:
             continue
         for record in stack.records:
-            # A generated name is per stack: two such stacks are two clusters.
             name = record.cluster_name or None
-            key = (name or f"\0{stack.name}", record.region or stack.region, stack.account)
+            key = (name, record.region or stack.region, stack.account, name or stack.name)
             grouped.setdefault(key, []).append((stack.name, record))
     clusters = []
-    for (name, region, account), found in grouped.items():
+    for (name, region, account, _), found in grouped.items():
         clusters.append(
             FleetCluster(
-                None if name is None or name.startswith("\0") else name,
+                name,
                 region,
                 account,
                 tuple(dict.fromkeys(stack for stack, _ in found)),
