@@ -15,9 +15,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Lazy, Stack
+import jsii
+from aws_cdk import Aspects, IAspect, Lazy, Stack
+from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.controller import install_controller
@@ -33,9 +35,10 @@ from gpu_pool.cdk.registry import (
 from gpu_pool.cdk.report import names_itself, report
 from gpu_pool.cdk.stacks import check_priority_stacks
 from gpu_pool.checks.controllers import check_autoscaler, check_node_selector
-from gpu_pool.model.labels import DISCOVERY_ENABLED_TAG, discovery_tag
+from gpu_pool.model.labels import DISCOVERY_ENABLED_TAG, GPU_RESOURCE, discovery_tag
 from gpu_pool.model.versions import CLUSTER_AUTOSCALER, autoscaler_image_tag
 from gpu_pool.plan.dra import dra_pools
+from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import AutoscalerSettings
 
@@ -48,9 +51,12 @@ BALANCING_IGNORE_LABELS = ("nodegroup-name", "topology.ebs.csi.aws.com/zone")
 
 # The priority expander keeps, among the groups that fit a pending pod, those whose ASG name
 # matches the highest priority's regexes, and hands a tie to least-waste
-# (cluster-autoscaler/expander/priority/priority.go). The chart renders `expanderPriorities`
-# as the ConfigMap cluster-autoscaler-priority-expander, which CA rereads on every scale-up.
+# (cluster-autoscaler/expander/priority/priority.go). It reads the ConfigMap
+# cluster-autoscaler-priority-expander, key `priorities` (priority.go:37-39), from an informer
+# on CA's namespace at every scale-up (priority.go:124, :62; expander_factory.go:97), so the
+# ConfigMap can be written after CA starts; until it exists CA filters nothing (:125-126).
 PRIORITY_EXPANDER = "priority,least-waste"
+PRIORITIES_CONFIG_MAP = "cluster-autoscaler-priority-expander"
 # Groups no GPU priority names (the system nodes, the user's own) stay usable, below them all.
 CATCH_ALL_PRIORITY = {"0": [".*"]}
 # CA keeps a group's first real node as its template until it restarts, so changed labels,
@@ -103,6 +109,55 @@ def scale_up_priorities(node_groups: Sequence[PlacedNodeGroup]) -> dict[str, lis
     return priorities
 
 
+def priorities_text(priorities: Mapping[str, Sequence[str]]) -> str:
+    """The ConfigMap's `priorities` YAML: rank -> regexes, each single-quoted (the ASG names
+    are tokens, and a single quote needs no JSON escaping where the template joins them)."""
+    lines = []
+    for rank in sorted(priorities, key=int):
+        lines.append(f"{rank}:")
+        lines += ["  - '" + regex.replace("'", "''") + "'" for regex in priorities[rank]]
+    return "\n".join(lines) + "\n"
+
+
+def priorities_config_map(namespace: str, text: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": PRIORITIES_CONFIG_MAP, "namespace": namespace},
+        "data": {"priorities": text},
+    }
+
+
+def tags_lower_gpus(plan: NodeGroupPlan) -> bool:
+    """Whether the group's tags make CA count fewer nvidia.com/gpu than its instance table
+    does: renamed time-slicing and mixed MIG nodes advertise none. Before the tags exist, CA
+    builds a zero-node template from the EKS API (labels, taints) and that table
+    (cloudprovider/aws/aws_manager.go, buildNodeFromTemplate), so it would scale such a group
+    up for a pod its nodes cannot run. Every other tag only adds resources: without it CA
+    skips the group, which is safe."""
+    advertised = (plan.gpu_resources or {}).get(GPU_RESOURCE, plan.gpu_count)
+    return advertised < plan.gpu_count
+
+
+@jsii.implements(IAspect)
+class _TemplatesFirst:
+    """At synth, once every pool is added: the chart waits for the tag resources of the groups
+    of its stack whose tags lower the GPU count (tags_lower_gpus), so CA never starts seeing
+    them untagged. A group in another stack is not waited for: it deploys after the cluster's,
+    with CA running (as on any deploy that adds a group)."""
+
+    def __init__(self, autoscaler: Construct, chart: Construct, pools: ClusterPools) -> None:
+        self._autoscaler, self._chart, self._pools = autoscaler, chart, pools
+
+    def visit(self, node: IConstruct) -> None:
+        if node is not self._autoscaler:
+            return
+        stack = Stack.of(self._chart)
+        for group in self._pools.node_groups:
+            if tags_lower_gpus(group.plan) and Stack.of(group.tags) is stack:
+                self._chart.node.add_dependency(group.tags)
+
+
 def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
     """A short digest of every group's node-template tags, independent of pool order."""
     templates = sorted(json.dumps(g.plan.node_template_tags(), sort_keys=True) for g in node_groups)
@@ -129,11 +184,12 @@ def autoscaler_values(
     image_tag: str,
     settings: AutoscalerSettings,
     node_selector: Mapping[str, str],
-    priorities: Any,
     templates_checksum: str,
 ) -> dict[str, Any]:
-    """The chart's values; `priorities` (expanderPriorities) is used with the priority expander,
-    `templates_checksum` goes on the pod so a node-template change restarts it."""
+    """The chart's values; `templates_checksum` goes on the pod so a node-template change
+    restarts it. No `expanderPriorities`: the priorities name the node groups' ASGs, so the
+    chart would wait for every node group; they are a ConfigMap of their own (see
+    ClusterAutoscaler)."""
     priority = settings.expander == "priority"
     extra_args: dict[str, Any] = {
         "balance-similar-node-groups": True,
@@ -159,7 +215,6 @@ def autoscaler_values(
         "nodeSelector": dict(node_selector),
         "podAnnotations": {NODE_TEMPLATES_ANNOTATION: templates_checksum},
         "extraArgs": extra_args,
-        **({"expanderPriorities": priorities} if priority else {}),
     }
 
 
@@ -168,8 +223,9 @@ class ClusterAutoscaler(Construct):
 
     With the `priority` expander (the default) it prefers, among the groups that fit a pod,
     the fewest GPUs per node and then the cheaper family, over every GpuNodePool added to the
-    same cluster construct, before or after this one. Its settings are checked here: a bad pin
-    raises ConfigError.
+    same cluster construct, before or after this one (`priorities`: the ConfigMap naming their
+    ASGs, the only part that waits for the node groups). Its settings are checked here: a bad
+    pin raises ConfigError.
 
     :param cluster: the EKS cluster, with a kubectl provider; its name may be a token.
     :param settings: expander, scale-down timing, version pins. Default: AutoscalerSettings().
@@ -218,7 +274,6 @@ class ClusterAutoscaler(Construct):
             image_tag,
             settings,
             node_selector,
-            Lazy.any(AtSynth(lambda: scale_up_priorities(pools.node_groups))),
             Lazy.string(AtSynth(lambda: node_templates_checksum(pools.node_groups))),
         )
         extra_args = values["extraArgs"]
@@ -237,6 +292,21 @@ class ClusterAutoscaler(Construct):
             values=values,
             install_pod_identity_agent=install_pod_identity_agent,
         )
+        # The priorities alone wait for the node groups (their ASG names come from the tag
+        # resources), so the chart installs while the groups create. After the chart: an
+        # upgrade from a release whose chart rendered this ConfigMap deletes it first.
+        self.priorities: eks.KubernetesManifest | None = None
+        if settings.expander == "priority":
+            text = AtSynth(lambda: priorities_text(scale_up_priorities(pools.node_groups)))
+            self.priorities = eks.KubernetesManifest(
+                self,
+                "Priorities",
+                cluster=cluster,
+                manifest=[priorities_config_map(CLUSTER_AUTOSCALER.namespace, Lazy.string(text))],
+                overwrite=True,
+            )
+            self.priorities.node.add_dependency(self.chart)
+        Aspects.of(self).add(_TemplatesFirst(self, self.chart, pools))
         for statement in autoscaler_policy_statements(cluster_name):
             self.role.add_to_principal_policy(statement)
         acknowledge_wildcard_resources(

@@ -84,12 +84,13 @@ class AtSynth:
 
 @dataclass(frozen=True)
 class PlacedNodeGroup:
-    """A node group as built: its plan, the name of the ASG EKS made for it (a token), and the
-    pool construct that owns it."""
+    """A node group as built: its plan, the name of the ASG EKS made for it (a token), the
+    pool construct that owns it, and the construct that writes its ASG's tags."""
 
     plan: NodeGroupPlan
     asg_name: str
     pool: Construct
+    tags: Construct
 
 
 @dataclass

@@ -2,10 +2,11 @@
 
 A pool's stack uses the cluster (its name, its kubectl provider), so it deploys after the
 cluster's stack. Cluster Autoscaler's priority expander names every node group's ASG in its
-chart values: an autoscaler in a stack the pool's stack deploys after would need the pool's
-ASG names before they exist, a dependency cycle CDK reports only as a jsii DependencyCycle
-error at synth. That split is refused here, when the second of the two constructs is created,
-with what to move where. Other expanders find the ASGs by tag at run time: any split works.
+priorities ConfigMap (a manifest in the autoscaler's stack): an autoscaler in a stack the
+pool's stack deploys after would need the pool's ASG names before they exist, a dependency
+cycle CDK reports only as a jsii DependencyCycle error at synth. That split is refused here,
+when the second of the two constructs is created, with what to move where. Other expanders
+find the ASGs by tag at run time: any split works.
 """
 
 from __future__ import annotations

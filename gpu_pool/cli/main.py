@@ -78,16 +78,20 @@ def _parser() -> argparse.ArgumentParser:
             help="settings file merged over cdk.json (YAML/JSON); plan also takes a fleet "
             "(a directory of them, or a fleet file: docs/fleet.md)",
         )
-        source = command.add_mutually_exclusive_group()
+        # doctor: --cdk-out checks every cluster of the assembly, --stack (repeated) chooses.
+        source = command.add_mutually_exclusive_group() if name != "doctor" else command
         source.add_argument(
             "--cdk-out",
             metavar="DIR",
-            help="the pools recorded in this cloud assembly (cdk synth's output), not the settings",
+            help="the pools recorded in this cloud assembly (cdk synth's output), not the settings"
+            + ("; doctor: every cluster of it" if name == "doctor" else ""),
         )
         source.add_argument(
             "--stack",
             metavar="NAME",
-            help="the pools recorded in this deployed stack's outputs, not the settings",
+            help="the pools recorded in this deployed stack's outputs, not the settings"
+            + ("; with --cdk-out: only this stack's clusters (repeat)" if name == "doctor" else ""),
+            action="append" if name == "doctor" else "store",
         )
         if name == PLAN:
             command.add_argument("--output", choices=("table", "json"), default="table")
@@ -111,6 +115,8 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--kubeconfig", help="default: $KUBECONFIG or ~/.kube/config")
         command.add_argument("--context", help="kubeconfig context (default: current)")
         command.add_argument("--request-timeout", type=float, default=5.0, metavar="SECONDS")
+        if name == "doctor":
+            _fleet_options(command)
         if name == "verify":
             command.add_argument("--namespace", default="default")
             for stage, default in (
@@ -129,6 +135,22 @@ def _parser() -> argparse.ArgumentParser:
                 )
             command.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS")
     return parser
+
+
+def _fleet_options(doctor: argparse.ArgumentParser) -> None:
+    """The options of the doctor of every cluster of an assembly (--cdk-out): docs
+    verify-and-doctor.md, "Every cluster of an app"."""
+    doctor.add_argument("--output", choices=("table", "json"), default="table")
+    doctor.add_argument(
+        "--profile", help="with --cdk-out: the AWS profile for every cluster (default: AWS_PROFILE)"
+    )
+    doctor.add_argument(
+        "--account-profile",
+        action="append",
+        default=[],
+        metavar="ACCOUNT=PROFILE",
+        help="with --cdk-out: the AWS profile for the clusters of one account (repeat)",
+    )
 
 
 def _settings(args: argparse.Namespace) -> tuple[Fleet, list[str]]:
@@ -265,9 +287,7 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
     `ERROR:root:` line) and goes on without a token, so that error is caught and raised."""
     from kubernetes import config
 
-    location = args.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
-    # As the client reads it: a list of files, of which those that exist are merged.
-    files = [os.path.expanduser(part) for part in location.split(os.pathsep) if part]
+    location, files = _kubeconfig_files(args)
     if not any(os.path.isfile(file) for file in files):
         name, region = cluster
         # An environment-agnostic stack deploys into the AWS CLI's configured region.
@@ -300,6 +320,13 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
         )
 
 
+def _kubeconfig_files(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """Where the kubeconfig is read, and the files that names: as the client reads it, a list
+    of files, of which those that exist are merged."""
+    location = args.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    return location, [os.path.expanduser(part) for part in location.split(os.pathsep) if part]
+
+
 def _configured_region() -> str | None:
     """The region of the AWS config and environment (AWS_REGION, AWS_DEFAULT_REGION, the
     profile), as the AWS CLI and CDK CLI take it; None when there is none, or when the AWS config
@@ -317,11 +344,16 @@ def _configured_region() -> str | None:
 def _aws(region: str | None) -> Callable[[str], Any] | None:
     """A boto3 client factory, or None when there are no credentials or region, or the AWS
     config cannot be read (AWS_PROFILE naming no profile)."""
+    return _aws_of_profile(None, region)
+
+
+def _aws_of_profile(profile: str | None, region: str | None) -> Callable[[str], Any] | None:
+    """_aws with the credentials of `profile` (None: the environment's)."""
     import boto3
     from botocore.exceptions import BotoCoreError
 
     try:
-        session = boto3.Session(region_name=region)
+        session = boto3.Session(profile_name=profile, region_name=region)
         if session.get_credentials() is None or session.region_name is None:
             return None
     except BotoCoreError:
@@ -343,6 +375,10 @@ def main(
             return _replacements(args, aws)
         if args.command == PLAN:
             _refuse_replacements_options(args)
+        if args.command == "doctor":
+            if args.cdk_out:
+                return _doctor_fleet(args, aws)
+            args.stack = _one_stack(args)
         pools = _pools(args, aws)
         if args.command == PLAN:
             return _plan(args, pools)
@@ -419,6 +455,104 @@ def _doctor(args: argparse.Namespace, pools: Pools, aws: Callable[[str], Any] | 
     )
     print(format_verdicts(verdicts))
     return 1 if any(v.status == "fail" for v in verdicts) else 0
+
+
+def _one_stack(args: argparse.Namespace) -> str | None:
+    """doctor without --cdk-out: one cluster, at most one --stack, no fleet options."""
+    fleet = [
+        option
+        for option, given in (
+            ("--output json", args.output == "json"),
+            ("--profile", args.profile is not None),
+            ("--account-profile", bool(args.account_profile)),
+            ("--stack (repeated)", len(args.stack or []) > 1),
+        )
+        if given
+    ]
+    if fleet:
+        raise CliError(
+            f"doctor: {', '.join(fleet)}: with --cdk-out DIR (every cluster of an assembly); "
+            "one cluster's doctor uses the environment's AWS credentials (AWS_PROFILE)"
+        )
+    return args.stack[0] if args.stack else None
+
+
+def _doctor_fleet(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
+    from gpu_pool.cli.doctor import format_verdicts
+    from gpu_pool.cli.fleet import FAILING, doctor_fleet, fleet_clusters, fleet_json, fleet_table
+    from gpu_pool.cli.sources import assembly_stacks
+
+    if args.config:
+        raise CliError("--config: settings are not read with --cdk-out or --stack; drop one")
+    profiles = _account_profiles(args.account_profile)
+    clusters = fleet_clusters(assembly_stacks(Path(args.cdk_out)), args.stack or ())
+    if not clusters:
+        raise Pools([], f"the pool records in '{args.cdk_out}'").no_pools()
+    if args.context and len(clusters) > 1:
+        raise CliError(
+            "--context: the assembly has several clusters; each is checked through the context "
+            "named by its ARN (aws eks update-kubeconfig writes it)"
+        )
+    contexts, current = _kube_contexts(args)
+    reports = doctor_fleet(
+        clusters,
+        # An explicit --context (one cluster) is used whatever the kubeconfig holds.
+        contexts=() if args.context else contexts,
+        current_context=args.context or current,
+        connect=lambda cluster, context: _kubernetes(
+            argparse.Namespace(**{**vars(args), "context": context}),
+            (cluster.name or "", cluster.region),
+        ),
+        aws_for=(lambda profile, region: aws) if aws else _aws_of_profile,
+        profiles=profiles,
+        profile=args.profile,
+        kubeconfig=args.kubeconfig,
+    )
+    if args.output == "json":
+        print(json.dumps(fleet_json(reports), indent=2))
+    else:
+        for report in reports:
+            cluster = report.cluster
+            where = ", ".join(
+                [cluster.region or "Region unknown", f"account {cluster.account or 'unknown'}"]
+            )
+            print(f"== {cluster.label} ({where}; stacks {', '.join(cluster.stacks)})")
+            print(format_verdicts(list(report.checks)))
+        print()
+        print(fleet_table(reports))
+    return 1 if any(report.verdict in FAILING for report in reports) else 0
+
+
+def _account_profiles(values: Sequence[str]) -> dict[str, str]:
+    """--account-profile ACCOUNT=PROFILE, repeated: account id -> profile."""
+    profiles: dict[str, str] = {}
+    for value in values:
+        account, _, profile = value.partition("=")
+        if not (len(account) == 12 and account.isdigit() and profile):
+            raise CliError(
+                f"--account-profile: '{value}': give ACCOUNT=PROFILE, ACCOUNT a 12-digit AWS "
+                "account id and PROFILE a profile of the AWS config"
+            )
+        if profiles.setdefault(account, profile) != profile:
+            raise CliError(
+                f"--account-profile: account {account} is given two profiles "
+                f"({profiles[account]}, {profile}); give one"
+            )
+    return profiles
+
+
+def _kube_contexts(args: argparse.Namespace) -> tuple[set[str], str | None]:
+    """The kubeconfig's context names and its current context (none without a kubeconfig)."""
+    from kubernetes import config
+
+    location, files = _kubeconfig_files(args)
+    if not any(os.path.isfile(file) for file in files):
+        return set(), None
+    try:
+        contexts, current = config.list_kube_config_contexts(config_file=location)
+    except (config.ConfigException, OSError):
+        return set(), None
+    return {c["name"] for c in contexts}, (current or {}).get("name")
 
 
 def _verify(

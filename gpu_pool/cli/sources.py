@@ -96,19 +96,50 @@ def settings_pools(settings: AppSettings) -> Pools:
     )
 
 
+@dataclass(frozen=True)
+class StackPools:
+    """One stack of a cloud assembly: its name, the account and Region of its environment (None
+    where the stack is environment-agnostic) and the pool records in it."""
+
+    name: str
+    account: str | None
+    region: str | None
+    records: tuple[PoolRecord, ...]
+
+
 def assembly_pools(out: Path) -> Pools:
     """The records in a synthesized cloud assembly (`cdk synth`'s output directory), nested
     assemblies (stages) included."""
-    source = f"the pool records in '{out}'"
+    records = [record for stack in assembly_stacks(out) for record in stack.records]
+    return Pools(records, f"the pool records in '{out}'")
+
+
+def assembly_stacks(out: Path) -> list[StackPools]:
+    """Every stack of a cloud assembly (nested assemblies included) with its pool records."""
     if not (out / "manifest.json").is_file():
         raise CliError(f"--cdk-out: '{out}' has no manifest.json (run cdk synth first)")
-    records = []
-    for stack, data in _metadata(out):
-        try:
-            records.append(PoolRecord.from_json(data))
-        except RecordError as err:
-            raise CliError(f"--cdk-out: stack {stack}: {err}") from None
-    return Pools(records, source)
+    stacks = []
+    for directory, artifact_id, artifact in _stack_artifacts(out):
+        name = artifact.get("displayName", artifact_id)
+        records = []
+        for data in _records(directory, artifact):
+            try:
+                records.append(PoolRecord.from_json(data))
+            except RecordError as err:
+                raise CliError(f"--cdk-out: stack {name}: {err}") from None
+        # aws://ACCOUNT/REGION, with unknown-account / unknown-region where agnostic.
+        account, _, region = (
+            str(artifact.get("environment", "")).removeprefix("aws://").partition("/")
+        )
+        stacks.append(
+            StackPools(
+                name,
+                None if account in ("", "unknown-account") else account,
+                None if region in ("", "unknown-region") else region,
+                tuple(records),
+            )
+        )
+    return stacks
 
 
 def stack_pools(stack: str, cloudformation: Any) -> Pools:
@@ -137,24 +168,28 @@ def stack_pools(stack: str, cloudformation: Any) -> Pools:
     return Pools(records, f"the pool records of stack '{stack}'")
 
 
-def _metadata(out: Path) -> Iterator[tuple[str, Any]]:
-    """(stack, data) of every pool record entry. A stack's metadata is in the manifest or, with
-    current CDK versions, in the file its `additionalMetadataFile` names (same schema: construct
-    path -> entries; aws-cdk-lib cloud_assembly_schema.ArtifactManifest)."""
+def _stack_artifacts(out: Path) -> Iterator[tuple[Path, str, dict[str, Any]]]:
+    """(directory, artifact id, artifact) of every stack, nested assemblies included."""
     manifest = _json(out / "manifest.json")
     for artifact_id, artifact in manifest.get("artifacts", {}).items():
         kind = artifact.get("type")
         if kind == NESTED_ASSEMBLY_ARTIFACT:
-            yield from _metadata(out / artifact["properties"]["directoryName"])
-        if kind != STACK_ARTIFACT:
-            continue
-        by_path = dict(artifact.get("metadata", {}))
-        if "additionalMetadataFile" in artifact:
-            by_path.update(_json(out / artifact["additionalMetadataFile"]))
-        for entries in by_path.values():
-            for entry in entries:
-                if entry.get("type") == POOL_RECORD_TYPE:
-                    yield artifact.get("displayName", artifact_id), entry.get("data")
+            yield from _stack_artifacts(out / artifact["properties"]["directoryName"])
+        if kind == STACK_ARTIFACT:
+            yield out, artifact_id, artifact
+
+
+def _records(out: Path, artifact: dict[str, Any]) -> Iterator[Any]:
+    """The data of a stack's pool record entries. Its metadata is in the manifest or, with
+    current CDK versions, in the file its `additionalMetadataFile` names (same schema: construct
+    path -> entries; aws-cdk-lib cloud_assembly_schema.ArtifactManifest)."""
+    by_path = dict(artifact.get("metadata", {}))
+    if "additionalMetadataFile" in artifact:
+        by_path.update(_json(out / artifact["additionalMetadataFile"]))
+    for entries in by_path.values():
+        for entry in entries:
+            if entry.get("type") == POOL_RECORD_TYPE:
+                yield entry.get("data")
 
 
 def _json(path: Path) -> dict[str, Any]:

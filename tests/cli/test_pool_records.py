@@ -71,7 +71,12 @@ def _cluster() -> Scenario:
 
 
 def _doctor_lines(out: str) -> list[str]:
-    return [line for line in out.splitlines() if not line.startswith("[  ok] DaemonSet")]
+    """The verdict lines (not the fleet's heading and summary: test_doctor_fleet.py)."""
+    return [
+        line
+        for line in out.splitlines()
+        if line.startswith("[") and not line.startswith("[  ok] DaemonSet")
+    ]
 
 
 DOCTOR_OUT = [

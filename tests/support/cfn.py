@@ -111,3 +111,21 @@ def asg_names_by_types(template):
         for (types, nodegroup_id) in tags_by_nodegroup(template)
         if render(resource["Properties"]["NodegroupName"]).startswith(f"<GetAtt:{nodegroup_id}.")
     }
+
+
+def autoscaler_priorities(template) -> dict[int, list[str]]:
+    """The priority expander's config, as CA parses the ConfigMap's `priorities` YAML
+    (map[int][]string, expander/priority/priority.go), ASG names as placeholders."""
+    import yaml
+
+    from gpu_pool.cdk.autoscaler import PRIORITIES_CONFIG_MAP
+
+    found = []
+    for resource in resources(template, "Custom::AWSCDK-EKS-KubernetesResource").values():
+        for manifest in json.loads(render(resource["Properties"]["Manifest"])):
+            if manifest["kind"] == "ConfigMap" and (
+                manifest["metadata"]["name"] == PRIORITIES_CONFIG_MAP
+            ):
+                found.append(yaml.safe_load(manifest["data"]["priorities"]))
+    assert len(found) == 1, found
+    return {int(rank): regexes for rank, regexes in found[0].items()}

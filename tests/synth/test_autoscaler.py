@@ -64,7 +64,7 @@ def test_values_discover_this_cluster_and_balance_zones(default_template):
 )
 def test_image_minor_equals_cluster_minor(minor):
     tag = KUBERNETES_RELEASES[minor].cluster_autoscaler_image_tag
-    values = autoscaler_values("c", "us-east-1", tag, AutoscalerSettings(), {}, {}, "")
+    values = autoscaler_values("c", "us-east-1", tag, AutoscalerSettings(), {}, "")
     assert values["image"]["tag"].removeprefix("v").rsplit(".", 1)[0] == minor
 
 

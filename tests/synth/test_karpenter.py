@@ -11,6 +11,7 @@ import pytest
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.settings import deep_merge
 from tests.support.cfn import (
+    autoscaler_priorities,
     helm_values,
     only,
     render,
@@ -945,7 +946,7 @@ def test_mixed_app_has_both_provisioners_and_one_pod_identity_agent(mixed_templa
     assert agent_id.startswith("ClusterAutoscalerPodIdentityAgent")
     assert agent_id in releases["karpenter"][1]["DependsOn"]
     # The autoscaler's priorities name only node-group pools' ASGs.
-    priorities = helm_values(releases["cluster-autoscaler"][1])["expanderPriorities"]
+    priorities = autoscaler_priorities(mixed_template)
     assert len([r for regexes in priorities.values() for r in regexes]) == 2
 
 

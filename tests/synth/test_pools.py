@@ -14,6 +14,7 @@ from gpu_pool.settings import ConfigError, PoolSettings, deep_merge
 from tests.support.ca_template import node_template, pod_fits_template
 from tests.support.cfn import (
     asg_names_by_types,
+    autoscaler_priorities,
     helm_values,
     node_of,
     render,
@@ -125,7 +126,7 @@ def test_a_one_gpu_pod_scales_up_the_cheapest_one_gpu_group_not_p5(three_pools_t
     priority expander keeps those matching the highest priority (priority.go)."""
     values = helm_values(charts(three_pools_template, "cluster-autoscaler")["cluster-autoscaler"])
     assert values["extraArgs"]["expander"] == "priority,least-waste"
-    priorities = {int(p): regexes for p, regexes in values["expanderPriorities"].items()}
+    priorities = autoscaler_priorities(three_pools_template)
     pod = {
         "spec": {
             "tolerations": [{"operator": "Exists"}],  # tolerates every taint
@@ -269,7 +270,6 @@ def test_library_pools_with_distinct_names_share_one_autoscaler_priority_list():
             settings=PoolSettings(name=name, instance_types=types),
         )
     template = cdk.assertions.Template.from_stack(stack)
-    values = helm_values(charts(template, "cluster-autoscaler")["cluster-autoscaler"])
-    priorities = values["expanderPriorities"]
-    assert sorted(priorities, key=int) == ["0", "10", "20"]
-    assert "smallG6Xlarge" in priorities["20"][0] and "bigP548xlarge" in priorities["10"][0]
+    priorities = autoscaler_priorities(template)
+    assert sorted(priorities) == [0, 10, 20]
+    assert "smallG6Xlarge" in priorities[20][0] and "bigP548xlarge" in priorities[10][0]

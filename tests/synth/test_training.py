@@ -14,7 +14,7 @@ from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE as ASG_TAGS
 from gpu_pool.cdk.nodegroups.scaling import RESOURCE_TYPE as SCALING
 from gpu_pool.model.scheduling import pod_fits_node
 from tests.support.ca_template import node_template, pod_fits_template
-from tests.support.cfn import helm_values, node_of, render, resources
+from tests.support.cfn import autoscaler_priorities, helm_values, node_of, render, resources
 from tests.support.crd_validation import validate
 from tests.support.paths import ROOT
 from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, ODCR_PLACEMENT_GROUP, TRAINING
@@ -163,14 +163,10 @@ def test_a_pool_without_efa_has_no_interfaces_placement_or_efa_plugin(training_t
 
 
 def test_scale_up_ranks_the_reserved_group_before_its_on_demand_fallback(training_template):
-    """CA's own rules over the chart values: the node templates from the ASG tags filter the
-    groups that fit an 8-GPU, 32-EFA pod, then the priority expander keeps the highest."""
-    (chart,) = [
-        r
-        for r in resources(training_template, HELM).values()
-        if r["Properties"]["Chart"] == "cluster-autoscaler"
-    ]
-    priorities = {int(p): rs for p, rs in helm_values(chart)["expanderPriorities"].items()}
+    """CA's own rules over its priorities ConfigMap: the node templates from the ASG tags
+    filter the groups that fit an 8-GPU, 32-EFA pod, then the priority expander keeps the
+    highest."""
+    priorities = autoscaler_priorities(training_template)
     pod = {
         "spec": {
             "nodeSelector": {"workload": "training"},

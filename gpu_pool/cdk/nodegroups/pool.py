@@ -133,7 +133,7 @@ class GpuNodePool(PoolConstruct):
             nodegroup, asg_tags = self._add_group(cluster, group, placements[group.zone])
             self.nodegroups.append(nodegroup)
             self.asg_names.append(asg_tags.asg_name)
-            pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name, self))
+            pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name, self, asg_tags))
         self._finish(cluster, tags, [ng.attr_nodegroup_name for ng in self.nodegroups])
 
     def _add_group(
