@@ -342,9 +342,10 @@ def test_in_a_mixed_app_no_device_plugin_reaches_auto_mode_nodes(mixed_auto_mode
     assert len(plugins) == 2
     for shape in auto.node_shapes:
         assert not any(pod_fits_node(p, shape.labels, auto.node_taints()) for p in plugins)
-    # One Auto Mode NodePool, one Karpenter NodePool, and the node-group pool's groups.
+    # One Auto Mode NodePool, one Karpenter NodePool, and the node-group pool's groups, whose
+    # Cluster Autoscaler priorities are a ConfigMap of their own.
     kinds = sorted(kind for kind, _ in manifests(mixed_auto_mode_template))
-    assert kinds == ["EC2NodeClass", "NodeClass", "NodePool", "NodePool"]
+    assert kinds == ["ConfigMap", "EC2NodeClass", "NodeClass", "NodePool", "NodePool"]
 
 
 @pytest.mark.parametrize("fixture", ["auto_mode_template", "mixed_auto_mode_template"])
