@@ -1,0 +1,158 @@
+"""GpuPoolPipeline: the fleet's deployment engine, a CDK Pipelines pipeline (docs/pipeline.md).
+
+Source (a CodeConnections connection) -> synth -> self-mutation -> asset publishing -> one
+wave after another; a wave deploys its clusters' stacks in parallel, and after each stack a
+CodeBuild step runs `gpu-pool verify` on every pool of that cluster, so a failed smoke test
+fails the wave and the next never starts.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from aws_cdk import Environment, Stack, Stage, pipelines
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from gpu_pool.cdk.arguments import check_arguments
+from gpu_pool.cdk.nag.pipeline import acknowledge_pipeline
+from gpu_pool.cdk.stack import GpuPoolStack
+from gpu_pool.cdk.verifier import VERIFIER_ROLE_PATH, Verifier
+from gpu_pool.settings import AppSettings
+from gpu_pool.settings.pipeline import PipelineSettings
+
+# The profile the verify step's commands use: the verifier role, assumed with the CodeBuild
+# project's own credentials (AWS CLI config credential_source EcsContainer, which CodeBuild's
+# container credentials serve).
+VERIFY_PROFILE = "gpu-pool-verify"
+
+
+class GpuPoolPipeline(Stack):
+    """The pipeline stack, in the pipeline's account and Region. `clusters`: the fleet's
+    settings, one GpuPoolStack each, in the waves `settings.waves` gives. Deploy it once with
+    `cdk deploy`; with self-mutation (default) it updates itself from then on."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: PipelineSettings,
+        clusters: Sequence[AppSettings],
+    ) -> None:
+        check_arguments(
+            GpuPoolPipeline.__init__,
+            {"scope": scope, "construct_id": construct_id, "settings": settings},
+            owner=f"GpuPoolPipeline '{construct_id}'",
+        )
+        waves = settings.waves_of(list(clusters))
+        super().__init__(
+            scope,
+            construct_id,
+            env=Environment(account=settings.account, region=settings.region),
+            stack_name=settings.stack_name,
+        )
+        self.settings = settings
+        self.source = pipelines.CodePipelineSource.connection(
+            settings.source.repository,
+            settings.source.branch,
+            connection_arn=settings.source.connection_arn,
+        )
+        directory = settings.directory.rstrip("/") or "."
+        self.pipeline = pipelines.CodePipeline(
+            self,
+            "Pipeline",
+            synth=pipelines.ShellStep(
+                "Synth",
+                input=self.source,
+                commands=[*_in_directory(directory), *settings.synth_commands],
+                primary_output_directory=_path(directory, "cdk.out"),
+            ),
+            # Customer-managed keys on the artifact bucket, which the cluster accounts' deploy
+            # roles must read: needed across accounts only (and a key costs a month's fee).
+            cross_account_keys=any(c.account != settings.account for c in clusters),
+            # Yearly rotation of the artifact keys (cross_account_keys), as cdk-nag asks.
+            enable_key_rotation=True,
+            self_mutation=settings.self_mutation,
+            # gpu-pool's assets are files (Lambda code, kubectl layers): no Docker anywhere.
+            docker_enabled_for_synth=False,
+            docker_enabled_for_self_mutation=False,
+        )
+        self.stacks: dict[str, GpuPoolStack] = {}
+        for number, wave_clusters in enumerate(waves, start=1):
+            wave = self.pipeline.add_wave(f"Wave{number}")
+            for cluster in wave_clusters:
+                stage = Stage(
+                    self,
+                    cluster.stack_name,
+                    env=Environment(account=cluster.account, region=cluster.region),
+                )
+                stack = GpuPoolStack(
+                    stage,
+                    cluster.stack_name,
+                    settings=cluster,
+                    # The same stack a `cdk deploy` of the cluster's own app makes: a pipeline
+                    # takes over deployed clusters instead of creating second ones.
+                    stack_name=cluster.stack_name,
+                    verifier=(
+                        Verifier(iam.AccountPrincipal(settings.account), settings.verify_namespace)
+                        if settings.verify
+                        else None
+                    ),
+                )
+                self.stacks[cluster.stack_name] = stack
+                wave.add_stage(stage, post=self._verify_steps(cluster, stack, directory))
+        self.pipeline.build_pipeline()
+        acknowledge_pipeline(self.pipeline)
+
+    def _verify_steps(
+        self, cluster: AppSettings, stack: GpuPoolStack, directory: str
+    ) -> list[pipelines.Step]:
+        """The verify step of one cluster: assume its verifier role, write the kubeconfig,
+        then verify each pool in turn; any non-zero exit fails the step and the wave."""
+        if not self.settings.verify:
+            return []
+        region = cluster.region or ""
+        pools = [pool.name for _, pool in cluster.pool_settings()]
+        verify = [
+            f"gpu-pool verify --stack {shlex.quote(cluster.stack_name)} --pool {shlex.quote(p)}"
+            f" --namespace {shlex.quote(self.settings.verify_namespace)}"
+            for p in pools
+        ]
+        return [
+            pipelines.CodeBuildStep(
+                f"Verify{cluster.stack_name}",
+                input=self.source,
+                install_commands=[
+                    *_in_directory(directory),
+                    *self.settings.verify_install_commands,
+                ],
+                env={"AWS_PROFILE": VERIFY_PROFILE, "AWS_REGION": region},
+                env_from_cfn_outputs={"VERIFY_ROLE_ARN": stack.verifier.role_arn_output},
+                commands=[
+                    *_in_directory(directory),
+                    f'aws configure set profile.{VERIFY_PROFILE}.role_arn "$VERIFY_ROLE_ARN"',
+                    f"aws configure set profile.{VERIFY_PROFILE}.credential_source EcsContainer",
+                    f"aws eks update-kubeconfig --name {shlex.quote(cluster.cluster.name)}"
+                    f" --region {region}",
+                    *verify,
+                ],
+                role_policy_statements=[
+                    iam.PolicyStatement(
+                        actions=["sts:AssumeRole"],
+                        resources=[
+                            f"arn:{self.partition}:iam::{cluster.account}:role{VERIFIER_ROLE_PATH}*"
+                        ],
+                    )
+                ],
+            )
+        ]
+
+
+def _in_directory(directory: str) -> list[str]:
+    return [] if directory == "." else [f"cd {shlex.quote(directory)}"]
+
+
+def _path(directory: str, name: str) -> str:
+    return name if directory == "." else f"{directory}/{name}"
