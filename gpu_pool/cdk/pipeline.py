@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Sequence
 
 from aws_cdk import Environment, Stack, Stage, pipelines
+from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -60,9 +61,13 @@ class GpuPoolPipeline(Stack):
             connection_arn=settings.source.connection_arn,
         )
         directory = settings.directory.rstrip("/") or "."
+        cross_account = any(c.account != settings.account for c in clusters)
         self.pipeline = pipelines.CodePipeline(
             self,
             "Pipeline",
+            # V2: per-action billing and the current default (aws-codepipeline
+            # defaultPipelineTypeToV2), whatever the app's feature flags say.
+            pipeline_type=codepipeline.PipelineType.V2,
             synth=pipelines.ShellStep(
                 "Synth",
                 input=self.source,
@@ -71,9 +76,9 @@ class GpuPoolPipeline(Stack):
             ),
             # Customer-managed keys on the artifact bucket, which the cluster accounts' deploy
             # roles must read: needed across accounts only (and a key costs a month's fee).
-            cross_account_keys=any(c.account != settings.account for c in clusters),
-            # Yearly rotation of the artifact keys (cross_account_keys), as cdk-nag asks.
-            enable_key_rotation=True,
+            cross_account_keys=cross_account,
+            # Yearly rotation of those keys, as cdk-nag asks (none without them).
+            enable_key_rotation=cross_account or None,
             self_mutation=settings.self_mutation,
             # gpu-pool's assets are files (Lambda code, kubectl layers): no Docker anywhere.
             docker_enabled_for_synth=False,
@@ -128,7 +133,13 @@ class GpuPoolPipeline(Stack):
                     *_in_directory(directory),
                     *self.settings.verify_install_commands,
                 ],
-                env={"AWS_PROFILE": VERIFY_PROFILE, "AWS_REGION": region},
+                # The cluster's Region for the AWS CLI and boto3 alike (CodeBuild sets the
+                # pipeline's as AWS_DEFAULT_REGION).
+                env={
+                    "AWS_PROFILE": VERIFY_PROFILE,
+                    "AWS_REGION": region,
+                    "AWS_DEFAULT_REGION": region,
+                },
                 env_from_cfn_outputs={"VERIFY_ROLE_ARN": stack.verifier.role_arn_output},
                 commands=[
                     *_in_directory(directory),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Arn, ArnFormat, CfnOutput, Stack
+from aws_cdk import ArnFormat, CfnOutput, Stack
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -69,14 +69,11 @@ class ClusterVerifier(Construct):
                 # gpu-pool verify --stack: the pool records in the stack's outputs.
                 actions=["cloudformation:DescribeStacks"],
                 resources=[
-                    Arn.format(
-                        {
-                            "service": "cloudformation",
-                            "resource": "stack",
-                            "resource_name": f"{stack.stack_name}/*",
-                            "arn_format": ArnFormat.SLASH_RESOURCE_NAME,
-                        },
-                        stack,
+                    stack.format_arn(
+                        service="cloudformation",
+                        resource="stack",
+                        resource_name=f"{stack.stack_name}/*",
+                        arn_format=ArnFormat.SLASH_RESOURCE_NAME,
                     )
                 ],
             )

@@ -1,0 +1,343 @@
+"""The fleet's deployment engine (docs/pipeline.md): examples/pipeline, three clusters in two
+accounts and three Regions, synthesized once with cdk-nag, is what these tests read."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+
+from gpu_pool.cdk.pipeline import GpuPoolPipeline
+from gpu_pool.settings import AppSettings
+from gpu_pool.settings.pipeline import PipelineSettings
+from tests.support.paths import ROOT
+
+EXAMPLE = ROOT / "examples" / "pipeline" / "app.py"
+PIPELINE_ACCOUNT = "111111111111"
+CONNECTION = (
+    "arn:aws:codeconnections:us-east-1:111111111111:connection/"
+    "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+)
+
+
+@pytest.fixture(scope="session")
+def pipeline_out(tmp_path_factory) -> Path:
+    """The example pipeline app's cloud assembly directory, synthesized (with cdk-nag) once."""
+    out = tmp_path_factory.mktemp("pipeline")
+    app = cdk.App(outdir=str(out))
+    runpy.run_path(str(EXAMPLE))["build"](app)
+    app.synth()
+    return out
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def pipeline_template(pipeline_out):
+    return _json(pipeline_out / "GpuPoolPipeline.template.json")
+
+
+@pytest.fixture(scope="session")
+def cluster_stacks(pipeline_out):
+    """{stack name: (environment, template)} of each stage's cluster stack."""
+    stacks = {}
+    for stage in sorted(pipeline_out.glob("assembly-GpuPoolPipeline-*")):
+        for artifact_id, artifact in _json(stage / "manifest.json")["artifacts"].items():
+            if artifact["type"] == "aws:cloudformation:stack":
+                template = _json(stage / artifact["properties"]["templateFile"])
+                name = artifact["properties"]["stackName"]
+                stacks[name] = (artifact["environment"], template)
+    return stacks
+
+
+def _of_type(template, type_name):
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == type_name}
+
+
+def _pipeline(template):
+    (pipeline,) = _of_type(template, "AWS::CodePipeline::Pipeline").values()
+    return pipeline["Properties"]
+
+
+def test_the_pipeline_stack_is_in_the_tooling_account_and_region(pipeline_out):
+    artifact = _json(pipeline_out / "manifest.json")["artifacts"]["GpuPoolPipeline"]
+    assert artifact["environment"] == f"aws://{PIPELINE_ACCOUNT}/us-east-1"
+
+
+def test_it_builds_from_the_connection_then_mutates_itself_then_deploys_the_waves_in_order(
+    pipeline_template,
+):
+    stages = {
+        stage["Name"]: [action["Name"] for action in stage["Actions"]]
+        for stage in _pipeline(pipeline_template)["Stages"]
+    }
+    # A wave of one stage is named by that stage (aws-cdk-lib pipelines).
+    assert list(stages) == [
+        "Source",
+        "Build",
+        "UpdatePipeline",
+        "Assets",
+        "GpuInference-us-east-1",
+        "Wave2",
+    ]
+    assert stages["UpdatePipeline"] == ["SelfMutate"]
+    assert stages["GpuInference-us-east-1"] == [
+        "GpuInference-us-east-1.Prepare",
+        "GpuInference-us-east-1.Deploy",
+        "VerifyGpuInference-us-east-1",
+    ]
+    assert sorted(stages["Wave2"]) == sorted(
+        [
+            f"{stack}.{step}"
+            for stack in ("GpuInference-eu-west-1", "GpuTraining-us-west-2")
+            for step in (f"{stack}.Prepare", f"{stack}.Deploy", f"Verify{stack}")
+        ]
+    )
+    (source,) = _pipeline(pipeline_template)["Stages"][0]["Actions"]
+    assert source["Configuration"] == {
+        "ConnectionArn": CONNECTION,
+        "FullRepositoryId": "acme/gpu-fleet",
+        "BranchName": "main",
+    }
+
+
+def test_each_verify_step_runs_after_its_clusters_deploy_and_reads_its_role_from_the_stack(
+    pipeline_template,
+):
+    actions = {
+        action["Name"]: action
+        for stage in _pipeline(pipeline_template)["Stages"]
+        for action in stage["Actions"]
+    }
+    verify = actions["GpuInference-eu-west-1.VerifyGpuInference-eu-west-1"]
+    deploy = actions["GpuInference-eu-west-1.GpuInference-eu-west-1.Deploy"]
+    assert verify["RunOrder"] > deploy["RunOrder"]
+    (variable,) = json.loads(verify["Configuration"]["EnvironmentVariables"])
+    assert variable["name"] == "VERIFY_ROLE_ARN"
+    assert variable["value"].endswith(".VerifierRoleArn}")
+
+
+def _verify_project(template, stack):
+    (project,) = [
+        r["Properties"]
+        for r in _of_type(template, "AWS::CodeBuild::Project").values()
+        if r["Properties"]["Description"].endswith(f"Verify{stack}")
+    ]
+    return project
+
+
+def test_the_verify_step_assumes_the_clusters_role_and_verifies_every_pool(pipeline_template):
+    project = _verify_project(pipeline_template, "GpuTraining-us-west-2")
+    spec = json.loads(project["Source"]["BuildSpec"])
+    assert spec["phases"]["install"]["commands"] == [
+        "cd examples/pipeline",
+        "python -m pip install -r requirements.txt",
+    ]
+    assert spec["phases"]["build"]["commands"] == [
+        "cd examples/pipeline",
+        'aws configure set profile.gpu-pool-verify.role_arn "$VERIFY_ROLE_ARN"',
+        "aws configure set profile.gpu-pool-verify.credential_source EcsContainer",
+        "aws eks update-kubeconfig --name gpu-training --region us-west-2",
+        "gpu-pool verify --stack GpuTraining-us-west-2 --pool training --namespace default",
+        "gpu-pool verify --stack GpuTraining-us-west-2 --pool debug --namespace default",
+    ]
+    env = {v["Name"]: v["Value"] for v in project["Environment"]["EnvironmentVariables"]}
+    assert env == {
+        "AWS_PROFILE": "gpu-pool-verify",
+        "AWS_REGION": "us-west-2",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }
+    # No Docker: gpu-pool's assets are files.
+    assert project["Environment"]["PrivilegedMode"] is False
+
+
+def test_the_verify_steps_role_may_assume_only_verify_roles_of_its_clusters_account(
+    pipeline_template,
+):
+    project = _verify_project(pipeline_template, "GpuTraining-us-west-2")
+    role_id = project["ServiceRole"]["Fn::GetAtt"][0]
+    (policy,) = [
+        r["Properties"]["PolicyDocument"]
+        for r in _of_type(pipeline_template, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in r["Properties"]["Roles"]
+    ]
+    assume = [s for s in policy["Statement"] if s["Action"] == "sts:AssumeRole"]
+    assert assume == [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Resource": {
+                "Fn::Join": [
+                    "",
+                    ["arn:", {"Ref": "AWS::Partition"}, ":iam::222222222222:role/gpu-pool-verify/*"],
+                ]
+            },
+        }
+    ]
+
+
+def test_cross_account_keys_encrypt_the_artifacts_when_a_cluster_is_in_another_account(
+    pipeline_template,
+):
+    stores = _pipeline(pipeline_template)["ArtifactStores"]
+    assert {s["Region"] for s in stores} == {"us-east-1", "eu-west-1", "us-west-2"}
+    assert all(s["ArtifactStore"]["EncryptionKey"]["Type"] == "KMS" for s in stores)
+    keys = _of_type(pipeline_template, "AWS::KMS::Key")
+    assert [k["Properties"]["EnableKeyRotation"] for k in keys.values()] == [True]
+
+
+def test_no_key_when_every_cluster_is_in_the_pipelines_account():
+    """A customer-managed key costs a month's fee; one account needs none (cross_account_keys
+    off: the artifact bucket keeps S3's own encryption)."""
+    app = cdk.App()
+    stack = GpuPoolPipeline(
+        app,
+        "OneAccount",
+        settings=PipelineSettings(
+            account=PIPELINE_ACCOUNT,
+            region="us-east-1",
+            source={"connection_arn": CONNECTION, "repository": "acme/gpu-fleet"},
+            verify=False,
+        ),
+        clusters=[AppSettings(account=PIPELINE_ACCOUNT, region="us-east-1")],
+    )
+    template = app.synth().get_stack_by_name(stack.stack_name).template
+    assert _of_type(template, "AWS::KMS::Key") == {}
+    assert "EncryptionKey" not in _pipeline(template)["ArtifactStore"]
+    # verify: false: no verify step, and no verify role in the cluster stack.
+    names = [a["Name"] for s in _pipeline(template)["Stages"] for a in s["Actions"]]
+    assert not [n for n in names if "Verify" in n]
+    cluster = stack.stacks["GpuPool"]
+    assert cluster.node.try_find_child("Verifier") is None
+
+
+def test_each_cluster_deploys_as_its_own_stack_name_into_its_own_environment(cluster_stacks):
+    """The stack name a `cdk deploy` of the cluster's file gives it: the pipeline takes over
+    clusters deployed from a laptop instead of creating new ones."""
+    assert {name: env for name, (env, _) in cluster_stacks.items()} == {
+        "GpuInference-us-east-1": "aws://111111111111/us-east-1",
+        "GpuInference-eu-west-1": "aws://222222222222/eu-west-1",
+        "GpuTraining-us-west-2": "aws://222222222222/us-west-2",
+    }
+
+
+def test_each_cluster_stack_has_a_verify_role_the_pipeline_account_assumes(cluster_stacks):
+    _, template = cluster_stacks["GpuInference-eu-west-1"]
+    roles = {
+        k: r["Properties"]
+        for k, r in _of_type(template, "AWS::IAM::Role").items()
+        if r["Properties"].get("Path") == "/gpu-pool-verify/"
+    }
+    ((role_id, role),) = roles.items()
+    assert role["AssumeRolePolicyDocument"]["Statement"] == [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Principal": {
+                "AWS": {
+                    "Fn::Join": [
+                        "",
+                        ["arn:", {"Ref": "AWS::Partition"}, f":iam::{PIPELINE_ACCOUNT}:root"],
+                    ]
+                }
+            },
+        }
+    ]
+    (policy,) = [
+        r["Properties"]["PolicyDocument"]["Statement"]
+        for r in _of_type(template, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in r["Properties"]["Roles"]
+    ]
+    assert {json.dumps(s["Action"]): s["Resource"] for s in policy} == {
+        '"eks:DescribeCluster"': {"Fn::GetAtt": ["ClusterEB0386A7", "Arn"]},
+        '"cloudformation:DescribeStacks"': {
+            "Fn::Join": [
+                "",
+                [
+                    "arn:",
+                    {"Ref": "AWS::Partition"},
+                    ":cloudformation:eu-west-1:222222222222:stack/GpuInference-eu-west-1/*",
+                ],
+            ]
+        },
+        '["autoscaling:DescribeScalingActivities", "ec2:DescribeCapacityReservations"]': "*",
+    }
+    assert template["Outputs"]["VerifierRoleArn"]["Value"] == {"Fn::GetAtt": [role_id, "Arn"]}
+
+
+def test_its_access_entry_reads_the_cluster_and_writes_only_the_smoke_pods_namespace(
+    cluster_stacks,
+):
+    _, template = cluster_stacks["GpuTraining-us-west-2"]
+    (role_id,) = [
+        k
+        for k, r in _of_type(template, "AWS::IAM::Role").items()
+        if r["Properties"].get("Path") == "/gpu-pool-verify/"
+    ]
+    (entry,) = [
+        r["Properties"]
+        for r in _of_type(template, "AWS::EKS::AccessEntry").values()
+        if r["Properties"]["PrincipalArn"] == {"Fn::GetAtt": [role_id, "Arn"]}
+    ]
+    assert _sorted(entry["AccessPolicies"]) == _sorted(
+        [
+            {
+                "AccessScope": {"Type": "cluster"},
+                "PolicyArn": {
+                    "Fn::Join": [
+                        "",
+                        [
+                            "arn:",
+                            {"Ref": "AWS::Partition"},
+                            ":eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy",
+                        ],
+                    ]
+                },
+            },
+            {
+                "AccessScope": {"Type": "namespace", "Namespaces": ["default"]},
+                "PolicyArn": {
+                    "Fn::Join": [
+                        "",
+                        [
+                            "arn:",
+                            {"Ref": "AWS::Partition"},
+                            ":eks::aws:cluster-access-policy/AmazonEKSEditPolicy",
+                        ],
+                    ]
+                },
+            },
+        ]
+    )
+
+
+def _sorted(policies):
+    return sorted(json.dumps(p, sort_keys=True) for p in policies)
+
+
+def test_cdk_nag_finds_nothing_unacknowledged_in_the_pipeline_or_the_clusters(pipeline_out):
+    report = _json(pipeline_out / "validation-report.json")
+    plugins = {p["pluginName"]: p for p in report["pluginReports"]}
+    assert {name: p["conclusion"] for name, p in plugins.items()} == {
+        "AwsSolutions": "success",
+        "GpuPool": "success",
+    }
+    acknowledged = plugins["AwsSolutions"]["suppressedViolations"]
+    assert all(f["reason"].strip() for f in acknowledged)
+    # The pipeline's findings and the clusters' (in the stages' nested assemblies) alike.
+    where = {
+        c["constructPath"].split("/")[1] for f in acknowledged for c in f["violatingConstructs"]
+    }
+    assert {"Pipeline", "GpuInference-us-east-1", "GpuTraining-us-west-2"} <= where
+
+
+def test_no_docker_image_assets_anywhere(pipeline_out):
+    """CDK Pipelines would need Docker in its asset stage for an image asset."""
+    asset_files = list(pipeline_out.glob("**/*.assets.json"))
+    assert len(asset_files) == 4  # the pipeline's and each cluster's
+    assert all(not _json(f).get("dockerImages") for f in asset_files)
