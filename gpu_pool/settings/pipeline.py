@@ -19,11 +19,17 @@ _REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]$"
 _STACK_NAME = r"^[A-Za-z][A-Za-z0-9-]{0,127}$"
 
 # A wave's entry: a Region (every cluster there) or one cluster's stack_name.
+# Patterns spelt apart from equal ones elsewhere: errors.matching keys each message by the
+# pattern's text, so a shared pattern would take the other field's message (stack_name's,
+# acknowledge's reason).
 WaveSelector = Annotated[
     str,
-    matching(_STACK_NAME, "a Region name such as us-east-1, or a cluster's stack_name"),
+    matching(
+        r"^[a-zA-Z][a-zA-Z0-9-]{0,127}$",
+        "a Region name such as us-east-1, or a cluster's stack_name",
+    ),
 ]
-ShellCommand = Annotated[str, matching(r"\S", "a shell command (not blank)")]
+ShellCommand = Annotated[str, matching(r"[^\s]", "a shell command (not blank)")]
 
 
 class PipelineSourceSettings(_Settings):
