@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from aws_cdk import Environment, Stack, Stage, pipelines
+from aws_cdk import Duration, Environment, Stack, Stage, pipelines
 from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -27,6 +27,13 @@ from gpu_pool.settings.pipeline import PipelineSettings
 # project's own credentials (AWS CLI config credential_source EcsContainer, which CodeBuild's
 # container credentials serve).
 VERIFY_PROFILE = "gpu-pool-verify"
+
+# How long one pool's verify may take at most: its default stage timeouts (cli/verify.py
+# Timeouts: scale-up 3, node join 10, node ready 5, GPU 5, run 15 minutes) and a little more for
+# the kubeconfig and the pod's deletion. The step's timeout is this per pool plus the install;
+# CodeBuild's own default, an hour, would stop a cluster's second pool midway.
+VERIFY_MINUTES_PER_POOL = 40
+VERIFY_INSTALL_MINUTES = 10
 
 
 class GpuPoolPipeline(Stack):
@@ -149,6 +156,9 @@ class GpuPoolPipeline(Stack):
                     f" --region {region}",
                     *verify,
                 ],
+                timeout=Duration.minutes(
+                    VERIFY_INSTALL_MINUTES + VERIFY_MINUTES_PER_POOL * len(pools)
+                ),
                 role_policy_statements=[
                     iam.PolicyStatement(
                         actions=["sts:AssumeRole"],

@@ -152,6 +152,8 @@ def test_the_verify_step_assumes_the_clusters_role_and_verifies_every_pool(pipel
         "AWS_REGION": "us-west-2",
         "AWS_DEFAULT_REGION": "us-west-2",
     }
+    # verify's stage timeouts of two pools, one after the other, and the install.
+    assert project["TimeoutInMinutes"] == 90
     # No Docker: gpu-pool's assets are files.
     assert project["Environment"]["PrivilegedMode"] is False
 
