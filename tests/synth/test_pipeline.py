@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import runpy
+import shutil
+import subprocess
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -13,6 +15,7 @@ import pytest
 from gpu_pool.cdk.pipeline import GpuPoolPipeline
 from gpu_pool.settings import AppSettings
 from gpu_pool.settings.pipeline import PipelineSettings
+from tests.support.cli_env import without_aws
 from tests.support.paths import ROOT
 
 EXAMPLE = ROOT / "examples" / "pipeline" / "app.py"
@@ -343,3 +346,34 @@ def test_no_docker_image_assets_anywhere(pipeline_out):
     asset_files = list(pipeline_out.glob("**/*.assets.json"))
     assert len(asset_files) == 4  # the pipeline's and each cluster's
     assert all(not _json(f).get("dockerImages") for f in asset_files)
+
+
+@pytest.mark.cli_synth
+def test_the_example_synthesizes_with_the_pinned_cdk_cli_and_no_credentials(tmp_path):
+    """As the pipeline's synth step runs it: `cdk synth` in examples/pipeline (its cdk.json:
+    `python3 app.py`), with no AWS credentials. The clusters' zone lookups are answered by the
+    context in examples/pipeline/cdk.json, so each cluster gets its Region's three zones."""
+    env = without_aws(tmp_path / "home")
+    # A copy, as the CLI writes cdk.context.json beside cdk.json.
+    project = tmp_path / "pipeline"
+    shutil.copytree(EXAMPLE.parent, project, ignore=shutil.ignore_patterns("cdk.out*"))
+    out = tmp_path / "cdk.out"
+    cli = ROOT / "node_modules" / ".bin" / "cdk"
+    synth = [str(cli), "synth", "--quiet", "--no-notices", "--no-version-reporting", "-o", str(out)]
+    done = subprocess.run(synth, cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    zones = {}
+    for template_file in out.glob("assembly-*/*.template.json"):
+        template = _json(template_file)
+        subnets = _of_type(template, "AWS::EC2::Subnet").values()
+        zones[template_file.parent.name] = sorted(
+            {s["Properties"]["AvailabilityZone"] for s in subnets}
+        )
+    assert zones == {
+        f"assembly-GpuPoolPipeline-{stack}": [f"{region}{zone}" for zone in "abc"]
+        for stack, region in (
+            ("GpuInference-us-east-1", "us-east-1"),
+            ("GpuInference-eu-west-1", "eu-west-1"),
+            ("GpuTraining-us-west-2", "us-west-2"),
+        )
+    }
