@@ -51,7 +51,12 @@ class GpuPoolPipeline(Stack):
     ) -> None:
         check_arguments(
             GpuPoolPipeline.__init__,
-            {"scope": scope, "construct_id": construct_id, "settings": settings},
+            {
+                "scope": scope,
+                "construct_id": construct_id,
+                "settings": settings,
+                "clusters": clusters,
+            },
             owner=f"GpuPoolPipeline '{construct_id}'",
         )
         waves = settings.waves_of(list(clusters))

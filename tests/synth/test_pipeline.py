@@ -11,12 +11,16 @@ from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_iam as iam
 
 from gpu_pool.cdk.pipeline import GpuPoolPipeline
-from gpu_pool.settings import AppSettings
+from gpu_pool.cdk.stack import GpuPoolStack
+from gpu_pool.cdk.verifier import Verifier
+from gpu_pool.settings import AppSettings, ConfigError
 from gpu_pool.settings.pipeline import PipelineSettings
 from tests.support.cli_env import without_aws
 from tests.support.paths import ROOT
+from tests.support.settings import EXISTING
 
 EXAMPLE = ROOT / "examples" / "pipeline" / "app.py"
 PIPELINE_ACCOUNT = "111111111111"
@@ -24,6 +28,7 @@ CONNECTION = (
     "arn:aws:codeconnections:us-east-1:111111111111:connection/"
     "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 )
+SOURCE = {"connection_arn": CONNECTION, "repository": "acme/gpu-fleet"}
 
 
 @pytest.fixture(scope="session")
@@ -206,7 +211,7 @@ def test_no_key_when_every_cluster_is_in_the_pipelines_account():
         settings=PipelineSettings(
             account=PIPELINE_ACCOUNT,
             region="us-east-1",
-            source={"connection_arn": CONNECTION, "repository": "acme/gpu-fleet"},
+            source=SOURCE,
             verify=False,
         ),
         clusters=[AppSettings(account=PIPELINE_ACCOUNT, region="us-east-1")],
@@ -376,4 +381,64 @@ def test_the_example_synthesizes_with_the_pinned_cdk_cli_and_no_credentials(tmp_
             ("GpuInference-eu-west-1", "eu-west-1"),
             ("GpuTraining-us-west-2", "us-west-2"),
         )
+    }
+
+
+def test_wrong_arguments_are_one_line_each_naming_what_would_do():
+    app = cdk.App()
+    with pytest.raises(ConfigError) as raised:
+        GpuPoolStack(
+            app, "Wrong", settings=AppSettings(), verifier=iam.AccountPrincipal(PIPELINE_ACCOUNT)
+        )
+    assert str(raised.value) == (
+        "GpuPoolStack 'Wrong': verifier: got an aws_iam.AccountPrincipal; expected Verifier"
+    )
+    settings = PipelineSettings(account=PIPELINE_ACCOUNT, region="us-east-1", source=SOURCE)
+    with pytest.raises(ConfigError) as raised:
+        GpuPoolPipeline(app, "Wrong2", settings=settings, clusters=[{"stack_name": "A"}])
+    assert str(raised.value) == (
+        "GpuPoolPipeline 'Wrong2': clusters: got [{'stack_name': 'A'}]; expected a list of "
+        "AppSettings (for a dict of settings: AppSettings(**that_dict))"
+    )
+
+
+def test_an_existing_cluster_gets_the_verify_role_and_access_entry_by_its_name():
+    """A cluster the app imports: the access entry and DescribeCluster name it (its
+    authentication mode must include the API, docs/pipeline.md)."""
+    app = cdk.App()
+    stack = GpuPoolStack(
+        app,
+        "Existing",
+        settings=AppSettings.model_validate(EXISTING),
+        verifier=Verifier(iam.AccountPrincipal(PIPELINE_ACCOUNT), namespace="smoke"),
+    )
+    template = app.synth().get_stack_by_name(stack.stack_name).template
+    (entry,) = [
+        r["Properties"]
+        for r in _of_type(template, "AWS::EKS::AccessEntry").values()
+        if "Verifier" in json.dumps(r["Properties"]["PrincipalArn"])
+    ]
+    assert entry["ClusterName"] == "platform-prod"
+    assert {"Type": "namespace", "Namespaces": ["smoke"]} in [
+        p["AccessScope"] for p in entry["AccessPolicies"]
+    ]
+    statements = [
+        s
+        for r in _of_type(template, "AWS::IAM::Policy").values()
+        if "Verifier" in json.dumps(r["Properties"]["Roles"])
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert statements[0] == {
+        "Action": "eks:DescribeCluster",
+        "Effect": "Allow",
+        "Resource": {
+            "Fn::Join": [
+                "",
+                [
+                    "arn:",
+                    {"Ref": "AWS::Partition"},
+                    ":eks:eu-west-1:123456789012:cluster/platform-prod",
+                ],
+            ]
+        },
     }
