@@ -11,13 +11,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from aws_cdk import Duration, Environment, Stack, Stage, pipelines
+from aws_cdk import Aws, Duration, Environment, Stack, Stage, pipelines
 from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.cdk.arguments import check_arguments
-from gpu_pool.cdk.nag.pipeline import acknowledge_pipeline
+from gpu_pool.cdk.nag.pipeline import acknowledge_pipeline, acknowledge_role_with_path
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.cdk.verifier import VERIFIER_ROLE_PATH, Verifier
 from gpu_pool.settings import AppSettings
@@ -27,6 +27,10 @@ from gpu_pool.settings.pipeline import PipelineSettings
 # project's own credentials (AWS CLI config credential_source EcsContainer, which CodeBuild's
 # container credentials serve).
 VERIFY_PROFILE = "gpu-pool-verify"
+
+# The IAM path of the verify steps' roles in the pipeline's account: the clusters' verify roles
+# trust only roles under it.
+VERIFY_STEP_ROLE_PATH = "/gpu-pool-verify-step/"
 
 # How long one pool's verify may take at most: its default stage timeouts (cli/verify.py
 # Timeouts: scale-up 3, node join 10, node ready 5, GPU 5, run 15 minutes) and a little more for
@@ -97,6 +101,7 @@ class GpuPoolPipeline(Stack):
             docker_enabled_for_self_mutation=False,
         )
         self.stacks: dict[str, GpuPoolStack] = {}
+        self.verify_steps: list[pipelines.CodeBuildStep] = []
         for number, wave_clusters in enumerate(waves, start=1):
             wave = self.pipeline.add_wave(f"Wave{number}")
             for cluster in wave_clusters:
@@ -113,7 +118,7 @@ class GpuPoolPipeline(Stack):
                     # takes over deployed clusters instead of creating second ones.
                     stack_name=cluster.stack_name,
                     verifier=(
-                        Verifier(iam.AccountPrincipal(settings.account), settings.verify_namespace)
+                        Verifier(self._verify_steps_principal(), settings.verify_namespace)
                         if settings.verify
                         else None
                     ),
@@ -122,6 +127,23 @@ class GpuPoolPipeline(Stack):
                 wave.add_stage(stage, post=self._verify_steps(cluster, stack, directory))
         self.pipeline.build_pipeline()
         acknowledge_pipeline(self.pipeline)
+        for step in self.verify_steps:
+            acknowledge_role_with_path(step.project)
+
+    def _verify_steps_principal(self) -> iam.IPrincipal:
+        """Who may assume a cluster's verify role: the pipeline's verify steps alone, the roles
+        under VERIFY_STEP_ROLE_PATH in the pipeline's account (aws:PrincipalArn carries a
+        role's path), not every principal of that account."""
+        account = self.settings.account
+        return iam.AccountPrincipal(account).with_conditions(
+            {
+                "ArnLike": {
+                    "aws:PrincipalArn": (
+                        f"arn:{Aws.PARTITION}:iam::{account}:role{VERIFY_STEP_ROLE_PATH}*"
+                    )
+                }
+            }
+        )
 
     def _verify_steps(
         self, cluster: AppSettings, stack: GpuPoolStack, directory: str
@@ -137,43 +159,49 @@ class GpuPoolPipeline(Stack):
             f" --namespace {shlex.quote(self.settings.verify_namespace)}"
             for p in pools
         ]
-        return [
-            pipelines.CodeBuildStep(
-                f"Verify{cluster.stack_name}",
-                input=self.source,
-                install_commands=[
-                    *_in_directory(directory),
-                    *self.settings.verify_install_commands,
-                ],
-                # The cluster's Region for the AWS CLI and boto3 alike (CodeBuild sets the
-                # pipeline's as AWS_DEFAULT_REGION).
-                env={
-                    "AWS_PROFILE": VERIFY_PROFILE,
-                    "AWS_REGION": region,
-                    "AWS_DEFAULT_REGION": region,
-                },
-                env_from_cfn_outputs={"VERIFY_ROLE_ARN": stack.verifier.role_arn_output},
-                commands=[
-                    *_in_directory(directory),
-                    f'aws configure set profile.{VERIFY_PROFILE}.role_arn "$VERIFY_ROLE_ARN"',
-                    f"aws configure set profile.{VERIFY_PROFILE}.credential_source EcsContainer",
-                    f"aws eks update-kubeconfig --name {shlex.quote(cluster.cluster.name)}"
-                    f" --region {region}",
-                    *verify,
-                ],
-                timeout=Duration.minutes(
-                    VERIFY_INSTALL_MINUTES + VERIFY_MINUTES_PER_POOL * len(pools)
-                ),
-                role_policy_statements=[
-                    iam.PolicyStatement(
-                        actions=["sts:AssumeRole"],
-                        resources=[
-                            f"arn:{self.partition}:iam::{cluster.account}:role{VERIFIER_ROLE_PATH}*"
-                        ],
-                    )
-                ],
-            )
-        ]
+        step = pipelines.CodeBuildStep(
+            f"Verify{cluster.stack_name}",
+            input=self.source,
+            # Its own role, under the path the clusters' verify roles trust.
+            role=iam.Role(
+                self,
+                f"Verify{cluster.stack_name}Role",
+                assumed_by=iam.ServicePrincipal("codebuild.amazonaws.com"),
+                path=VERIFY_STEP_ROLE_PATH,
+                description=f"gpu-pool verify step of stack {cluster.stack_name}",
+            ),
+            install_commands=[
+                *_in_directory(directory),
+                *self.settings.verify_install_commands,
+            ],
+            # The cluster's Region for the AWS CLI and boto3 alike (CodeBuild sets the
+            # pipeline's as AWS_DEFAULT_REGION).
+            env={
+                "AWS_PROFILE": VERIFY_PROFILE,
+                "AWS_REGION": region,
+                "AWS_DEFAULT_REGION": region,
+            },
+            env_from_cfn_outputs={"VERIFY_ROLE_ARN": stack.verifier.role_arn_output},
+            commands=[
+                *_in_directory(directory),
+                f'aws configure set profile.{VERIFY_PROFILE}.role_arn "$VERIFY_ROLE_ARN"',
+                f"aws configure set profile.{VERIFY_PROFILE}.credential_source EcsContainer",
+                f"aws eks update-kubeconfig --name {shlex.quote(cluster.cluster.name)}"
+                f" --region {region}",
+                *verify,
+            ],
+            timeout=Duration.minutes(VERIFY_INSTALL_MINUTES + VERIFY_MINUTES_PER_POOL * len(pools)),
+            role_policy_statements=[
+                iam.PolicyStatement(
+                    actions=["sts:AssumeRole"],
+                    resources=[
+                        f"arn:{self.partition}:iam::{cluster.account}:role{VERIFIER_ROLE_PATH}*"
+                    ],
+                )
+            ],
+        )
+        self.verify_steps.append(step)
+        return [step]
 
 
 def _in_directory(directory: str) -> list[str]:

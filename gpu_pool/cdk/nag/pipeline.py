@@ -106,6 +106,21 @@ def acknowledge_pipeline(pipeline: pipelines.CodePipeline) -> None:
                 _acknowledge_wildcards(construct)
 
 
+def acknowledge_role_with_path(project: IConstruct) -> None:
+    """CloudFormation Validate's E3050 on a CodeBuild project whose role has an IAM path: the
+    rule warns of a role referenced by name (Ref), which would lose the path, but aws-cdk-lib's
+    Project gives ServiceRole the role's ARN (Fn::GetAtt Arn), path included."""
+    resource = project.node.default_child
+    service_role = cdk.Stack.of(project).resolve(getattr(resource, "service_role", None))
+    if isinstance(service_role, dict) and "Fn::GetAtt" in service_role:
+        acknowledge(
+            project,
+            "E3050",
+            "ServiceRole is the role's ARN (Fn::GetAtt Arn), path included, not a Ref to its name",
+            plugin="CloudFormation-Validate",
+        )
+
+
 def _acknowledge_wildcards(policy: iam.CfnPolicy) -> None:
     document = cdk.Stack.of(policy).resolve(policy.policy_document)
     for finding, actions in _wildcards(document["Statement"]).items():
