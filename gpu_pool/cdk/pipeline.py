@@ -25,7 +25,8 @@ from gpu_pool.settings.pipeline import PipelineSettings
 
 # The profile the verify step's commands use: the verifier role, assumed with the CodeBuild
 # project's own credentials (AWS CLI config credential_source EcsContainer, which CodeBuild's
-# container credentials serve).
+# container credentials serve). Named on each command, not set for the whole build, so that
+# `aws configure set` runs before the profile exists.
 VERIFY_PROFILE = "gpu-pool-verify"
 
 # The IAM path of the verify steps' roles in the pipeline's account: the clusters' verify roles
@@ -155,7 +156,9 @@ class GpuPoolPipeline(Stack):
         region = cluster.region or ""
         pools = [pool.name for _, pool in cluster.pool_settings()]
         verify = [
-            f"gpu-pool verify --stack {shlex.quote(cluster.stack_name)} --pool {shlex.quote(p)}"
+            # The profile for the pool records (boto3) and the kubeconfig's token alike.
+            f"AWS_PROFILE={VERIFY_PROFILE} gpu-pool verify --stack "
+            f"{shlex.quote(cluster.stack_name)} --pool {shlex.quote(p)}"
             f" --namespace {shlex.quote(self.settings.verify_namespace)}"
             for p in pools
         ]
@@ -177,7 +180,6 @@ class GpuPoolPipeline(Stack):
             # The cluster's Region for the AWS CLI and boto3 alike (CodeBuild sets the
             # pipeline's as AWS_DEFAULT_REGION).
             env={
-                "AWS_PROFILE": VERIFY_PROFILE,
                 "AWS_REGION": region,
                 "AWS_DEFAULT_REGION": region,
             },
@@ -187,7 +189,7 @@ class GpuPoolPipeline(Stack):
                 f'aws configure set profile.{VERIFY_PROFILE}.role_arn "$VERIFY_ROLE_ARN"',
                 f"aws configure set profile.{VERIFY_PROFILE}.credential_source EcsContainer",
                 f"aws eks update-kubeconfig --name {shlex.quote(cluster.cluster.name)}"
-                f" --region {region}",
+                f" --region {region} --profile {VERIFY_PROFILE}",
                 *verify,
             ],
             timeout=Duration.minutes(VERIFY_INSTALL_MINUTES + VERIFY_MINUTES_PER_POOL * len(pools)),

@@ -150,13 +150,15 @@ def test_the_verify_step_assumes_the_clusters_role_and_verifies_every_pool(pipel
         "cd examples/pipeline",
         'aws configure set profile.gpu-pool-verify.role_arn "$VERIFY_ROLE_ARN"',
         "aws configure set profile.gpu-pool-verify.credential_source EcsContainer",
-        "aws eks update-kubeconfig --name gpu-training --region us-west-2",
-        "gpu-pool verify --stack GpuTraining-us-west-2 --pool training --namespace default",
-        "gpu-pool verify --stack GpuTraining-us-west-2 --pool debug --namespace default",
+        "aws eks update-kubeconfig --name gpu-training --region us-west-2 --profile "
+        "gpu-pool-verify",
+        "AWS_PROFILE=gpu-pool-verify gpu-pool verify --stack GpuTraining-us-west-2 --pool "
+        "training --namespace default",
+        "AWS_PROFILE=gpu-pool-verify gpu-pool verify --stack GpuTraining-us-west-2 --pool debug "
+        "--namespace default",
     ]
     env = {v["Name"]: v["Value"] for v in project["Environment"]["EnvironmentVariables"]}
     assert env == {
-        "AWS_PROFILE": "gpu-pool-verify",
         "AWS_REGION": "us-west-2",
         "AWS_DEFAULT_REGION": "us-west-2",
     }
