@@ -459,3 +459,66 @@ def test_an_existing_cluster_gets_the_verify_role_and_access_entry_by_its_name()
             ]
         },
     }
+
+
+def test_only_the_pipelines_verify_steps_may_assume_a_clusters_verify_role(
+    pipeline_template, cluster_stacks
+):
+    """Both sides of the cross-account AssumeRole, evaluated by the IAM simulator: the verify
+    step's own policy (which role ARNs it may assume) and the verify role's trust (which
+    callers). aws:PrincipalArn is the caller's role ARN with its path (IAM user guide, global
+    condition keys), which the trust's condition matches."""
+    from tests.support.iam_simulation import resolve, simulate
+
+    _, cluster = cluster_stacks["GpuInference-eu-west-1"]
+    (verify_role,) = [
+        k
+        for k, r in _of_type(cluster, "AWS::IAM::Role").items()
+        if r["Properties"].get("Path") == "/gpu-pool-verify/"
+    ]
+    trust = resolve(cluster, cluster["Resources"][verify_role]["Properties"]["AssumeRolePolicyDocument"])
+    project = _verify_project(pipeline_template, "GpuInference-eu-west-1")
+    step_role = project["ServiceRole"]["Fn::GetAtt"][0]
+    (assume,) = [
+        s
+        for r in _of_type(pipeline_template, "AWS::IAM::Policy").values()
+        if {"Ref": step_role} in r["Properties"]["Roles"]
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+        if s["Action"] == "sts:AssumeRole"
+    ]
+    step_policy = {"Version": "2012-10-17", "Statement": [resolve(pipeline_template, assume)]}
+    anything = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"}],
+    }
+
+    def assume_role(identity, caller_path, target_account="222222222222"):
+        caller = f"arn:aws:iam::{PIPELINE_ACCOUNT}:role{caller_path}Caller"
+        return {
+            "identityPolicies": [{"name": "caller", "policy": identity}],
+            "serviceControlPolicies": [],
+            "resourceControlPolicies": [],
+            "resourcePolicy": trust,
+            "request": {
+                "principal": f"arn:aws:sts::{PIPELINE_ACCOUNT}:assumed-role/Caller/verify",
+                "action": "sts:AssumeRole",
+                "resource": {
+                    "resource": f"arn:aws:iam::{target_account}:role/gpu-pool-verify/Role",
+                    "accountId": target_account,
+                },
+                "contextVariables": {"aws:PrincipalArn": caller},
+            },
+        }
+
+    outcomes = simulate(
+        [
+            # The verify step's role, under its path: allowed.
+            assume_role(step_policy, "/gpu-pool-verify-step/"),
+            # Any other role of the tooling account, even one allowed every AssumeRole.
+            assume_role(anything, "/"),
+            # The step itself, on a verify role in an account not its cluster's.
+            assume_role(step_policy, "/gpu-pool-verify-step/", target_account="333333333333"),
+        ]
+    )
+    assert [o["result"] for o in outcomes] == ["Allowed", "ImplicitlyDenied", "ImplicitlyDenied"]
+    assert all(o["ignoredContextKeys"] == [] for o in outcomes)
