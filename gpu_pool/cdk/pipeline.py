@@ -88,6 +88,7 @@ class GpuPoolPipeline(Stack):
             synth=pipelines.ShellStep(
                 "Synth",
                 input=self.source,
+                install_commands=settings.install_commands,
                 commands=[*_in_directory(directory), *settings.synth_commands],
                 primary_output_directory=_path(directory, "cdk.out"),
             ),
@@ -125,7 +126,7 @@ class GpuPoolPipeline(Stack):
                     ),
                 )
                 self.stacks[cluster.stack_name] = stack
-                wave.add_stage(stage, post=self._verify_steps(cluster, stack, directory))
+                wave.add_stage(stage, post=self._verify_steps(cluster, stack))
         self.pipeline.build_pipeline()
         acknowledge_pipeline(self.pipeline)
         for step in self.verify_steps:
@@ -146,9 +147,7 @@ class GpuPoolPipeline(Stack):
             }
         )
 
-    def _verify_steps(
-        self, cluster: AppSettings, stack: GpuPoolStack, directory: str
-    ) -> list[pipelines.Step]:
+    def _verify_steps(self, cluster: AppSettings, stack: GpuPoolStack) -> list[pipelines.Step]:
         """The verify step of one cluster: assume its verifier role, write the kubeconfig,
         then verify each pool in turn; any non-zero exit fails the step and the wave."""
         if not self.settings.verify:
@@ -173,10 +172,7 @@ class GpuPoolPipeline(Stack):
                 path=VERIFY_STEP_ROLE_PATH,
                 description=f"gpu-pool verify step of stack {cluster.stack_name}",
             ),
-            install_commands=[
-                *_in_directory(directory),
-                *self.settings.verify_install_commands,
-            ],
+            install_commands=self.settings.verify_install_commands,
             # The cluster's Region for the AWS CLI and boto3 alike (CodeBuild sets the
             # pipeline's as AWS_DEFAULT_REGION).
             env={
@@ -185,7 +181,6 @@ class GpuPoolPipeline(Stack):
             },
             env_from_cfn_outputs={"VERIFY_ROLE_ARN": stack.verifier.role_arn_output},
             commands=[
-                *_in_directory(directory),
                 f'aws configure set profile.{VERIFY_PROFILE}.role_arn "$VERIFY_ROLE_ARN"',
                 f"aws configure set profile.{VERIFY_PROFILE}.credential_source EcsContainer",
                 f"aws eks update-kubeconfig --name {shlex.quote(cluster.cluster.name)}"

@@ -78,17 +78,18 @@ class PipelineSettings(_Settings):
     )
     """The app's directory in the repository: the synth commands run there and its cdk.out
     is the cloud assembly the pipeline deploys."""
-    synth_commands: list[ShellCommand] = Field(
-        default_factory=lambda: [
-            "python -m pip install -r requirements.txt",
-            "npm ci",
-            "npx cdk synth",
-        ],
+    install_commands: list[ShellCommand] = Field(
+        default_factory=lambda: ["python -m pip install -r requirements.txt", "npm ci"],
         min_length=1,
     )
-    """The synth step's commands, on CodeBuild's standard image. The default installs the app's
-    pinned Python requirements (aws-cdk-lib, gpu-pool) and its package-lock.json's CDK CLI,
-    then synthesizes with that CLI, as this repository pins them."""
+    """The synth step's install commands, at the repository's root, on CodeBuild's standard
+    image: the pinned Python requirements (aws-cdk-lib, gpu-pool) and the CDK CLI that
+    package-lock.json pins, as this repository pins them."""
+    synth_commands: list[ShellCommand] = Field(
+        default_factory=lambda: ["npx cdk synth"], min_length=1
+    )
+    """The synth step's commands, in `directory`: the installed CDK CLI synthesizes the app
+    (npx finds the CLI of the nearest package.json, up to the root)."""
     waves: list[Annotated[list[WaveSelector], Field(min_length=1)]] = Field(default_factory=list)
     """The deployment order: a list of waves, each a list of Regions (every cluster there) or
     stack names, e.g. [[us-east-1], [eu-west-1, us-west-2]]: us-east-1 first, then the other
@@ -107,7 +108,7 @@ class PipelineSettings(_Settings):
         default_factory=lambda: ["python -m pip install -r requirements.txt"], min_length=1
     )
     """How the verify step installs the `gpu-pool` command (with its cli extra's kubernetes
-    and boto3), in the app's directory."""
+    and boto3), at the repository's root."""
     self_mutation: bool = True
     """The pipeline updates itself from the synthesized app before deploying (CDK Pipelines'
     default): a change to the fleet or to these settings needs no manual `cdk deploy`."""

@@ -114,6 +114,24 @@ def test_it_builds_from_the_connection_then_mutates_itself_then_deploys_the_wave
     }
 
 
+def test_the_synth_installs_at_the_root_and_synthesizes_the_apps_directory(pipeline_template):
+    """The repository's requirements.txt (with gpu-pool as `-e .`) and package-lock.json are at
+    its root; the app, and the cloud assembly the pipeline deploys, in examples/pipeline."""
+    (project,) = [
+        r["Properties"]
+        for r in _of_type(pipeline_template, "AWS::CodeBuild::Project").values()
+        if r["Properties"]["Description"].endswith("/Build/Synth")
+    ]
+    spec = json.loads(project["Source"]["BuildSpec"])
+    assert spec["phases"]["install"]["commands"] == [
+        "python -m pip install -r requirements.txt",
+        "npm ci",
+    ]
+    assert spec["phases"]["build"]["commands"] == ["cd examples/pipeline", "npx cdk synth"]
+    assert spec["artifacts"]["base-directory"] == "examples/pipeline/cdk.out"
+    assert project["Environment"]["PrivilegedMode"] is False
+
+
 def test_each_verify_step_runs_after_its_clusters_deploy_and_reads_its_role_from_the_stack(
     pipeline_template,
 ):
@@ -142,12 +160,9 @@ def _verify_project(template, stack):
 def test_the_verify_step_assumes_the_clusters_role_and_verifies_every_pool(pipeline_template):
     project = _verify_project(pipeline_template, "GpuTraining-us-west-2")
     spec = json.loads(project["Source"]["BuildSpec"])
-    assert spec["phases"]["install"]["commands"] == [
-        "cd examples/pipeline",
-        "python -m pip install -r requirements.txt",
-    ]
+    # At the repository's root, where requirements.txt is.
+    assert spec["phases"]["install"]["commands"] == ["python -m pip install -r requirements.txt"]
     assert spec["phases"]["build"]["commands"] == [
-        "cd examples/pipeline",
         'aws configure set profile.gpu-pool-verify.role_arn "$VERIFY_ROLE_ARN"',
         "aws configure set profile.gpu-pool-verify.credential_source EcsContainer",
         "aws eks update-kubeconfig --name gpu-training --region us-west-2 --profile "

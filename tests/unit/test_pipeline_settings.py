@@ -39,11 +39,8 @@ def test_defaults():
         ".",
         "main",
     )
-    assert settings.synth_commands == [
-        "python -m pip install -r requirements.txt",
-        "npm ci",
-        "npx cdk synth",
-    ]
+    assert settings.install_commands == ["python -m pip install -r requirements.txt", "npm ci"]
+    assert settings.synth_commands == ["npx cdk synth"]
     assert (settings.verify, settings.verify_namespace, settings.self_mutation) == (
         True,
         "default",
@@ -113,8 +110,8 @@ def test_the_older_codestar_connections_arn_is_accepted():
         (
             {"self_mutate": False},
             "self_mutate: unknown setting; did you mean 'self_mutation'? (valid: account, "
-            "region, stack_name, source, directory, synth_commands, waves, verify, "
-            "verify_namespace, verify_install_commands, self_mutation)",
+            "region, stack_name, source, directory, install_commands, synth_commands, waves, "
+            "verify, verify_namespace, verify_install_commands, self_mutation)",
         ),
     ],
 )
