@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool as KarpenterNodePool
     from gpu_pool.cdk.metrics import GpuMetrics as GpuMetrics
     from gpu_pool.cdk.nodegroups.pool import GpuNodePool as GpuNodePool
+    from gpu_pool.cdk.pipeline import GpuPoolPipeline as GpuPoolPipeline
     from gpu_pool.cdk.stack import GpuPoolStack as GpuPoolStack
+    from gpu_pool.cdk.verifier import Verifier as Verifier
     from gpu_pool.plan.pool import PoolPlan as PoolPlan
     from gpu_pool.plan.pool import plan_pool as plan_pool
     from gpu_pool.settings import AppSettings as AppSettings
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
     from gpu_pool.settings import SystemNodesSettings as SystemNodesSettings
     from gpu_pool.settings import Taint as Taint
     from gpu_pool.settings import load_settings as load_settings
+    from gpu_pool.settings.pipeline import PipelineSettings as PipelineSettings
+    from gpu_pool.settings.pipeline import PipelineSourceSettings as PipelineSourceSettings
 
 _EXPORTS = {
     "AutoModeNodePool": "gpu_pool.cdk.auto_mode.node_pool",
@@ -45,6 +49,10 @@ _EXPORTS = {
     "KarpenterPoolSettings": "gpu_pool.settings",
     "KarpenterSettings": "gpu_pool.settings",
     "GpuPoolStack": "gpu_pool.cdk.stack",
+    "GpuPoolPipeline": "gpu_pool.cdk.pipeline",
+    "PipelineSettings": "gpu_pool.settings.pipeline",
+    "PipelineSourceSettings": "gpu_pool.settings.pipeline",
+    "Verifier": "gpu_pool.cdk.verifier",
     "AppSettings": "gpu_pool.settings",
     "AutoscalerSettings": "gpu_pool.settings",
     "CapacityReservationSettings": "gpu_pool.settings",

@@ -23,6 +23,7 @@ from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report
 from gpu_pool.cdk.reservations import capacity_blocks
+from gpu_pool.cdk.verifier import ClusterVerifier, Verifier
 from gpu_pool.checks import check_settings
 from gpu_pool.checks.app import uses_autoscaler, uses_karpenter
 from gpu_pool.model.karpenter_api import resource_name
@@ -33,14 +34,31 @@ from gpu_pool.settings import AppSettings
 class GpuPoolStack(Stack):
     """GPU pools and their cluster, from AppSettings (see docs/settings.md for every key)."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: AppSettings,
+        verifier: Verifier | None = None,
+        stack_name: str | None = None,
+    ) -> None:
+        """`verifier`: who may run `gpu-pool verify` on the cluster from another account (a
+        deployment pipeline's; cdk/verifier.py); None: no verify role. `stack_name`: the
+        CloudFormation stack's name; None: the construct id (CDK's default)."""
         check_arguments(
             GpuPoolStack.__init__,
-            {"scope": scope, "construct_id": construct_id, "settings": settings},
+            {
+                "scope": scope,
+                "construct_id": construct_id,
+                "settings": settings,
+                "verifier": verifier,
+                "stack_name": stack_name,
+            },
             owner=f"GpuPoolStack '{construct_id}'",
         )
         env = Environment(account=settings.account, region=settings.region)
-        super().__init__(scope, construct_id, env=env)
+        super().__init__(scope, construct_id, env=env, stack_name=stack_name)
         for rule, reason in settings.acknowledge.items():
             # The warnings the settings accept, by the id report.warn gives each of them.
             Annotations.of(self).acknowledge_warning(f"gpu-pool:{rule}", reason)
@@ -95,6 +113,10 @@ class GpuPoolStack(Stack):
                 self, "GpuMetrics", cluster=self.cluster, settings=settings.metrics
             )
         CfnOutput(self, "ClusterName", value=settings.cluster.name)
+        if verifier is not None:
+            self.verifier = ClusterVerifier(
+                self, "Verifier", cluster=self.cluster, verifier=verifier
+            )
         _keep_agent_logical_id(self.cluster)
         acknowledge_managed_policies(self)
 

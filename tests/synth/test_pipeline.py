@@ -1,0 +1,539 @@
+"""The fleet's deployment engine (docs/pipeline.md): examples/pipeline, three clusters in two
+accounts and three Regions, synthesized once with cdk-nag, is what these tests read."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import shutil
+import subprocess
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_iam as iam
+
+from gpu_pool.cdk.pipeline import GpuPoolPipeline
+from gpu_pool.cdk.stack import GpuPoolStack
+from gpu_pool.cdk.verifier import Verifier
+from gpu_pool.settings import AppSettings, ConfigError
+from gpu_pool.settings.pipeline import PipelineSettings
+from tests.support.cli_env import without_aws
+from tests.support.paths import ROOT
+from tests.support.settings import EXISTING
+
+EXAMPLE = ROOT / "examples" / "pipeline" / "app.py"
+PIPELINE_ACCOUNT = "111111111111"
+CONNECTION = (
+    "arn:aws:codeconnections:us-east-1:111111111111:connection/"
+    "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+)
+SOURCE = {"connection_arn": CONNECTION, "repository": "acme/gpu-fleet"}
+
+
+@pytest.fixture(scope="session")
+def pipeline_out(tmp_path_factory) -> Path:
+    """The example pipeline app's cloud assembly directory, synthesized (with cdk-nag) once."""
+    out = tmp_path_factory.mktemp("pipeline")
+    app = cdk.App(outdir=str(out))
+    runpy.run_path(str(EXAMPLE))["build"](app)
+    app.synth()
+    return out
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def pipeline_template(pipeline_out):
+    return _json(pipeline_out / "GpuPoolPipeline.template.json")
+
+
+@pytest.fixture(scope="session")
+def cluster_stacks(pipeline_out):
+    """{stack name: (environment, template)} of each stage's cluster stack."""
+    stacks = {}
+    for stage in sorted(pipeline_out.glob("assembly-GpuPoolPipeline-*")):
+        for artifact_id, artifact in _json(stage / "manifest.json")["artifacts"].items():
+            if artifact["type"] == "aws:cloudformation:stack":
+                template = _json(stage / artifact["properties"]["templateFile"])
+                name = artifact["properties"]["stackName"]
+                stacks[name] = (artifact["environment"], template)
+    return stacks
+
+
+def _of_type(template, type_name):
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == type_name}
+
+
+def _pipeline(template):
+    (pipeline,) = _of_type(template, "AWS::CodePipeline::Pipeline").values()
+    return pipeline["Properties"]
+
+
+def test_the_pipeline_stack_is_in_the_tooling_account_and_region(pipeline_out):
+    artifact = _json(pipeline_out / "manifest.json")["artifacts"]["GpuPoolPipeline"]
+    assert artifact["environment"] == f"aws://{PIPELINE_ACCOUNT}/us-east-1"
+
+
+def test_it_builds_from_the_connection_then_mutates_itself_then_deploys_the_waves_in_order(
+    pipeline_template,
+):
+    stages = {
+        stage["Name"]: [action["Name"] for action in stage["Actions"]]
+        for stage in _pipeline(pipeline_template)["Stages"]
+    }
+    # A wave of one stage is named by that stage (aws-cdk-lib pipelines).
+    assert list(stages) == [
+        "Source",
+        "Build",
+        "UpdatePipeline",
+        "Assets",
+        "GpuInference-us-east-1",
+        "Wave2",
+    ]
+    assert stages["UpdatePipeline"] == ["SelfMutate"]
+    assert stages["GpuInference-us-east-1"] == [
+        "GpuInference-us-east-1.Prepare",
+        "GpuInference-us-east-1.Deploy",
+        "VerifyGpuInference-us-east-1",
+    ]
+    assert sorted(stages["Wave2"]) == sorted(
+        [
+            f"{stack}.{step}"
+            for stack in ("GpuInference-eu-west-1", "GpuTraining-us-west-2")
+            for step in (f"{stack}.Prepare", f"{stack}.Deploy", f"Verify{stack}")
+        ]
+    )
+    (source,) = _pipeline(pipeline_template)["Stages"][0]["Actions"]
+    assert source["Configuration"] == {
+        "ConnectionArn": CONNECTION,
+        "FullRepositoryId": "acme/gpu-fleet",
+        "BranchName": "main",
+    }
+
+
+def test_the_synth_installs_at_the_root_and_synthesizes_the_apps_directory(pipeline_template):
+    """The repository's requirements.txt (with gpu-pool as `-e .`) and package-lock.json are at
+    its root; the app, and the cloud assembly the pipeline deploys, in examples/pipeline."""
+    (project,) = [
+        r["Properties"]
+        for r in _of_type(pipeline_template, "AWS::CodeBuild::Project").values()
+        if r["Properties"]["Description"].endswith("/Build/Synth")
+    ]
+    spec = json.loads(project["Source"]["BuildSpec"])
+    assert spec["phases"]["install"]["commands"] == [
+        "python -m pip install -r requirements.txt",
+        "npm ci",
+    ]
+    assert spec["phases"]["build"]["commands"] == ["cd examples/pipeline", "npx cdk synth"]
+    assert spec["artifacts"]["base-directory"] == "examples/pipeline/cdk.out"
+    assert project["Environment"]["PrivilegedMode"] is False
+
+
+def test_each_verify_step_runs_after_its_clusters_deploy_and_reads_its_role_from_the_stack(
+    pipeline_template,
+):
+    actions = {
+        action["Name"]: action
+        for stage in _pipeline(pipeline_template)["Stages"]
+        for action in stage["Actions"]
+    }
+    verify = actions["GpuInference-eu-west-1.VerifyGpuInference-eu-west-1"]
+    deploy = actions["GpuInference-eu-west-1.GpuInference-eu-west-1.Deploy"]
+    assert verify["RunOrder"] > deploy["RunOrder"]
+    (variable,) = json.loads(verify["Configuration"]["EnvironmentVariables"])
+    assert variable["name"] == "VERIFY_ROLE_ARN"
+    assert variable["value"].endswith(".VerifierRoleArn}")
+
+
+def _verify_project(template, stack):
+    (project,) = [
+        r["Properties"]
+        for r in _of_type(template, "AWS::CodeBuild::Project").values()
+        if r["Properties"]["Description"].endswith(f"Verify{stack}")
+    ]
+    return project
+
+
+def test_the_verify_step_assumes_the_clusters_role_and_verifies_every_pool(pipeline_template):
+    project = _verify_project(pipeline_template, "GpuTraining-us-west-2")
+    spec = json.loads(project["Source"]["BuildSpec"])
+    # At the repository's root, where requirements.txt is.
+    assert spec["phases"]["install"]["commands"] == ["python -m pip install -r requirements.txt"]
+    assert spec["phases"]["build"]["commands"] == [
+        'aws configure set profile.gpu-pool-verify.role_arn "$VERIFY_ROLE_ARN"',
+        "aws configure set profile.gpu-pool-verify.credential_source EcsContainer",
+        "aws eks update-kubeconfig --name gpu-training --region us-west-2 --profile "
+        "gpu-pool-verify",
+        "AWS_PROFILE=gpu-pool-verify gpu-pool verify --stack GpuTraining-us-west-2 --pool "
+        "training --namespace default",
+        "AWS_PROFILE=gpu-pool-verify gpu-pool verify --stack GpuTraining-us-west-2 --pool debug "
+        "--namespace default",
+    ]
+    env = {v["Name"]: v["Value"] for v in project["Environment"]["EnvironmentVariables"]}
+    assert env == {
+        "AWS_REGION": "us-west-2",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }
+    # verify's stage timeouts of two pools, one after the other, and the install.
+    assert project["TimeoutInMinutes"] == 90
+    # No Docker: gpu-pool's assets are files.
+    assert project["Environment"]["PrivilegedMode"] is False
+
+
+def test_the_verify_steps_role_may_assume_only_verify_roles_of_its_clusters_account(
+    pipeline_template,
+):
+    project = _verify_project(pipeline_template, "GpuTraining-us-west-2")
+    role_id = project["ServiceRole"]["Fn::GetAtt"][0]
+    # Under the path the clusters' verify roles trust.
+    assert pipeline_template["Resources"][role_id]["Properties"]["Path"] == "/gpu-pool-verify-step/"
+    (policy,) = [
+        r["Properties"]["PolicyDocument"]
+        for r in _of_type(pipeline_template, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in r["Properties"]["Roles"]
+    ]
+    assume = [s for s in policy["Statement"] if s["Action"] == "sts:AssumeRole"]
+    assert assume == [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Resource": {
+                "Fn::Join": [
+                    "",
+                    ["arn:", {"Ref": "AWS::Partition"}, ":iam::222222222222:role/gpu-pool-verify/*"],
+                ]
+            },
+        }
+    ]
+
+
+def test_cross_account_keys_encrypt_the_artifacts_when_a_cluster_is_in_another_account(
+    pipeline_template,
+):
+    stores = _pipeline(pipeline_template)["ArtifactStores"]
+    assert {s["Region"] for s in stores} == {"us-east-1", "eu-west-1", "us-west-2"}
+    assert all(s["ArtifactStore"]["EncryptionKey"]["Type"] == "KMS" for s in stores)
+    keys = _of_type(pipeline_template, "AWS::KMS::Key")
+    assert [k["Properties"]["EnableKeyRotation"] for k in keys.values()] == [True]
+
+
+def test_no_key_when_every_cluster_is_in_the_pipelines_account():
+    """A customer-managed key costs a month's fee; one account needs none (cross_account_keys
+    off: the artifact bucket keeps S3's own encryption)."""
+    app = cdk.App()
+    stack = GpuPoolPipeline(
+        app,
+        "OneAccount",
+        settings=PipelineSettings(
+            account=PIPELINE_ACCOUNT,
+            region="us-east-1",
+            source=SOURCE,
+            verify=False,
+        ),
+        clusters=[AppSettings(account=PIPELINE_ACCOUNT, region="us-east-1")],
+    )
+    template = app.synth().get_stack_by_name(stack.stack_name).template
+    assert _of_type(template, "AWS::KMS::Key") == {}
+    assert "EncryptionKey" not in _pipeline(template)["ArtifactStore"]
+    # verify: false: no verify step, and no verify role in the cluster stack.
+    names = [a["Name"] for s in _pipeline(template)["Stages"] for a in s["Actions"]]
+    assert not [n for n in names if "Verify" in n]
+    cluster = stack.stacks["GpuPool"]
+    assert cluster.node.try_find_child("Verifier") is None
+
+
+def test_each_cluster_deploys_as_its_own_stack_name_into_its_own_environment(cluster_stacks):
+    """The stack name a `cdk deploy` of the cluster's file gives it: the pipeline takes over
+    clusters deployed from a laptop instead of creating new ones."""
+    assert {name: env for name, (env, _) in cluster_stacks.items()} == {
+        "GpuInference-us-east-1": "aws://111111111111/us-east-1",
+        "GpuInference-eu-west-1": "aws://222222222222/eu-west-1",
+        "GpuTraining-us-west-2": "aws://222222222222/us-west-2",
+    }
+
+
+def test_each_cluster_stack_has_a_verify_role_the_pipeline_account_assumes(cluster_stacks):
+    _, template = cluster_stacks["GpuInference-eu-west-1"]
+    roles = {
+        k: r["Properties"]
+        for k, r in _of_type(template, "AWS::IAM::Role").items()
+        if r["Properties"].get("Path") == "/gpu-pool-verify/"
+    }
+    ((role_id, role),) = roles.items()
+    assert role["AssumeRolePolicyDocument"]["Statement"] == [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Principal": {
+                "AWS": {
+                    "Fn::Join": [
+                        "",
+                        ["arn:", {"Ref": "AWS::Partition"}, f":iam::{PIPELINE_ACCOUNT}:root"],
+                    ]
+                }
+            },
+            # Only the pipeline's verify steps' roles, not every principal of its account.
+            "Condition": {
+                "ArnLike": {
+                    "aws:PrincipalArn": {
+                        "Fn::Join": [
+                            "",
+                            [
+                                "arn:",
+                                {"Ref": "AWS::Partition"},
+                                f":iam::{PIPELINE_ACCOUNT}:role/gpu-pool-verify-step/*",
+                            ],
+                        ]
+                    }
+                }
+            },
+        }
+    ]
+    (policy,) = [
+        r["Properties"]["PolicyDocument"]["Statement"]
+        for r in _of_type(template, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in r["Properties"]["Roles"]
+    ]
+    assert {json.dumps(s["Action"]): s["Resource"] for s in policy} == {
+        '"eks:DescribeCluster"': {"Fn::GetAtt": ["ClusterEB0386A7", "Arn"]},
+        '"cloudformation:DescribeStacks"': {
+            "Fn::Join": [
+                "",
+                [
+                    "arn:",
+                    {"Ref": "AWS::Partition"},
+                    ":cloudformation:eu-west-1:222222222222:stack/GpuInference-eu-west-1/*",
+                ],
+            ]
+        },
+        '["autoscaling:DescribeScalingActivities", "ec2:DescribeCapacityReservations"]': "*",
+    }
+    assert template["Outputs"]["VerifierRoleArn"]["Value"] == {"Fn::GetAtt": [role_id, "Arn"]}
+
+
+def test_its_access_entry_reads_the_cluster_and_writes_only_the_smoke_pods_namespace(
+    cluster_stacks,
+):
+    _, template = cluster_stacks["GpuTraining-us-west-2"]
+    (role_id,) = [
+        k
+        for k, r in _of_type(template, "AWS::IAM::Role").items()
+        if r["Properties"].get("Path") == "/gpu-pool-verify/"
+    ]
+    (entry,) = [
+        r["Properties"]
+        for r in _of_type(template, "AWS::EKS::AccessEntry").values()
+        if r["Properties"]["PrincipalArn"] == {"Fn::GetAtt": [role_id, "Arn"]}
+    ]
+    assert _sorted(entry["AccessPolicies"]) == _sorted(
+        [
+            {
+                "AccessScope": {"Type": "cluster"},
+                "PolicyArn": {
+                    "Fn::Join": [
+                        "",
+                        [
+                            "arn:",
+                            {"Ref": "AWS::Partition"},
+                            ":eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy",
+                        ],
+                    ]
+                },
+            },
+            {
+                "AccessScope": {"Type": "namespace", "Namespaces": ["default"]},
+                "PolicyArn": {
+                    "Fn::Join": [
+                        "",
+                        [
+                            "arn:",
+                            {"Ref": "AWS::Partition"},
+                            ":eks::aws:cluster-access-policy/AmazonEKSEditPolicy",
+                        ],
+                    ]
+                },
+            },
+        ]
+    )
+
+
+def _sorted(policies):
+    return sorted(json.dumps(p, sort_keys=True) for p in policies)
+
+
+def test_cdk_nag_finds_nothing_unacknowledged_in_the_pipeline_or_the_clusters(pipeline_out):
+    report = _json(pipeline_out / "validation-report.json")
+    plugins = {p["pluginName"]: p for p in report["pluginReports"]}
+    assert {"AwsSolutions", "GpuPool"} <= set(plugins)
+    assert all(p["conclusion"] == "success" and not p.get("violations") for p in plugins.values())
+    acknowledged = plugins["AwsSolutions"]["suppressedViolations"]
+    assert all(f["reason"].strip() for f in acknowledged)
+    # The pipeline's findings and the clusters' (in the stages' nested assemblies) alike.
+    where = {
+        c["constructPath"].split("/")[1] for f in acknowledged for c in f["violatingConstructs"]
+    }
+    assert {"Pipeline", "GpuInference-us-east-1", "GpuTraining-us-west-2"} <= where
+
+
+def test_no_docker_image_assets_anywhere(pipeline_out):
+    """CDK Pipelines would need Docker in its asset stage for an image asset."""
+    asset_files = list(pipeline_out.glob("**/*.assets.json"))
+    assert len(asset_files) == 4  # the pipeline's and each cluster's
+    assert all(not _json(f).get("dockerImages") for f in asset_files)
+
+
+@pytest.mark.cli_synth
+def test_the_example_synthesizes_with_the_pinned_cdk_cli_and_no_credentials(tmp_path):
+    """As the pipeline's synth step runs it: `cdk synth` in examples/pipeline (its cdk.json:
+    `python3 app.py`), with no AWS credentials. The clusters' zone lookups are answered by the
+    context in examples/pipeline/cdk.json, so each cluster gets its Region's three zones."""
+    env = without_aws(tmp_path / "home")
+    # A copy, as the CLI writes cdk.context.json beside cdk.json.
+    project = tmp_path / "pipeline"
+    shutil.copytree(EXAMPLE.parent, project, ignore=shutil.ignore_patterns("cdk.out*"))
+    out = tmp_path / "cdk.out"
+    cli = ROOT / "node_modules" / ".bin" / "cdk"
+    synth = [str(cli), "synth", "--quiet", "--no-notices", "--no-version-reporting", "-o", str(out)]
+    done = subprocess.run(synth, cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    zones = {}
+    for template_file in out.glob("assembly-*/*.template.json"):
+        template = _json(template_file)
+        subnets = _of_type(template, "AWS::EC2::Subnet").values()
+        zones[template_file.parent.name] = sorted(
+            {s["Properties"]["AvailabilityZone"] for s in subnets}
+        )
+    assert zones == {
+        f"assembly-GpuPoolPipeline-{stack}": [f"{region}{zone}" for zone in "abc"]
+        for stack, region in (
+            ("GpuInference-us-east-1", "us-east-1"),
+            ("GpuInference-eu-west-1", "eu-west-1"),
+            ("GpuTraining-us-west-2", "us-west-2"),
+        )
+    }
+
+
+def test_wrong_arguments_are_one_line_each_naming_what_would_do():
+    app = cdk.App()
+    with pytest.raises(ConfigError) as raised:
+        GpuPoolStack(
+            app, "Wrong", settings=AppSettings(), verifier=iam.AccountPrincipal(PIPELINE_ACCOUNT)
+        )
+    assert str(raised.value) == (
+        "GpuPoolStack 'Wrong': verifier: got an aws_iam.AccountPrincipal; expected Verifier"
+    )
+    settings = PipelineSettings(account=PIPELINE_ACCOUNT, region="us-east-1", source=SOURCE)
+    with pytest.raises(ConfigError) as raised:
+        GpuPoolPipeline(app, "Wrong2", settings=settings, clusters=[{"stack_name": "A"}])
+    assert str(raised.value) == (
+        "GpuPoolPipeline 'Wrong2': clusters: got [{'stack_name': 'A'}]; expected a list of "
+        "AppSettings (for a dict of settings: AppSettings(**that_dict))"
+    )
+
+
+def test_an_existing_cluster_gets_the_verify_role_and_access_entry_by_its_name():
+    """A cluster the app imports: the access entry and DescribeCluster name it (its
+    authentication mode must include the API, docs/pipeline.md)."""
+    app = cdk.App()
+    stack = GpuPoolStack(
+        app,
+        "Existing",
+        settings=AppSettings.model_validate(EXISTING),
+        verifier=Verifier(iam.AccountPrincipal(PIPELINE_ACCOUNT), namespace="smoke"),
+    )
+    template = app.synth().get_stack_by_name(stack.stack_name).template
+    (entry,) = [
+        r["Properties"]
+        for r in _of_type(template, "AWS::EKS::AccessEntry").values()
+        if "Verifier" in json.dumps(r["Properties"]["PrincipalArn"])
+    ]
+    assert entry["ClusterName"] == "platform-prod"
+    assert {"Type": "namespace", "Namespaces": ["smoke"]} in [
+        p["AccessScope"] for p in entry["AccessPolicies"]
+    ]
+    statements = [
+        s
+        for r in _of_type(template, "AWS::IAM::Policy").values()
+        if "Verifier" in json.dumps(r["Properties"]["Roles"])
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert statements[0] == {
+        "Action": "eks:DescribeCluster",
+        "Effect": "Allow",
+        "Resource": {
+            "Fn::Join": [
+                "",
+                [
+                    "arn:",
+                    {"Ref": "AWS::Partition"},
+                    ":eks:eu-west-1:123456789012:cluster/platform-prod",
+                ],
+            ]
+        },
+    }
+
+
+def test_only_the_pipelines_verify_steps_may_assume_a_clusters_verify_role(
+    pipeline_template, cluster_stacks
+):
+    """Both sides of the cross-account AssumeRole, evaluated by the IAM simulator: the verify
+    step's own policy (which role ARNs it may assume) and the verify role's trust (which
+    callers). aws:PrincipalArn is the caller's role ARN with its path (IAM user guide, global
+    condition keys), which the trust's condition matches."""
+    from tests.support.iam_simulation import resolve, simulate
+
+    _, cluster = cluster_stacks["GpuInference-eu-west-1"]
+    (verify_role,) = [
+        k
+        for k, r in _of_type(cluster, "AWS::IAM::Role").items()
+        if r["Properties"].get("Path") == "/gpu-pool-verify/"
+    ]
+    trust = resolve(cluster, cluster["Resources"][verify_role]["Properties"]["AssumeRolePolicyDocument"])
+    project = _verify_project(pipeline_template, "GpuInference-eu-west-1")
+    step_role = project["ServiceRole"]["Fn::GetAtt"][0]
+    (assume,) = [
+        s
+        for r in _of_type(pipeline_template, "AWS::IAM::Policy").values()
+        if {"Ref": step_role} in r["Properties"]["Roles"]
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+        if s["Action"] == "sts:AssumeRole"
+    ]
+    step_policy = {"Version": "2012-10-17", "Statement": [resolve(pipeline_template, assume)]}
+    anything = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"}],
+    }
+
+    def assume_role(identity, caller_path, target_account="222222222222"):
+        caller = f"arn:aws:iam::{PIPELINE_ACCOUNT}:role{caller_path}Caller"
+        return {
+            "identityPolicies": [{"name": "caller", "policy": identity}],
+            "serviceControlPolicies": [],
+            "resourceControlPolicies": [],
+            "resourcePolicy": trust,
+            "request": {
+                "principal": f"arn:aws:sts::{PIPELINE_ACCOUNT}:assumed-role/Caller/verify",
+                "action": "sts:AssumeRole",
+                "resource": {
+                    "resource": f"arn:aws:iam::{target_account}:role/gpu-pool-verify/Role",
+                    "accountId": target_account,
+                },
+                "contextVariables": {"aws:PrincipalArn": caller},
+            },
+        }
+
+    outcomes = simulate(
+        [
+            # The verify step's role, under its path: allowed.
+            assume_role(step_policy, "/gpu-pool-verify-step/"),
+            # Any other role of the tooling account, even one allowed every AssumeRole.
+            assume_role(anything, "/"),
+            # The step itself, on a verify role in an account not its cluster's.
+            assume_role(step_policy, "/gpu-pool-verify-step/", target_account="333333333333"),
+        ]
+    )
+    assert [o["result"] for o in outcomes] == ["Allowed", "ImplicitlyDenied", "ImplicitlyDenied"]
+    assert all(o["ignoredContextKeys"] == [] for o in outcomes)
