@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CDK app: GPU node pools on EKS, configured from cdk.json context and `-c config=FILE` (one
-cluster), `-c config=DIR` or a fleet file (a stack per cluster: docs/fleet.md)."""
+cluster), `-c config=DIR` or a fleet file (a stack per cluster: docs/fleet.md; a fleet file's
+`pipeline:` makes the app that pipeline's stack instead: docs/pipeline.md)."""
 
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
+from gpu_pool.cdk.pipeline import GpuPoolPipeline
 from gpu_pool.cdk.report import report
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.checks.app import check_cli_pin
@@ -24,11 +26,17 @@ def main() -> int:
         # rules' (a stack raises them), each led by its file; one never hides another's.
         fleet, problems = read_fleet(context(CONTEXT_KEY), context("config"))
         report(app, [*fleet.warnings, *check_cli_pin(ROOT / "package.json")])
-        for cluster in fleet.clusters:
-            try:
-                GpuPoolStack(app, cluster.stack_name, settings=cluster.settings)
-            except ConfigError as err:
-                problems.append(cluster.about(str(err)))
+        if fleet.pipeline is None:
+            for cluster in fleet.clusters:
+                try:
+                    GpuPoolStack(app, cluster.stack_name, settings=cluster.settings)
+                except ConfigError as err:
+                    problems.append(cluster.about(str(err)))
+        elif not problems:
+            # The fleet file's pipeline deploys the clusters: the app is its stack alone (it
+            # reports every cluster's rule errors together, each led by its stack name).
+            clusters = [cluster.settings for cluster in fleet.clusters]
+            GpuPoolPipeline(app, "Pipeline", settings=fleet.pipeline, clusters=clusters)
         if problems:
             raise ConfigError("\n".join(problems))
         apply_aws_solutions(app)

@@ -20,7 +20,7 @@ from gpu_pool.cdk.arguments import check_arguments
 from gpu_pool.cdk.nag.pipeline import acknowledge_pipeline, acknowledge_role_with_path
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.cdk.verifier import VERIFIER_ROLE_PATH, Verifier
-from gpu_pool.settings import AppSettings
+from gpu_pool.settings import AppSettings, ConfigError
 from gpu_pool.settings.pipeline import PipelineSettings
 
 # The profile the verify step's commands use: the verifier role, assumed with the CodeBuild
@@ -104,6 +104,7 @@ class GpuPoolPipeline(Stack):
         )
         self.stacks: dict[str, GpuPoolStack] = {}
         self.verify_steps: list[pipelines.CodeBuildStep] = []
+        problems: list[str] = []
         for number, wave_clusters in enumerate(waves, start=1):
             wave = self.pipeline.add_wave(f"Wave{number}")
             for cluster in wave_clusters:
@@ -112,21 +113,28 @@ class GpuPoolPipeline(Stack):
                     cluster.stack_name,
                     env=Environment(account=cluster.account, region=cluster.region),
                 )
-                stack = GpuPoolStack(
-                    stage,
-                    cluster.stack_name,
-                    settings=cluster,
-                    # The same stack a `cdk deploy` of the cluster's own app makes: a pipeline
-                    # takes over deployed clusters instead of creating second ones.
-                    stack_name=cluster.stack_name,
-                    verifier=(
-                        Verifier(self._verify_steps_principal(), settings.verify_namespace)
-                        if settings.verify
-                        else None
-                    ),
-                )
+                try:
+                    stack = GpuPoolStack(
+                        stage,
+                        cluster.stack_name,
+                        settings=cluster,
+                        # The same stack a `cdk deploy` of the cluster's own app makes: a
+                        # pipeline takes over deployed clusters instead of creating second ones.
+                        stack_name=cluster.stack_name,
+                        verifier=(
+                            Verifier(self._verify_steps_principal(), settings.verify_namespace)
+                            if settings.verify
+                            else None
+                        ),
+                    )
+                except ConfigError as err:
+                    # Every cluster's errors together: one never hides another's.
+                    problems += [f"{cluster.stack_name}: {line}" for line in str(err).splitlines()]
+                    continue
                 self.stacks[cluster.stack_name] = stack
                 wave.add_stage(stage, post=self._verify_steps(cluster, stack))
+        if problems:
+            raise ConfigError("\n".join(problems))
         self.pipeline.build_pipeline()
         acknowledge_pipeline(self.pipeline)
         for step in self.verify_steps:

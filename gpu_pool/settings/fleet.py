@@ -39,6 +39,7 @@ from gpu_pool.settings.loading import (
     validated,
 )
 from gpu_pool.settings.models import AppSettings
+from gpu_pool.settings.pipeline import PipelineSettings
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 # CloudFormation's limit on a stack name's length.
@@ -47,15 +48,19 @@ FILE_KEY = "file"
 
 
 class FleetFile(BaseModel):
-    """A fleet file's top level. One more optional section is meant to become one more field
-    here (the deployment pipeline's `pipeline:`)."""
+    """A fleet file's top level: its clusters, what they share, and optionally the pipeline
+    that deploys them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    clusters: list[dict[str, Any]]
-    """Each cluster: its settings, or `{file: path}` (and settings merged over the file's)."""
+    clusters: list[dict[str, Any] | str]
+    """Each cluster: its settings, `{file: path}` (and settings merged over the file's), or
+    just the path of its settings file (relative to the fleet file)."""
     defaults: dict[str, Any] = Field(default_factory=dict)
     """Settings every cluster shares, deep-merged under each entry (the entry wins)."""
+    pipeline: PipelineSettings | None = None
+    """A CDK Pipelines pipeline that deploys the clusters in waves (docs/pipeline.md); the app
+    is then that pipeline's stack, and `cdk deploy` deploys the pipeline alone."""
 
     @field_validator("clusters", mode="before")
     @classmethod
@@ -92,6 +97,8 @@ class Fleet:
 
     clusters: tuple[FleetCluster, ...]
     warnings: tuple[Finding, ...] = ()
+    # The fleet file's `pipeline:`; None: the app deploys the clusters' stacks itself.
+    pipeline: PipelineSettings | None = None
 
 
 def load_fleet(context: object, config: str | None) -> Fleet:
@@ -167,17 +174,21 @@ def _directory(path: Path) -> list[_Entry | str]:
     return found
 
 
-def _fleet_file(config: str, data: dict[str, Any]) -> tuple[list[_Entry | str], list[str]]:
-    """The entries of a fleet file (with `defaults` as their first layer), or its problems."""
+def _fleet_file(
+    config: str, data: dict[str, Any]
+) -> tuple[list[_Entry | str], list[str], PipelineSettings | None]:
+    """The entries of a fleet file (with `defaults` as their first layer) and its pipeline, or
+    its problems."""
     try:
         fleet = FleetFile.model_validate(data)
     except ValidationError as err:
         described = describe_validation_error(err, FleetFile)
         lines = [_fleet_key_hint(line) for line in described.splitlines()]
-        return [], about(config, "\n".join(lines)).splitlines()
+        return [], about(config, "\n".join(lines)).splitlines(), None
     found: list[_Entry | str] = []
-    for index, entry in enumerate(fleet.clusters):
+    for index, listed in enumerate(fleet.clusters):
         source = f"{config} clusters[{index}]"
+        entry = {FILE_KEY: listed} if isinstance(listed, str) else listed
         if FILE_KEY not in entry:
             found.append(_Entry(source, [fleet.defaults, entry], entry, []))
             continue
@@ -208,7 +219,7 @@ def _fleet_file(config: str, data: dict[str, Any]) -> tuple[list[_Entry | str], 
                 empty_file_warning(file, settings),
             )
         )
-    return found, []
+    return found, [], fleet.pipeline
 
 
 def _fleet_key_hint(line: str) -> str:
@@ -223,7 +234,10 @@ def _fleet_key_hint(line: str) -> str:
 
 
 def _resolve(
-    base: dict[str, Any], entries: list[_Entry | str], problems: list[str]
+    base: dict[str, Any],
+    entries: list[_Entry | str],
+    problems: list[str],
+    pipeline: PipelineSettings | None = None,
 ) -> tuple[Fleet, list[str]]:
     """Every entry validated: the clusters, and every problem of every entry, then between
     them."""
@@ -251,9 +265,11 @@ def _resolve(
                 "cluster.name, or set the cluster's own stack_name"
             )
             continue
+        # The settings name the stack they deploy as, whoever builds it (the app or a pipeline).
+        settings = settings.model_copy(update={"stack_name": stack_name})
         clusters.append(FleetCluster(settings, stack_name, entry.source))
     distinct, collisions = _without_collisions(clusters)
-    return Fleet(tuple(distinct), tuple(warnings)), problems + collisions
+    return Fleet(tuple(distinct), tuple(warnings), pipeline), problems + collisions
 
 
 def fleet_stack_name(settings: AppSettings) -> str:

@@ -86,7 +86,9 @@ def test_each_file_is_a_cluster_over_cdk_json_named_by_its_cluster_and_region(tm
     ]
     eu, lab, us = (c.settings for c in fleet.clusters)
     # Merged over cdk.json as a single file is: its pool, version and autoscaler apply.
-    assert eu == load_settings(APP_CONTEXT, str(folder / "eu.yml"))
+    # The settings carry the stack name the cluster deploys as.
+    alone = load_settings(APP_CONTEXT, str(folder / "eu.yml"))
+    assert eu == alone.model_copy(update={"stack_name": "GpuPool-ml-eu-eu-west-1"})
     assert eu.cluster.kubernetes_version == APP_CONTEXT["cluster"]["kubernetes_version"]
     assert (us.pool, list(us.pools or {})) == (None, ["serve"])  # `pools` replaces `pool`
     assert (lab.account, lab.region) == (None, None)
@@ -266,7 +268,8 @@ def test_defaults_merge_under_each_entry_and_the_entry_wins(tmp_path):
     # An entry's `pools` replaces the defaults' one-pool form, as a file's does cdk.json's.
     assert (west.pool, list(west.pools or {})) == (None, ["train"])
     # What is set nowhere comes from cdk.json (its autoscaler) and the defaults.
-    assert us.autoscaler.enabled is True and us.stack_name == APP_CONTEXT["stack_name"]
+    assert us.autoscaler.enabled is True
+    assert us.stack_name == f"{APP_CONTEXT['stack_name']}-{us.cluster.name}-{us.region}"
 
 
 def test_a_fleet_entrys_settings_are_merged_over_its_file(tmp_path):
@@ -320,7 +323,7 @@ def test_every_entrys_mistakes_are_reported_each_led_by_its_entry(tmp_path):
             "clusters: must be a list of clusters, each its settings or {file: path} (got a "
             "mapping; one cluster's own settings are under `cluster:`)",
         ),
-        ("clusters: [prod]\n", "clusters[0]: must be a mapping (key: value) (got 'prod')"),
+        ("clusters: [7]\n", "clusters[0]: must be a mapping (key: value) or text (got 7)"),
         (
             "clusters: [{}]\nregion: us-east-1\n",
             "region: a cluster setting at the fleet file's top level: put it under `defaults:` "
@@ -328,11 +331,12 @@ def test_every_entrys_mistakes_are_reported_each_led_by_its_entry(tmp_path):
         ),
         (
             "clusters: [{}]\ndefault: {}\n",
-            "default: unknown setting; did you mean 'defaults'? (valid: clusters, defaults)",
+            "default: unknown setting; did you mean 'defaults'? (valid: clusters, defaults, "
+            "pipeline)",
         ),
         ("clusters: [{}]\ndefaults: [a]\n", "defaults: must be a mapping (key: value) (got ['a'])"),
     ],
-    ids=["empty", "a-mapping", "a-name", "a-setting-on-top", "a-typo", "defaults-a-list"],
+    ids=["empty", "a-mapping", "a-number", "a-setting-on-top", "a-typo", "defaults-a-list"],
 )
 def test_a_malformed_fleet_file_says_what_to_write(tmp_path, text, message):
     config = tmp_path / "fleet.yaml"
@@ -405,3 +409,18 @@ def test_a_stack_name_in_defaults_is_the_prefix_and_an_entrys_own_is_kept(tmp_pa
     )
     fleet = load_fleet(APP_CONTEXT, str(tmp_path / "fleet.yaml"))
     assert [c.stack_name for c in fleet.clusters] == ["Ml-gpu-pool-us-east-1", "GpuPoolEu"]
+
+
+def test_a_fleet_file_may_list_its_clusters_files_by_path(tmp_path):
+    """`clusters: [a.yaml, ...]` is `{file: a.yaml}` each: the paths are relative to the fleet
+    file, and a missing one is named."""
+    (tmp_path / "a.yaml").write_text("region: us-east-1\ncluster: {name: a}\n")
+    (tmp_path / "fleet.yaml").write_text("clusters: [a.yaml]\n")
+    (cluster,) = load_fleet(APP_CONTEXT, str(tmp_path / "fleet.yaml")).clusters
+    assert (cluster.settings.cluster.name, cluster.stack_name) == ("a", "GpuPool-a-us-east-1")
+    assert cluster.source == f"{tmp_path / 'fleet.yaml'} clusters[0] ({tmp_path / 'a.yaml'})"
+    (tmp_path / "fleet.yaml").write_text("clusters: [a.yaml, gone.yaml]\n")
+    assert _error(APP_CONTEXT, tmp_path / "fleet.yaml") == [
+        f"{tmp_path / 'fleet.yaml'} clusters[1]: config: file '{tmp_path / 'gone.yaml'}' does "
+        "not exist"
+    ]
