@@ -36,7 +36,8 @@ def main() -> int:
             # The fleet file's pipeline deploys the clusters: the app is its stack alone (it
             # reports every cluster's rule errors together, each led by its stack name).
             clusters = [cluster.settings for cluster in fleet.clusters]
-            GpuPoolPipeline(app, "Pipeline", settings=fleet.pipeline, clusters=clusters)
+            pipeline = fleet.pipeline
+            GpuPoolPipeline(app, pipeline.stack_name, settings=pipeline, clusters=clusters)
         if problems:
             raise ConfigError("\n".join(problems))
         apply_aws_solutions(app)

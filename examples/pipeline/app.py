@@ -11,21 +11,21 @@ import sys
 from pathlib import Path
 
 import aws_cdk as cdk
-import yaml
 
 from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
 from gpu_pool.cdk.pipeline import GpuPoolPipeline
-from gpu_pool.settings import ConfigError, load_settings
-from gpu_pool.settings.pipeline import PipelineSettings
+from gpu_pool.settings import ConfigError, load_fleet
 
 HERE = Path(__file__).resolve().parent
 
 
 def build(app: cdk.App) -> GpuPoolPipeline:
     """The pipeline stack of fleet.yaml's clusters, checked by cdk-nag at synth."""
-    fleet = yaml.safe_load((HERE / "fleet.yaml").read_text(encoding="utf-8"))
-    clusters = [load_settings(None, str(HERE / file)) for file in fleet["clusters"]]
-    settings = PipelineSettings(**fleet["pipeline"])
+    fleet = load_fleet(None, str(HERE / "fleet.yaml"))
+    if fleet.pipeline is None:
+        raise ConfigError(f"{HERE / 'fleet.yaml'}: pipeline: missing; this app deploys a pipeline")
+    clusters = [cluster.settings for cluster in fleet.clusters]
+    settings = fleet.pipeline
     pipeline = GpuPoolPipeline(app, settings.stack_name, settings=settings, clusters=clusters)
     apply_aws_solutions(app)
     return pipeline

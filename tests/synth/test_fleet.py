@@ -14,7 +14,7 @@ from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import load_settings
 from tests.support import rules
 from tests.support.docs_examples import APP_CONTEXT
-from tests.support.fleet import EXPECTED, run_app
+from tests.support.fleet import EXPECTED, run_app, zone_lookups
 from tests.support.paths import ROOT
 from tests.support.settings import MULTI
 
@@ -113,3 +113,63 @@ def test_the_app_reports_every_files_errors_and_synthesizes_nothing(tmp_path):
     ]
     assert result.returncode == 1
     assert not list((tmp_path / "out").glob("*.template.json"))
+
+
+def test_a_fleet_files_pipeline_makes_the_app_that_pipelines_stack(tmp_path):
+    """examples/pipeline/fleet.yaml through app.py: the pipeline's stack alone at the top, in
+    its account and Region, and a stage per cluster holding that cluster's stack, by the name
+    a plain `cdk deploy` of the fleet gives it."""
+    example = ROOT / "examples" / "pipeline"
+    zones = json.loads((example / "cdk.json").read_text())["context"]
+    result = run_app(tmp_path, str(example / "fleet.yaml"), zones)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    # Beside it, CDK Pipelines' support stacks: an artifact bucket in each other Region.
+    assert {name: s["environment"] for name, s in _stacks(out).items()} == {
+        "GpuPoolPipeline": "aws://111111111111/us-east-1",
+        "cross-region-stack-111111111111:eu-west-1": "aws://111111111111/eu-west-1",
+        "cross-region-stack-111111111111:us-west-2": "aws://111111111111/us-west-2",
+    }
+    stages = {
+        stage.name.removeprefix("assembly-GpuPoolPipeline-"): _stacks(stage)
+        for stage in out.glob("assembly-GpuPoolPipeline-*")
+    }
+    assert {
+        stage: {s["properties"]["stackName"]: s["environment"] for s in stacks.values()}
+        for stage, stacks in stages.items()
+    } == {
+        "GpuInference-us-east-1": {"GpuInference-us-east-1": "aws://111111111111/us-east-1"},
+        "GpuInference-eu-west-1": {"GpuInference-eu-west-1": "aws://222222222222/eu-west-1"},
+        "GpuTraining-us-west-2": {"GpuTraining-us-west-2": "aws://222222222222/us-west-2"},
+    }
+
+
+def test_a_pipelines_clusters_report_their_rule_errors_together(tmp_path):
+    """With `pipeline:`, every cluster's rule errors still show, each led by its stack."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        "defaults: {account: '111111111111', pool: {instance_types: [g4ad.xlarge]}}\n"
+        "clusters:\n"
+        "  - {region: us-east-1, cluster: {name: a}}\n"
+        "  - {region: us-west-2, cluster: {name: b}}\n"
+        "pipeline:\n"
+        "  account: '111111111111'\n"
+        "  region: us-east-1\n"
+        "  source:\n"
+        "    connection_arn: arn:aws:codeconnections:us-east-1:111111111111:connection/"
+        "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d\n"
+        "    repository: acme/gpu-fleet\n"
+        "    branch: main\n"
+    )
+    result = run_app(tmp_path, str(fleet), zone_lookups())
+    rule_errors = [
+        message
+        for level, message in rules.findings({"pool": {"instance_types": ["g4ad.xlarge"]}})
+        if level == "E"
+    ]
+    assert result.stderr.splitlines() == [
+        "gpu-pool: configuration error",
+        *[f"  GpuPool-a-us-east-1: {line}" for line in rule_errors],
+        *[f"  GpuPool-b-us-west-2: {line}" for line in rule_errors],
+    ]
+    assert result.returncode == 1

@@ -23,7 +23,9 @@ _PROJECT_OWN = (
     "after the project"
 )
 
-# Wildcards in what CDK Pipelines generates: the finding (as cdk-nag spells it) -> why.
+# Wildcards in what CDK Pipelines generates: the finding (as cdk-nag spells it) -> why. ARNs
+# carry the partition as a token, or literally when the app's feature flags resolve it
+# (cdk.json's @aws-cdk/core flags; e.g. `arn:aws:` for a stack with a known Region).
 _WILDCARD_REASONS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(r"^Action::s3:(GetObject|GetBucket|List|DeleteObject|Abort)\*$"),
@@ -37,28 +39,28 @@ _WILDCARD_REASONS: list[tuple[re.Pattern[str], str]] = [
         # The replication buckets' generated names start with their support stack's name,
         # `<pipeline stack>-support-<region>`, lowercase and cut short.
         re.compile(
-            r"^Resource::(<Pipeline\w*ArtifactsBucket\w*\.Arn>|arn:<AWS::Partition>:s3:::"
+            r"^Resource::(<Pipeline\w*ArtifactsBucket\w*\.Arn>|arn:(?:<AWS::Partition>|aws[a-z-]*):s3:::"
             r"[a-z0-9.-]+-support-[a-z0-9.-]+)/\*$"
         ),
         f"the objects of {_ARTIFACTS}",
     ),
     (
         re.compile(
-            r"^Resource::arn:<AWS::Partition>:logs:[a-z0-9-]+:[0-9]{12}:log-group:"
+            r"^Resource::arn:(?:<AWS::Partition>|aws[a-z-]*):logs:[a-z0-9-]+:[0-9]{12}:log-group:"
             r"/aws/codebuild/<\w+>:\*$"
         ),
         _PROJECT_OWN,
     ),
     (
         re.compile(
-            r"^Resource::arn:<AWS::Partition>:codebuild:[a-z0-9-]+:[0-9]{12}:"
+            r"^Resource::arn:(?:<AWS::Partition>|aws[a-z-]*):codebuild:[a-z0-9-]+:[0-9]{12}:"
             r"report-group/<\w+>-\*$"
         ),
         _PROJECT_OWN,
     ),
     (
         re.compile(
-            r"^Resource::arn:<AWS::Partition>:(logs:[a-z0-9-]+:[0-9]{12}:log-group:"
+            r"^Resource::arn:(?:<AWS::Partition>|aws[a-z-]*):(logs:[a-z0-9-]+:[0-9]{12}:log-group:"
             r"/aws/codebuild|codebuild:[a-z0-9-]+:[0-9]{12}:report-group)/\*$"
         ),
         "the asset publishing projects' logs and reports: CDK Pipelines shares one role among "
@@ -70,7 +72,9 @@ _WILDCARD_REASONS: list[tuple[re.Pattern[str], str]] = [
         "only those tagged aws-cdk:bootstrap-role (the statement's condition)",
     ),
     (
-        re.compile(r"^Resource::arn:<AWS::Partition>:iam::[0-9]{12}:role/gpu-pool-verify/\*$"),
+        re.compile(
+            r"^Resource::arn:(?:<AWS::Partition>|aws[a-z-]*):iam::[0-9]{12}:role/gpu-pool-verify/\*$"
+        ),
         "the verify step assumes a cluster's verify role; only GpuPoolStack's ClusterVerifier "
         "creates roles under the path /gpu-pool-verify/, with generated names",
     ),
