@@ -17,6 +17,12 @@ from gpu_pool.checks.cluster import check_cluster, check_reservation_zones
 from gpu_pool.checks.controllers import check_node_selector
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
+from gpu_pool.checks.region import (
+    check_pool_region,
+    check_reservation_region,
+    cluster_zone_names,
+    reservations_in_region,
+)
 from gpu_pool.checks.reserved import (
     check_efa_on_existing_cluster,
     check_karpenter_features,
@@ -26,6 +32,7 @@ from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.region import RegionFacts
 from gpu_pool.settings import AppSettings
 
 
@@ -54,6 +61,7 @@ def check_settings(
     known_zones: Sequence[str] = (),
     today: date | None = None,
     reservations: Mapping[str, ReservationFacts] | None = None,
+    region_facts: RegionFacts | None = None,
 ) -> SettingsFindings:
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own,
     against the pools before it, and against its cluster's minor and stack's Region; then the
@@ -62,15 +70,22 @@ def check_settings(
     region's zones from cdk.context.json; empty: not looked up yet), the cluster's own zones
     and Auto Mode, the Karpenter features the pools need, and where each controller in use
     runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts; a
-    pool not in it is not judged; its zone must be one of the cluster's)."""
+    pool not in it is not judged; its zone must be one of the cluster's and its Region the
+    stack's). `region_facts`: what the stack's Region offers, as looked up (None: nothing)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
-    looked_up = reservations or {}
+    looked_up = reservations_in_region(reservations or {}, region)
+    zones = cluster_zone_names(settings, known_zones)
     pools = []
     for index, plan in enumerate(plans):
         findings = check_pool_on_cluster(plan, plans[:index])
         findings += check_pool_target(plan, minor, region)
+        findings += check_reservation_region(
+            plan, (reservations or {}).get(plan.name), settings.account, region
+        )
         if plan.name in looked_up:
             findings += check_reservation_facts(plan, looked_up[plan.name])
+        if region_facts is not None:
+            findings += check_pool_region(plan, region_facts, zones, minor)
         pools.append(findings)
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
     app += check_cluster(settings, known_zones)
