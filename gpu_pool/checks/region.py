@@ -73,15 +73,17 @@ def _check_offerings(
                 "GP-REGION-02",
                 f"{prefix}.zones",
                 f"{', '.join(missing)} {'does' if len(missing) == 1 else 'do'} not offer "
-                f"'{name}' ({_CACHED}); the zones of {region} that do: {where}",
+                f"'{name}' ({_CACHED}); the zones of {region} that do: {where}: choose among "
+                "them",
             )
         elif not own and cluster and not set(cluster) & set(offered):
             yield error(
                 "GP-REGION-03",
                 f"{prefix}.instance_types",
                 f"'{name}' is offered in none of the cluster's zones ({', '.join(cluster)}); "
-                f"{region} offers it in {where} ({_CACHED}): list one of those in cluster.zones "
-                "before the cluster's first deploy, or choose another type",
+                f"{region} offers it in {where} ({_CACHED}): choose another type, or give the "
+                "cluster one of those zones (cluster.zones, before its first deploy; "
+                "cluster.existing.subnets_by_zone)",
             )
 
 

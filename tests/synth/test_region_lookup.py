@@ -90,7 +90,7 @@ def test_a_type_the_region_does_not_offer_stops_the_synth():
 def test_a_pool_zone_without_the_type_is_named_with_the_zones_that_have_it():
     assert (
         f"pool.zones: us-east-1b does not offer 'g6.xlarge' ({CACHED_AS}); the zones of "
-        "us-east-1 that do: us-east-1a, us-east-1c"
+        "us-east-1 that do: us-east-1a, us-east-1c: choose among them"
     ) in _error({**CACHED, offerings_key("g6.xlarge"): ["us-east-1a", "us-east-1c"]})
 
 

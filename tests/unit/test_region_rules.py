@@ -61,7 +61,7 @@ def test_a_pool_zone_that_lacks_the_type_is_named_with_the_zones_that_have_it():
         (
             "E",
             f"pools.gpu.zones: us-east-1b does not offer 'p5.48xlarge' ({CACHED}); the zones of "
-            "us-east-1 that do: us-east-1a, us-east-1d",
+            "us-east-1 that do: us-east-1a, us-east-1d: choose among them",
         )
     ]
 
@@ -75,7 +75,7 @@ def test_a_karpenter_pool_fails_only_when_none_of_its_zones_offers_the_type():
         (
             "E",
             f"pools.gpu.zones: us-east-1a, us-east-1b do not offer 'p5.48xlarge' ({CACHED}); "
-            "the zones of us-east-1 that do: us-east-1d",
+            "the zones of us-east-1 that do: us-east-1d: choose among them",
         )
     ]
 
@@ -87,8 +87,8 @@ def test_a_type_in_none_of_the_clusters_zones_names_the_zones_that_offer_it():
             "E",
             "pools.gpu.instance_types: 'p5.48xlarge' is offered in none of the cluster's zones "
             "(us-east-1a, us-east-1b, us-east-1c); us-east-1 offers it in us-east-1d, "
-            f"us-east-1f ({CACHED}): list one of those in cluster.zones before the cluster's "
-            "first deploy, or choose another type",
+            f"us-east-1f ({CACHED}): choose another type, or give the cluster one of those zones "
+            "(cluster.zones, before its first deploy; cluster.existing.subnets_by_zone)",
         )
     ]
     # Some of them is enough: the node group launches in the zones that have it.
