@@ -73,14 +73,15 @@ def check_settings(
     pool not in it is not judged; its zone must be one of the cluster's and its Region the
     stack's). `region_facts`: what the stack's Region offers, as looked up (None: nothing)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
-    looked_up = reservations_in_region(reservations or {}, region)
+    every_reservation = reservations or {}
+    looked_up = reservations_in_region(every_reservation, region)
     zones = cluster_zone_names(settings, known_zones)
     pools = []
     for index, plan in enumerate(plans):
         findings = check_pool_on_cluster(plan, plans[:index])
         findings += check_pool_target(plan, minor, region)
         findings += check_reservation_region(
-            plan, (reservations or {}).get(plan.name), settings.account, region
+            plan, every_reservation.get(plan.name), settings.account, region
         )
         if plan.name in looked_up:
             findings += check_reservation_facts(plan, looked_up[plan.name])
