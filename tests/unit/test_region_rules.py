@@ -7,7 +7,7 @@ import pytest
 from gpu_pool.checks import check_settings
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import plan_pools
-from gpu_pool.plan.region import RegionFacts
+from gpu_pool.plan.region import RegionFacts, ami_parameter, pool_ami_types
 from gpu_pool.settings import load_settings
 from tests.support.rules import documented
 
@@ -254,3 +254,44 @@ def test_a_group_is_judged_against_what_the_stack_knows():
         "shared from another account are grouped in the account that launches: target a group "
         "of us-east-1"
     ]
+
+
+@pytest.mark.parametrize(
+    ("ami_type", "parameter"),
+    [
+        (
+            "AL2023_x86_64_NVIDIA",
+            "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/nvidia/recommended/"
+            "image_id",
+        ),
+        (
+            "AL2023_ARM_64_NVIDIA",
+            "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/arm64/nvidia/recommended/"
+            "image_id",
+        ),
+        (
+            "BOTTLEROCKET_x86_64_NVIDIA",
+            "/aws/service/bottlerocket/aws-k8s-1.36-nvidia/x86_64/latest/image_id",
+        ),
+        (
+            "BOTTLEROCKET_ARM_64_NVIDIA",
+            "/aws/service/bottlerocket/aws-k8s-1.36-nvidia/arm64/latest/image_id",
+        ),
+    ],
+)
+def test_each_nvidia_ami_type_is_looked_up_by_its_documented_parameter(ami_type, parameter):
+    """EKS user guide, "Retrieve recommended Amazon Linux AMI IDs" (amazon-linux-2023/<arch>/
+    nvidia) and "Retrieve recommended Bottlerocket AMI IDs" (aws-k8s-<minor>-nvidia/<arch>)."""
+    assert ami_parameter(ami_type, "1.36") == parameter
+
+
+def test_an_ami_type_without_an_nvidia_parameter_is_refused():
+    with pytest.raises(ValueError, match="not an EKS NVIDIA AMI type: AL2023_x86_64_STANDARD"):
+        ami_parameter("AL2023_x86_64_STANDARD", "1.36")
+
+
+def test_a_g5g_pool_boots_the_arm_ami_type():
+    """The AMI type the lookups ask about is the pool's own, per architecture."""
+    settings = load_settings({"pools": {"gpu": {"instance_types": ["g5g.xlarge"]}}}, None)
+    (plan,) = plan_pools(settings)
+    assert pool_ami_types(plan) == ["AL2023_ARM_64_NVIDIA"]
