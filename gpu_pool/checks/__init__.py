@@ -60,7 +60,7 @@ def check_settings(
     *,
     known_zones: Sequence[str] = (),
     today: date | None = None,
-    reservations: Mapping[str, ReservationFacts] | None = None,
+    reservations: Mapping[str, ReservationFacts | None] | None = None,
     region_facts: RegionFacts | None = None,
 ) -> SettingsFindings:
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own,
@@ -69,9 +69,10 @@ def check_settings(
     and the pools they reach), the cluster's and pools' zones against `known_zones` (the
     region's zones from cdk.context.json; empty: not looked up yet), the cluster's own zones
     and Auto Mode, the Karpenter features the pools need, and where each controller in use
-    runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts; a
-    pool not in it is not judged; its zone must be one of the cluster's and its Region the
-    stack's). `region_facts`: what the stack's Region offers, as looked up (None: nothing)."""
+    runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts, None
+    where EC2 has no such block in the stack's Region and account; a pool not in it is not
+    judged; its zone must be one of the cluster's and its Region the stack's). `region_facts`:
+    what the stack's Region offers, as looked up (None: nothing)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
     every_reservation = reservations or {}
     looked_up = reservations_in_region(every_reservation, region)
@@ -80,9 +81,7 @@ def check_settings(
     for index, plan in enumerate(plans):
         findings = check_pool_on_cluster(plan, plans[:index])
         findings += check_pool_target(plan, minor, region)
-        findings += check_reservation_region(
-            plan, every_reservation.get(plan.name), settings.account, region
-        )
+        findings += check_reservation_region(plan, every_reservation, settings.account, region)
         if plan.name in looked_up:
             findings += check_reservation_facts(plan, looked_up[plan.name])
         if region_facts is not None:

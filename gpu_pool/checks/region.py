@@ -107,29 +107,47 @@ def _check_ami_types(plan: PoolPlan, facts: RegionFacts, minor: str) -> Iterator
 
 
 def reservations_in_region(
-    reservations: Mapping[str, ReservationFacts], region: str | None
+    reservations: Mapping[str, ReservationFacts | None], region: str | None
 ) -> dict[str, ReservationFacts]:
-    """The looked-up reservations (pool name -> facts) of the stack's Region; all of them when
-    the Region is unknown. The others are GP-REGION-05's alone: their zone and type say
-    nothing about this Region."""
+    """The looked-up reservations (pool name -> facts) EC2 has in the stack's Region (all that
+    exist when the Region is unknown). The others are GP-REGION-05's and GP-REGION-07's alone:
+    their zone and type say nothing about this Region."""
     return {
         name: facts
         for name, facts in reservations.items()
-        if region is None or zone_region(facts.zone) in (region, None)
+        if facts is not None and (region is None or zone_region(facts.zone) in (region, None))
     }
 
 
 def check_reservation_region(
-    plan: PoolPlan, facts: ReservationFacts | None, account: str | None, region: str | None
+    plan: PoolPlan,
+    looked_up: Mapping[str, ReservationFacts | None],
+    account: str | None,
+    region: str | None,
 ) -> list[Finding]:
-    """A pool's reserved capacity in another Region than the stack's (`facts`: its Capacity
-    Block as looked up), or a reservation group of another account or Region: a launch uses
+    """A pool's reserved capacity in another Region than the stack's (`looked_up`: each
+    Capacity Block pool's block as looked up, None where EC2 has none by its id in the stack's
+    Region and account), or a reservation group of another account or Region: a launch uses
     only reservations of its own Region."""
     reservation = plan.settings.capacity_reservation
     if reservation is None:
         return []
     setting = f"{plan.setting}.capacity_reservation"
     found = []
+    if plan.name in looked_up and looked_up[plan.name] is None:
+        found.append(
+            error(
+                "GP-REGION-07",
+                f"{setting}.id",
+                f"EC2 has no reservation {reservation.id} in {region} for account {account} "
+                "(Cloud Control GetResource, cached in cdk.context.json): a launch uses only "
+                "reservations of its own Region and account; name a block of "
+                f"{_where(account, region)}, or deploy the pool's cluster to the Region the "
+                "block was bought in (the answer is cached: `cdk context --reset` its entry "
+                "if the block appears here later)",
+            )
+        )
+    facts = looked_up.get(plan.name)
     elsewhere = None if facts is None else zone_region(facts.zone)
     if facts is not None and region is not None and elsewhere not in (region, None):
         found.append(

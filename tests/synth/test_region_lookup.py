@@ -19,8 +19,15 @@ from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
 from tests.support.cli_env import without_aws
-from tests.support.looked_up import LOOKUP, ZONES, ami_parameter_key, offerings_key
+from tests.support.looked_up import (
+    LOOKUP,
+    ZONES,
+    ami_parameter_key,
+    capacity_block_key,
+    offerings_key,
+)
 from tests.support.paths import ROOT
+from tests.support.settings import CAPACITY_BLOCK_ID, TRAINING
 
 pytestmark = pytest.mark.synth
 
@@ -191,3 +198,31 @@ def test_the_cli_shows_the_plugins_error_and_caches_nothing_of_it(aws_api, tmp_p
         "Run the synth once with credentials of the account and commit cdk.context.json, or add "
         "the entry by hand (docs/region.md)"
     ) in output
+
+
+def test_a_capacity_block_the_lookup_does_not_find_is_an_error_not_a_warning(tmp_path):
+    """The block lookup may find nothing (ignoreErrorOnMissingContext): the CLI's Cloud Control
+    provider then answers the app's dummy value, and caches it. Fed back as the CLI caches it,
+    that is GP-REGION-07, not GP-TRAIN-20's "not in cdk.context.json yet"."""
+    probe = cdk.Stack(cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    key = capacity_block_key(probe)
+    app = cdk.App(context=LOOKUP, outdir=str(tmp_path))
+    GpuPoolStack(app, "T", settings=load_settings(TRAINING, None))
+    app.synth()
+    missing = json.loads((tmp_path / "manifest.json").read_text())["missing"]
+    (block,) = [m for m in missing if m["key"] == key]
+    assert block["props"]["ignoreErrorOnMissingContext"] is True
+    with pytest.raises(ConfigError) as err:
+        GpuPoolStack(
+            cdk.App(context={**LOOKUP, key: block["props"]["dummyValue"]}),
+            "T",
+            settings=load_settings(TRAINING, None),
+        )
+    assert str(err.value).splitlines() == [
+        f"pools.train.capacity_reservation.id: EC2 has no reservation {CAPACITY_BLOCK_ID} in "
+        "us-east-1 for account 123456789012 (Cloud Control GetResource, cached in "
+        "cdk.context.json): a launch uses only reservations of its own Region and account; name "
+        "a block of account 123456789012 in us-east-1, or deploy the pool's cluster to the "
+        "Region the block was bought in (the answer is cached: `cdk context --reset` its entry "
+        "if the block appears here later)"
+    ]

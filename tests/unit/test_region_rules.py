@@ -295,3 +295,19 @@ def test_a_g5g_pool_boots_the_arm_ami_type():
     settings = load_settings({"pools": {"gpu": {"instance_types": ["g5g.xlarge"]}}}, None)
     (plan,) = plan_pools(settings)
     assert pool_ami_types(plan) == ["AL2023_ARM_64_NVIDIA"]
+
+
+def test_a_block_ec2_does_not_have_in_the_stacks_region_is_an_error():
+    """The lookup found no such block (bought in another Region, or a mistyped id): the CLI
+    cached the placeholder, which the stack reads as None."""
+    assert _found(BLOCK_POOL, None, reservations={"gpu": None}) == [
+        (
+            "E",
+            f"pools.gpu.capacity_reservation.id: EC2 has no reservation {BLOCK} in us-east-1 for "
+            f"account {ACCOUNT} (Cloud Control GetResource, cached in cdk.context.json): a launch "
+            "uses only reservations of its own Region and account; name a block of account "
+            f"{ACCOUNT} in us-east-1, or deploy the pool's cluster to the Region the block was "
+            "bought in (the answer is cached: `cdk context --reset` its entry if the block "
+            "appears here later)",
+        )
+    ]

@@ -103,6 +103,7 @@ NOT_IN_TABLES = [
     "GP-REGION-04",
     "GP-REGION-05",
     "GP-REGION-06",
+    "GP-REGION-07",
     # A Capacity Block's looked-up facts: tests/unit/test_reservation_facts.py.
     "GP-TRAIN-15",
     "GP-TRAIN-16",
