@@ -14,24 +14,32 @@ const TIMEOUT_MS = 120000;
 
 function lookUpOfferings(props) {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-m', 'gpu_pool.cli.offerings'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: TIMEOUT_MS,
-    });
+    const child = spawn('python3', ['-m', 'gpu_pool.cli.offerings'], { stdio: 'pipe' });
+    // Our own timer, cleared either way: spawn's `timeout` option keeps its timer (and the CLI)
+    // alive for the whole timeout when python3 cannot be started.
+    const timer = setTimeout(() => child.kill(), TIMEOUT_MS);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => { stdout += chunk; });
     child.stderr.on('data', (chunk) => { stderr += chunk; });
     child.on('error', (err) => {
+      clearTimeout(timer);
       reject(new Error(`gpu-pool: cannot run python3 for the instance type offerings lookup: ${err.message}`));
     });
     child.on('close', (code, signal) => {
+      clearTimeout(timer);
       if (code === 0) {
-        resolve(JSON.parse(stdout));
+        try {
+          resolve(JSON.parse(stdout));
+        } catch (err) {
+          reject(new Error(`gpu-pool: the offerings lookup answered no JSON list: ${err.message}`));
+        }
       } else {
         reject(new Error(stderr.trim() || `gpu-pool: the offerings lookup stopped (${signal || `exit ${code}`})`));
       }
     });
+    // A child that exits before it reads (EPIPE) says why in its exit code and stderr.
+    child.stdin.on('error', () => {});
     child.stdin.end(JSON.stringify(props));
   });
 }

@@ -46,11 +46,12 @@ process.stdin.on('end', () => {
 pytestmark = pytest.mark.skipif(not NODE.exists(), reason="pinned Node.js not installed")
 
 
-def _ask(props: dict, env: dict[str, str] | None = None) -> dict:
-    """The plugin's answer to one lookup, run from the project directory as the CLI runs it."""
+def _ask(props: dict, env: dict[str, str] | None = None, path: str | None = None) -> dict:
+    """The plugin's answer to one lookup, run from the project directory as the CLI runs it
+    (`path`: the PATH it finds python3 on; default: this venv's first)."""
     environment = {
         **(env if env is not None else os.environ),
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+        "PATH": path or os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
         "PYTHONPATH": str(ROOT),
     }
     done = subprocess.run(
@@ -164,3 +165,17 @@ def test_an_unknown_region_is_named(aws_api):
         "'s endpoint data: check the stack's region (or update botocore, if the Region is new). "
         + HINT
     )
+
+
+def test_without_python3_the_error_says_so(tmp_path):
+    answer = _ask(_props(), path=str(tmp_path))
+    assert answer["error"].startswith(
+        "gpu-pool: cannot run python3 for the instance type offerings lookup: spawn python3 ENOENT"
+    )
+
+
+def test_an_answer_that_is_not_json_is_an_error_not_a_crash(tmp_path):
+    (tmp_path / "python3").write_text("#!/bin/sh\necho 'not json'\n")
+    (tmp_path / "python3").chmod(0o755)
+    answer = _ask(_props(), path=os.pathsep.join([str(tmp_path), "/usr/bin", "/bin"]))
+    assert answer["error"].startswith("gpu-pool: the offerings lookup answered no JSON list: ")
