@@ -92,14 +92,20 @@ def _check_ami_types(plan: PoolPlan, facts: RegionFacts, minor: str) -> Iterator
     for ami_type in pool_ami_types(plan):
         if facts.ami_types.get(ami_type) is not False:
             continue
+        # The same CPU's type of the other family (AL2023_x86_64_NVIDIA: BOTTLEROCKET_x86_64_...).
         instead = [t for t in published if t.split("_", 1)[1] == ami_type.split("_", 1)[1]]
+        given = plan.settings.ami_type is not None
+        fix = " or ".join(
+            f"ami_family {t.split('_', 1)[0]}" + (f" with ami_type {t}" if given else f" ({t})")
+            for t in instead
+        )
         yield error(
             "GP-REGION-04",
-            f"{plan.setting}.{'ami_type' if plan.settings.ami_type else 'ami_family'}",
+            f"{plan.setting}.{'ami_type' if given else 'ami_family'}",
             f"{ami_type} is not published in {facts.region} for Kubernetes {minor} (no SSM "
             f"parameter {ami_parameter(ami_type, minor)}, cached in cdk.context.json): "
             + (
-                f"use {' or '.join(instead)}, which is, or another Region"
+                f"set {fix}, which is, or deploy the pool to another Region"
                 if instead
                 else "deploy the pool to a Region that publishes it"
             ),

@@ -105,8 +105,8 @@ def test_an_ami_type_the_region_does_not_publish_stops_the_synth():
     """The `ssm` provider caches the default value where the parameter does not exist."""
     assert (
         "pool.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for Kubernetes "
-        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json): use "
-        "BOTTLEROCKET_x86_64_NVIDIA, which is, or another Region"
+        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json): set ami_family "
+        "BOTTLEROCKET (BOTTLEROCKET_x86_64_NVIDIA), which is, or deploy the pool to another Region"
     ) in _error({**CACHED, ami_parameter_key(AL2023): "not-published"})
 
 

@@ -129,7 +129,8 @@ def test_nothing_looked_up_judges_nothing():
             "pools.gpu.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for "
             "Kubernetes 1.35 (no SSM parameter /aws/service/eks/optimized-ami/1.35/"
             "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json): "
-            "use BOTTLEROCKET_x86_64_NVIDIA, which is, or another Region",
+            "set ami_family BOTTLEROCKET (BOTTLEROCKET_x86_64_NVIDIA), which is, or deploy the pool to "
+            "another Region",
         ),
         (
             {"ami_family": "BOTTLEROCKET", "gpu_software": "none"},
@@ -146,6 +147,15 @@ def test_nothing_looked_up_judges_nothing():
             "Kubernetes 1.35 (no SSM parameter /aws/service/eks/optimized-ami/1.35/"
             "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json): "
             "deploy the pool to a Region that publishes it",
+        ),
+        (
+            {"ami_type": AL2023_X86},
+            {AL2023_X86: False, BOTTLEROCKET_X86: True},
+            "pools.gpu.ami_type: AL2023_x86_64_NVIDIA is not published in us-east-1 for "
+            "Kubernetes 1.35 (no SSM parameter /aws/service/eks/optimized-ami/1.35/"
+            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json): "
+            "set ami_family BOTTLEROCKET with ami_type BOTTLEROCKET_x86_64_NVIDIA, which is, or "
+            "deploy the pool to another Region",
         ),
         ({"provisioner": "karpenter"}, {AL2023_X86: True}, []),
         (
@@ -164,6 +174,7 @@ def test_nothing_looked_up_judges_nothing():
         "al2023-missing",
         "bottlerocket-missing",
         "ami-type-missing",
+        "ami-type-other-family",
         "karpenter-published",
         "karpenter-missing",
         "auto-mode",
