@@ -61,9 +61,8 @@ def lookup_session(account: str, region: str, role_arn: str | None) -> Any:
             granted = base.client("sts").assume_role(
                 RoleArn=role_arn, RoleSessionName=_SESSION_NAME
             )["Credentials"]
-        except ClientError as err:
-            if err.response["Error"]["Code"] == "ExpiredToken":
-                raise
+        except ClientError:
+            pass  # as the CLI: the base credentials, if they are the account's (below)
         else:
             return boto3.Session(
                 aws_access_key_id=granted["AccessKeyId"],

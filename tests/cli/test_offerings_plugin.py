@@ -9,11 +9,13 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import boto3
 import moto.settings
 import pytest
+from botocore.exceptions import ClientError
 
 from tests.support.paths import ROOT
 
@@ -179,3 +181,46 @@ def test_an_answer_that_is_not_json_is_an_error_not_a_crash(tmp_path):
     (tmp_path / "python3").chmod(0o755)
     answer = _ask(_props(), path=os.pathsep.join([str(tmp_path), "/usr/bin", "/bin"]))
     assert answer["error"].startswith("gpu-pool: the offerings lookup answered no JSON list: ")
+
+
+def test_credentials_that_cannot_assume_the_lookup_role_answer_for_their_own_account(
+    aws_api, monkeypatch
+):
+    """As the CLI does for its own lookups: the role refused (AccessDenied: the user may not
+    call sts:AssumeRole), the user's own credentials answer, being the stack's account's."""
+    iam = boto3.client("iam", region_name="us-east-1")
+    user = f"lookup-{uuid.uuid4().hex[:8]}"
+    iam.create_user(UserName=user)
+    iam.put_user_policy(
+        UserName=user,
+        PolicyName="offerings",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Action": "ec2:DescribeInstanceTypeOfferings",
+                        "Resource": "*",
+                    }
+                ],
+            }
+        ),
+    )
+    key = iam.create_access_key(UserName=user)["AccessKey"]
+    expected = _offered("us-east-1", "p5.48xlarge")
+    monkeypatch.setattr(moto.settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
+    }
+    refused = boto3.client(
+        "sts",
+        region_name="us-east-1",
+        aws_access_key_id=key["AccessKeyId"],
+        aws_secret_access_key=key["SecretAccessKey"],
+    )
+    with pytest.raises(ClientError, match="AccessDenied"):
+        refused.assume_role(RoleArn=LOOKUP_ROLE, RoleSessionName="probe")
+    assert _ask(_props(), env) == {"value": expected}
