@@ -6,6 +6,10 @@ reads it when credentials exist, stores it in cdk.context.json, and every later 
 cached answer without an account. Until then the stack sees a placeholder, the pool's stated
 zone and type go unjudged, and a warning names the block, the key of its cache entry and how to
 get it: the CLI's own error, when it has no credentials, names neither.
+
+A block EC2 does not have in the stack's Region and account (bought in another Region, or a
+mistyped id) is not the CLI's error: the lookup may find nothing (`must_exist=False`), and the CLI
+then caches the placeholder, which, once in cdk.context.json, stands for "none here" (GP-REGION-07).
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ _PLACEHOLDER = {"AvailabilityZone": "dummy1a", "InstanceType": "dummy", "TotalIn
 _PROVIDER = "cc-api-provider"  # cloud_assembly_schema.ContextProvider.CC_API_PROVIDER
 
 
-def capacity_blocks(scope: Construct, plans: Sequence[PoolPlan]) -> dict[str, ReservationFacts]:
-    """Pool name -> its Capacity Block as looked up; empty for an environment-agnostic stack
-    (a lookup needs an account and region) and for blocks not looked up yet."""
+def capacity_blocks(
+    scope: Construct, plans: Sequence[PoolPlan]
+) -> dict[str, ReservationFacts | None]:
+    """Pool name -> its Capacity Block as looked up (None: EC2 has none by that id in the stack's
+    Region and account); empty for an environment-agnostic stack (a lookup needs an account and
+    region), and without the blocks not looked up yet."""
     stack = Stack.of(scope)
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return {}
-    found = {}
+    found: dict[str, ReservationFacts | None] = {}
     for plan in plans:
         reservation = plan.settings.capacity_reservation
         if reservation is None or not reservation.capacity_block or reservation.id is None:
@@ -42,11 +49,14 @@ def capacity_blocks(scope: Construct, plans: Sequence[PoolPlan]) -> dict[str, Re
             "propertiesToReturn": _PROPERTIES,
         }
         (value,) = ContextProvider.get_value(
-            scope, provider=_PROVIDER, props=props, dummy_value=[_PLACEHOLDER]
+            scope, provider=_PROVIDER, props=props, dummy_value=[_PLACEHOLDER], must_exist=False
         ).value
-        if value["AvailabilityZone"] == _PLACEHOLDER["AvailabilityZone"]:
+        key = ContextProvider.get_key(scope, provider=_PROVIDER, props=props).key
+        placeholder = value["AvailabilityZone"] == _PLACEHOLDER["AvailabilityZone"]
+        if placeholder and isinstance(scope.node.try_get_context(key), list):
+            found[plan.name] = None  # cached: the lookup found no such block
+        elif placeholder:
             # Not cached, or the CLI's lookup failed (it re-runs the app with the error).
-            key = ContextProvider.get_key(scope, provider=_PROVIDER, props=props).key
             warn(scope, [not_looked_up(plan.setting, reservation.id, key, stack)])
         else:
             found[plan.name] = ReservationFacts(

@@ -20,6 +20,7 @@ from gpu_pool.cdk.metrics import GpuMetrics
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
+from gpu_pool.cdk.region import region_facts
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report
 from gpu_pool.cdk.reservations import capacity_blocks
@@ -74,6 +75,7 @@ class GpuPoolStack(Stack):
             plans,
             known_zones=known_zones,
             reservations=capacity_blocks(self, plans),
+            region_facts=region_facts(self, plans, settings.cluster.kubernetes_version),
         )
         # Every error before anything is built; each pool construct reports its own warnings.
         report(self, [f for pool in found.pools for f in pool if f.error] + found.app)

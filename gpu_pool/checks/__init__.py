@@ -18,6 +18,12 @@ from gpu_pool.checks.controllers import check_node_selector
 from gpu_pool.checks.dra_scaling import check_dra_scaling
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
+from gpu_pool.checks.region import (
+    check_pool_region,
+    check_reservation_region,
+    cluster_zone_names,
+    reservations_in_region,
+)
 from gpu_pool.checks.reserved import (
     check_efa_on_existing_cluster,
     check_karpenter_features,
@@ -28,6 +34,7 @@ from gpu_pool.checks.ultraserver import check_ultraserver, check_ultraserver_blo
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.region import RegionFacts
 from gpu_pool.settings import AppSettings
 
 
@@ -56,7 +63,8 @@ def check_settings(
     *,
     known_zones: Sequence[str] = (),
     today: date | None = None,
-    reservations: Mapping[str, ReservationFacts] | None = None,
+    reservations: Mapping[str, ReservationFacts | None] | None = None,
+    region_facts: RegionFacts | None = None,
 ) -> SettingsFindings:
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own,
     against the pools before it, and against its cluster's minor and stack's Region; then the
@@ -64,17 +72,24 @@ def check_settings(
     and the pools they reach), the cluster's and pools' zones against `known_zones` (the
     region's zones from cdk.context.json; empty: not looked up yet), the cluster's own zones
     and Auto Mode, the Karpenter features the pools need, and where each controller in use
-    runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts; a
-    pool not in it is not judged; its zone must be one of the cluster's)."""
+    runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts, None
+    where EC2 has no such block in the stack's Region and account; a pool not in it is not
+    judged; its zone must be one of the cluster's and its Region the stack's). `region_facts`:
+    what the stack's Region offers, as looked up (None: nothing)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
-    looked_up = reservations or {}
+    every_reservation = reservations or {}
+    looked_up = reservations_in_region(every_reservation, region)
+    zones = cluster_zone_names(settings, known_zones)
     pools = []
     for index, plan in enumerate(plans):
         findings = check_pool_on_cluster(plan, plans[:index])
         findings += check_pool_target(plan, minor, region)
+        findings += check_reservation_region(plan, every_reservation, settings.account, region)
         if plan.name in looked_up:
             findings += check_reservation_facts(plan, looked_up[plan.name])
             findings += check_ultraserver_block(plan, looked_up[plan.name])
+        if region_facts is not None:
+            findings += check_pool_region(plan, region_facts, zones, minor)
         pools.append(findings)
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
     app += check_cluster(settings, known_zones)

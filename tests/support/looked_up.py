@@ -47,3 +47,19 @@ def capacity_block_key(scope) -> str:
             "propertiesToReturn": ["AvailabilityZone", "InstanceType", "TotalInstanceCount"],
         },
     ).key
+
+
+def offerings_key(instance_type: str, account: str = ACCOUNT, region: str = REGION) -> str:
+    """The cdk.context.json key of the instance type offerings lookup, as docs/region.md writes
+    it (the CDK's key form: provider, then the props sorted by name), independently of
+    gpu_pool/cdk/region.py."""
+    return (
+        f"plugin:account={account}:instanceType={instance_type}"
+        f":pluginName=gpu-pool-instance-type-offerings:region={region}"
+    )
+
+
+def ami_parameter_key(parameter: str, account: str = ACCOUNT, region: str = REGION) -> str:
+    """The cdk.context.json key of the `ssm` lookup of a public AMI parameter (its value, or
+    `not-published` where the parameter does not exist), as docs/region.md writes it."""
+    return f"ssm:account={account}:parameterName={parameter}:region={region}"

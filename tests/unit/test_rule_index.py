@@ -97,6 +97,15 @@ NOT_IN_TABLES = [
     "GP-PAIR-04",
     "GP-PAIR-05",
     "GP-PAIR-06",
+    # What the stack's Region offers (the cached lookups) and reserved capacity of another
+    # Region or account: tests/unit/test_region_rules.py.
+    "GP-REGION-01",
+    "GP-REGION-02",
+    "GP-REGION-03",
+    "GP-REGION-04",
+    "GP-REGION-05",
+    "GP-REGION-06",
+    "GP-REGION-07",
     # A Capacity Block's looked-up facts: tests/unit/test_reservation_facts.py.
     "GP-TRAIN-15",
     "GP-TRAIN-16",

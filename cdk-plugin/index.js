@@ -1,0 +1,52 @@
+'use strict';
+// The CDK CLI context provider plugin of gpu-pool (loaded through cdk.json `plugin`): provider
+// `plugin` with pluginName `gpu-pool-instance-type-offerings` answers the zones of the stack's
+// Region that offer an instance type. The AWS call is the project's Python (boto3, which the
+// `gpu-pool` command already uses): `python3 -m gpu_pool.cli.offerings`, as cdk.json runs the
+// app with `python3`, from the CLI's working directory (the project's). Its props go in as JSON,
+// the zones come out as JSON; its one-line error becomes the lookup's error, which the CLI shows
+// as the stack's. See docs/region.md.
+
+const { spawn } = require('node:child_process');
+
+const OFFERINGS = 'gpu-pool-instance-type-offerings'; // gpu_pool/cdk/region.py asks for it
+const TIMEOUT_MS = 120000;
+
+function lookUpOfferings(props) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', ['-m', 'gpu_pool.cli.offerings'], { stdio: 'pipe' });
+    // Our own timer, cleared either way: spawn's `timeout` option keeps its timer (and the CLI)
+    // alive for the whole timeout when python3 cannot be started.
+    const timer = setTimeout(() => child.kill(), TIMEOUT_MS);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`gpu-pool: cannot run python3 for the instance type offerings lookup: ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) {
+        try {
+          resolve(JSON.parse(stdout));
+        } catch (err) {
+          reject(new Error(`gpu-pool: the offerings lookup answered no JSON list: ${err.message}`));
+        }
+      } else {
+        reject(new Error(stderr.trim() || `gpu-pool: the offerings lookup stopped (${signal || `exit ${code}`})`));
+      }
+    });
+    // A child that exits before it reads (EPIPE) says why in its exit code and stderr.
+    child.stdin.on('error', () => {});
+    child.stdin.end(JSON.stringify(props));
+  });
+}
+
+module.exports = {
+  version: '1',
+  init(host) {
+    host.registerContextProviderAlpha(OFFERINGS, { getValue: lookUpOfferings });
+  },
+};

@@ -1,0 +1,189 @@
+"""The rules about what the stack's Region offers: instance types per zone, EKS NVIDIA AMI types,
+and reserved capacity of the Region (and account) the stack deploys to.
+
+Sources: EC2 DescribeInstanceTypeOfferings (location type availability-zone: the zones of the
+Region that offer a type; a launch of a type in a zone that does not offer it fails with
+Unsupported); the EKS user guide's AMI ID pages (the public SSM parameter of an AMI type exists
+where EKS publishes it); EC2 UG "Capacity Reservations" (a reservation holds capacity in one
+Availability Zone of its Region) and "Capacity Reservation groups" (a resource group holds
+resources of one Region; reservations shared from another account join a group of one's own).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+
+from gpu_pool.model.findings import Finding, error
+from gpu_pool.plan.capacity import ReservationFacts
+from gpu_pool.plan.cluster import cluster_zones
+from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.region import (
+    RegionFacts,
+    ami_parameter,
+    pool_ami_types,
+    pool_instance_types,
+    zone_region,
+)
+from gpu_pool.settings import AppSettings
+
+_CACHED = "EC2 DescribeInstanceTypeOfferings, cached in cdk.context.json"
+# arn:<partition>:resource-groups:<region>:<account>:group/<name>
+_GROUP_ARN = re.compile(r"^arn:[a-z-]+:resource-groups:(?P<region>[^:]+):(?P<account>[0-9]{12}):")
+
+
+def check_pool_region(
+    plan: PoolPlan, facts: RegionFacts, cluster: Sequence[str] | None, minor: str
+) -> list[Finding]:
+    """A pool's instance types against the zones that offer them (its own zones, else the
+    cluster's: `cluster`, None when not known yet) and its AMI types against those the Region
+    publishes for the cluster's `minor`."""
+    return [*_check_offerings(plan, facts, cluster), *_check_ami_types(plan, facts, minor)]
+
+
+def cluster_zone_names(settings: AppSettings, known: Sequence[str]) -> list[str] | None:
+    """The zones the cluster's subnets are in: an existing cluster's subnet zones, or the new
+    VPC's (plan/cluster.py; None before the zone lookup is cached)."""
+    existing = settings.cluster.existing
+    return list(existing.subnets_by_zone) if existing else cluster_zones(settings, known)
+
+
+def _check_offerings(
+    plan: PoolPlan, facts: RegionFacts, cluster: Sequence[str] | None
+) -> Iterator[Finding]:
+    prefix, region, own = plan.setting, facts.region, plan.settings.zones
+    for name in pool_instance_types(plan):
+        offered = facts.offerings.get(name)
+        if offered is None:
+            continue
+        if not offered:
+            yield error(
+                "GP-REGION-01",
+                f"{prefix}.instance_types",
+                f"'{name}' is not offered in {region} ({_CACHED}): choose a type that is, or "
+                "deploy the pool to a Region that offers it",
+            )
+            continue
+        where = ", ".join(offered)
+        missing = [z for z in own if z not in offered]
+        if missing and (plan.provisioner == "cluster-autoscaler" or len(missing) == len(own)):
+            # A node group per zone never launches where its type is missing; Karpenter and
+            # Auto Mode only launch where it is offered, so they fail only if it is nowhere.
+            yield error(
+                "GP-REGION-02",
+                f"{prefix}.zones",
+                f"{', '.join(missing)} {'does' if len(missing) == 1 else 'do'} not offer "
+                f"'{name}' ({_CACHED}); the zones of {region} that do: {where}: choose among "
+                "them",
+            )
+        elif not own and cluster and not set(cluster) & set(offered):
+            yield error(
+                "GP-REGION-03",
+                f"{prefix}.instance_types",
+                f"'{name}' is offered in none of the cluster's zones ({', '.join(cluster)}); "
+                f"{region} offers it in {where} ({_CACHED}): choose another type, or give the "
+                "cluster one of those zones (cluster.zones, before its first deploy; "
+                "cluster.existing.subnets_by_zone)",
+            )
+
+
+def _check_ami_types(plan: PoolPlan, facts: RegionFacts, minor: str) -> Iterator[Finding]:
+    published = [t for t, yes in facts.ami_types.items() if yes]
+    for ami_type in pool_ami_types(plan):
+        if facts.ami_types.get(ami_type) is not False:
+            continue
+        # The same CPU's type of the other family (AL2023_x86_64_NVIDIA: BOTTLEROCKET_x86_64_...).
+        instead = [t for t in published if t.split("_", 1)[1] == ami_type.split("_", 1)[1]]
+        given = plan.settings.ami_type is not None
+        fix = " or ".join(
+            f"ami_family {t.split('_', 1)[0]}" + (f" with ami_type {t}" if given else f" ({t})")
+            for t in instead
+        )
+        yield error(
+            "GP-REGION-04",
+            f"{plan.setting}.{'ami_type' if given else 'ami_family'}",
+            f"{ami_type} is not published in {facts.region} for Kubernetes {minor} (no SSM "
+            f"parameter {ami_parameter(ami_type, minor)}, cached in cdk.context.json): "
+            + (
+                f"set {fix}, which is, or deploy the pool to another Region"
+                if instead
+                else "deploy the pool to a Region that publishes it"
+            ),
+        )
+
+
+def reservations_in_region(
+    reservations: Mapping[str, ReservationFacts | None], region: str | None
+) -> dict[str, ReservationFacts]:
+    """The looked-up reservations (pool name -> facts) EC2 has in the stack's Region (all that
+    exist when the Region is unknown). The others are GP-REGION-05's and GP-REGION-07's alone:
+    their zone and type say nothing about this Region."""
+    return {
+        name: facts
+        for name, facts in reservations.items()
+        if facts is not None and (region is None or zone_region(facts.zone) in (region, None))
+    }
+
+
+def check_reservation_region(
+    plan: PoolPlan,
+    looked_up: Mapping[str, ReservationFacts | None],
+    account: str | None,
+    region: str | None,
+) -> list[Finding]:
+    """A pool's reserved capacity in another Region than the stack's (`looked_up`: each
+    Capacity Block pool's block as looked up, None where EC2 has none by its id in the stack's
+    Region and account), or a reservation group of another account or Region: a launch uses
+    only reservations of its own Region."""
+    reservation = plan.settings.capacity_reservation
+    if reservation is None:
+        return []
+    setting = f"{plan.setting}.capacity_reservation"
+    found = []
+    if plan.name in looked_up and looked_up[plan.name] is None:
+        found.append(
+            error(
+                "GP-REGION-07",
+                f"{setting}.id",
+                f"EC2 has no reservation {reservation.id} in {region} for account {account} "
+                "(Cloud Control GetResource, cached in cdk.context.json): a launch uses only "
+                "reservations of its own Region and account; name a block of "
+                f"{_where(account, region)}, or deploy the pool's cluster to the Region the "
+                "block was bought in (the answer is cached: `cdk context --reset` its entry "
+                "if the block appears here later)",
+            )
+        )
+    facts = looked_up.get(plan.name)
+    elsewhere = None if facts is None else zone_region(facts.zone)
+    if facts is not None and region is not None and elsewhere not in (region, None):
+        found.append(
+            error(
+                "GP-REGION-05",
+                f"{setting}.id",
+                f"{facts.reservation_id} is in {facts.zone} ({elsewhere}, cdk.context.json), "
+                f"the stack in {region}: a launch uses only reservations of its own Region; "
+                f"use a reservation in {region}, or deploy the pool's cluster to {elsewhere}",
+            )
+        )
+    match = _GROUP_ARN.match(reservation.resource_group_arn or "")
+    wrong = [
+        f"{what} {match[key]}, the stack's {ours}"
+        for what, key, ours in (("Region", "region", region), ("account", "account", account))
+        if match is not None and ours is not None and match[key] != ours
+    ]
+    if wrong:
+        found.append(
+            error(
+                "GP-REGION-06",
+                f"{setting}.resource_group_arn",
+                f"the group is in {'; '.join(wrong)}: a group holds reservations of its own "
+                "Region, and reservations shared from another account are grouped in the "
+                f"account that launches: target a group of {_where(account, region)}",
+            )
+        )
+    return found
+
+
+def _where(account: str | None, region: str | None) -> str:
+    """The stack's account and Region as far as they are known: `account 1234... in us-east-1`."""
+    return " in ".join(x for x in (account and f"account {account}", region) if x)

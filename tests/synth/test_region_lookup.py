@@ -1,0 +1,228 @@
+"""The Region's facts as the stack looks them up (#31 item 2): the instance type offerings (the
+project's CLI plugin) and the EKS NVIDIA AMI parameters (the `ssm` provider), under the keys
+docs/region.md documents, judged once cdk.context.json holds them and never before."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import aws_cdk as cdk
+import boto3
+import moto.settings
+import pytest
+
+from gpu_pool.cdk.region import region_facts
+from gpu_pool.cdk.stack import GpuPoolStack
+from gpu_pool.plan.pool import plan_pools
+from gpu_pool.settings import ConfigError, load_settings
+from tests.support.cli_env import without_aws
+from tests.support.looked_up import (
+    LOOKUP,
+    ZONES,
+    ami_parameter_key,
+    capacity_block_key,
+    offerings_key,
+)
+from tests.support.paths import ROOT
+from tests.support.settings import CAPACITY_BLOCK_ID, TRAINING
+
+pytestmark = pytest.mark.synth
+
+SETTINGS = {
+    "account": "123456789012",
+    "region": "us-east-1",
+    "cluster": {"kubernetes_version": "1.35"},
+    "pool": {"instance_types": ["g6.xlarge"], "zones": ["us-east-1a", "us-east-1b"]},
+}
+AL2023 = "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/x86_64/nvidia/recommended/image_id"
+BOTTLEROCKET = "/aws/service/bottlerocket/aws-k8s-1.35-nvidia/x86_64/latest/image_id"
+KEYS = [offerings_key("g6.xlarge"), ami_parameter_key(AL2023), ami_parameter_key(BOTTLEROCKET)]
+# Every lookup answered: the type offered in four zones, both AMI types published.
+CACHED = {
+    **LOOKUP,
+    offerings_key("g6.xlarge"): ZONES[:4],
+    ami_parameter_key(AL2023): "ami-0123456789abcdef0",
+    ami_parameter_key(BOTTLEROCKET): "ami-0fedcba9876543210",
+}
+CACHED_AS = "EC2 DescribeInstanceTypeOfferings, cached in cdk.context.json"
+CLI = ROOT / "node_modules" / ".bin" / "cdk"
+
+
+def _synth(context: dict, out) -> tuple[list[dict], dict]:
+    """The assembly's missing context (what the CLI would look up) and the stack's template."""
+    app = cdk.App(context=context, outdir=str(out))
+    GpuPoolStack(app, "GpuPool", settings=load_settings(SETTINGS, None))
+    assembly = app.synth()
+    manifest = json.loads((out / "manifest.json").read_text())
+    return manifest.get("missing", []), assembly.get_stack_by_name("GpuPool").template
+
+
+def _error(context: dict) -> list[str]:
+    """The stack's error lines: every error is raised before anything is built."""
+    with pytest.raises(ConfigError) as err:
+        GpuPoolStack(cdk.App(context=context), "GpuPool", settings=load_settings(SETTINGS, None))
+    return str(err.value).splitlines()
+
+
+def test_uncached_lookups_are_asked_under_the_documented_keys_and_judge_nothing(tmp_path):
+    """The CLI's first pass: every fact missing, the stack synthesizes on the dummy values (no
+    false error), and the lookups ask for the keys the docs tell users to write by hand."""
+    missing, uncached = _synth(LOOKUP, tmp_path / "first")
+    assert sorted(m["key"] for m in missing) == sorted(KEYS)
+    plugin = next(m for m in missing if m["provider"] == "plugin")
+    # The CLI resolves the partition and hands the plugin the bootstrap lookup role to assume.
+    assert plugin["props"]["lookupRoleArn"] == (
+        "arn:${AWS::Partition}:iam::123456789012:role/"
+        "cdk-hnb659fds-lookup-role-123456789012-us-east-1"
+    )
+    page = (ROOT / "docs" / "region.md").read_text(encoding="utf-8")
+    assert f'"{offerings_key("p5.48xlarge")}": [' in page
+    assert f'"{ami_parameter_key(AL2023)}": "not-published"' in page
+    # Answered: nothing left to look up, and the answers change no resource.
+    missing, cached = _synth(CACHED, tmp_path / "second")
+    assert missing == []
+    assert cached == uncached
+
+
+def test_a_type_the_region_does_not_offer_stops_the_synth():
+    assert (
+        f"pool.instance_types: 'g6.xlarge' is not offered in us-east-1 ({CACHED_AS}): choose a "
+        "type that is, or deploy the pool to a Region that offers it"
+    ) in _error({**CACHED, offerings_key("g6.xlarge"): []})
+
+
+def test_a_pool_zone_without_the_type_is_named_with_the_zones_that_have_it():
+    assert (
+        f"pool.zones: us-east-1b does not offer 'g6.xlarge' ({CACHED_AS}); the zones of "
+        "us-east-1 that do: us-east-1a, us-east-1c: choose among them"
+    ) in _error({**CACHED, offerings_key("g6.xlarge"): ["us-east-1a", "us-east-1c"]})
+
+
+def test_an_ami_type_the_region_does_not_publish_stops_the_synth():
+    """The `ssm` provider caches the default value where the parameter does not exist."""
+    assert (
+        "pool.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for Kubernetes "
+        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json): set ami_family "
+        "BOTTLEROCKET (BOTTLEROCKET_x86_64_NVIDIA), which is, or deploy the pool to another Region"
+    ) in _error({**CACHED, ami_parameter_key(AL2023): "not-published"})
+
+
+def test_a_failed_lookup_judges_nothing():
+    """The CLI's second pass after a lookup failed: the context holds the provider's error,
+    which the CDK reports as the stack's error; the rules see no answer."""
+    failed = {"$providerError": "no credentials", "$dontSaveContext": True}
+    stack = cdk.Stack(
+        cdk.App(context={**CACHED, offerings_key("g6.xlarge"): failed}),
+        "Probe",
+        env=cdk.Environment(account="123456789012", region="us-east-1"),
+    )
+    facts = region_facts(stack, plan_pools(load_settings(SETTINGS, None)), "1.35")
+    assert facts is not None
+    assert (facts.offerings, facts.ami_types) == (
+        {},
+        {"AL2023_x86_64_NVIDIA": True, "BOTTLEROCKET_x86_64_NVIDIA": True},
+    )
+    assert [str(e.data) for e in stack.node.metadata if e.type == "aws:cdk:error"] == [
+        "no credentials"
+    ]
+
+
+def test_an_environment_agnostic_stack_looks_nothing_up(tmp_path):
+    app = cdk.App(outdir=str(tmp_path))
+    stack = cdk.Stack(app, "Agnostic")
+    assert region_facts(stack, plan_pools(load_settings({}, None)), "1.35") is None
+    app.synth()
+    assert "missing" not in json.loads((tmp_path / "manifest.json").read_text())
+
+
+def _cli_synth(tmp_path, endpoint: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """`cdk synth` of SETTINGS as a user runs it (the pinned CLI, cdk.json with its plugin),
+    with AWS at moto's server; the CLI's output and the cdk.context.json it wrote."""
+    env = without_aws(tmp_path / "home")
+    env.update(
+        PATH=os.pathsep.join([env["PATH"].split(os.pathsep)[0], str(CLI.parent), env["PATH"]]),
+        AWS_ENDPOINT_URL=endpoint,
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        CDK_DISABLE_CLI_TELEMETRY="true",
+    )
+    project = tmp_path / "app"
+    project.mkdir()
+    shutil.copy(ROOT / "app.py", project / "app.py")
+    cdk_json = json.loads((ROOT / "cdk.json").read_text())
+    cdk_json["context"]["gpu-pool"] = SETTINGS
+    (project / "cdk.json").write_text(json.dumps(cdk_json))
+    synth = [str(CLI), "synth", "--quiet", "--no-notices", "--no-version-reporting"]
+    done = subprocess.run(synth, cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    written = project / "cdk.context.json"
+    return done, json.loads(written.read_text()) if written.exists() else {}
+
+
+@pytest.mark.cli_synth
+def test_the_cli_caches_the_plugins_answer_and_the_ami_parameters_moto_lacks(aws_api, tmp_path):
+    """The whole path: the CLI loads the plugin from cdk.json, caches its answer and the `ssm`
+    provider's default for each parameter that does not exist, and synthesizes again. moto
+    (5.2.5) serves none of the EKS AMI parameters, as a Region EKS does not publish in."""
+    done, context = _cli_synth(tmp_path, aws_api)
+    offered = boto3.client("ec2", region_name="us-east-1").describe_instance_type_offerings(
+        LocationType="availability-zone",
+        Filters=[{"Name": "instance-type", "Values": ["g6.xlarge"]}],
+    )["InstanceTypeOfferings"]
+    assert context[offerings_key("g6.xlarge")] == sorted(o["Location"] for o in offered)
+    assert context[ami_parameter_key(AL2023)] == "not-published"
+    assert context[ami_parameter_key(BOTTLEROCKET)] == "not-published"
+    assert done.returncode != 0
+    output = " ".join(done.stderr.split())
+    assert (
+        "pool.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for Kubernetes "
+        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json): deploy the pool to a "
+        "Region that publishes it"
+    ) in output
+
+
+@pytest.mark.cli_synth
+def test_the_cli_shows_the_plugins_error_and_caches_nothing_of_it(aws_api, tmp_path, monkeypatch):
+    """Bad credentials (moto with authentication on refuses the unknown key as AWS does)."""
+    monkeypatch.setattr(moto.settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
+    done, context = _cli_synth(tmp_path, aws_api)
+    assert done.returncode != 0
+    assert offerings_key("g6.xlarge") not in context
+    output = " ".join(done.stderr.split())
+    assert (
+        "ERROR gpu-pool: cannot look up the zones of us-east-1 that offer g6.xlarge for account "
+        "123456789012: An error occurred (InvalidClientTokenId) when calling the "
+        "GetCallerIdentity operation: The security token included in the request is invalid. "
+        "Run the synth once with credentials of the account and commit cdk.context.json, or add "
+        "the entry by hand (docs/region.md)"
+    ) in output
+
+
+def test_a_capacity_block_the_lookup_does_not_find_is_an_error_not_a_warning(tmp_path):
+    """The block lookup may find nothing (ignoreErrorOnMissingContext): the CLI's Cloud Control
+    provider then answers the app's dummy value, and caches it. Fed back as the CLI caches it,
+    that is GP-REGION-07, not GP-TRAIN-20's "not in cdk.context.json yet"."""
+    probe = cdk.Stack(cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    key = capacity_block_key(probe)
+    app = cdk.App(context=LOOKUP, outdir=str(tmp_path))
+    GpuPoolStack(app, "T", settings=load_settings(TRAINING, None))
+    app.synth()
+    missing = json.loads((tmp_path / "manifest.json").read_text())["missing"]
+    (block,) = [m for m in missing if m["key"] == key]
+    assert block["props"]["ignoreErrorOnMissingContext"] is True
+    with pytest.raises(ConfigError) as err:
+        GpuPoolStack(
+            cdk.App(context={**LOOKUP, key: block["props"]["dummyValue"]}),
+            "T",
+            settings=load_settings(TRAINING, None),
+        )
+    assert str(err.value).splitlines() == [
+        f"pools.train.capacity_reservation.id: EC2 has no reservation {CAPACITY_BLOCK_ID} in "
+        "us-east-1 for account 123456789012 (Cloud Control GetResource, cached in "
+        "cdk.context.json): a launch uses only reservations of its own Region and account; name "
+        "a block of account 123456789012 in us-east-1, or deploy the pool's cluster to the "
+        "Region the block was bought in (the answer is cached: `cdk context --reset` its entry "
+        "if the block appears here later)"
+    ]
