@@ -10,6 +10,10 @@ reads from cdk.context.json without an account (as the Capacity Block lookup, re
   (plan/region.py), through the built-in `ssm` provider with a default value, which the CLI
   caches for a parameter that does not exist.
 
+Both are on only where the app asks for them: context `gpu-pool:region-lookups: true`, which
+this project's cdk.json sets beside `plugin: [gpu-pool-cdk-plugin]`. Off by default, because the
+CLI fails a synth that asks a plugin it has not loaded, and any uncached lookup needs credentials:
+a user's own app, or a CI synth without credentials that worked before, keeps working.
 An environment-agnostic stack looks nothing up. Until an answer is cached (the CLI's first pass,
 or a lookup that failed: the CLI shows its error) the fact is unknown and judges nothing.
 """
@@ -26,6 +30,7 @@ from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.region import RegionFacts, ami_parameter, pool_ami_types, pool_instance_types
 
+REGION_LOOKUPS = "gpu-pool:region-lookups"  # the context key that turns the lookups on
 OFFERINGS_PLUGIN = "gpu-pool-instance-type-offerings"  # cdk-plugin/index.js registers it
 _PLUGIN_PROVIDER = "plugin"  # cloud_assembly_schema.ContextProvider.PLUGIN
 _SSM_PROVIDER = "ssm"  # cloud_assembly_schema.ContextProvider.SSM_PARAMETER_PROVIDER
@@ -37,8 +42,11 @@ _NOT_PUBLISHED = "not-published"
 
 def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> RegionFacts | None:
     """The stack's Region's offerings of the pools' instance types and its EKS NVIDIA AMI types
-    for `minor`, as cached; None for an environment-agnostic stack (no lookup is possible)."""
+    for `minor`, as cached; None without `gpu-pool:region-lookups` (true, or "true" from
+    `-c`) and for an environment-agnostic stack (no lookup is possible)."""
     stack = Stack.of(scope)
+    if scope.node.try_get_context(REGION_LOOKUPS) not in (True, "true"):
+        return None
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return None
     types = dict.fromkeys(t for plan in plans for t in pool_instance_types(plan))

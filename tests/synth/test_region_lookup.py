@@ -14,7 +14,7 @@ import boto3
 import moto.settings
 import pytest
 
-from gpu_pool.cdk.region import region_facts
+from gpu_pool.cdk.region import REGION_LOOKUPS, region_facts
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
@@ -53,7 +53,7 @@ CLI = ROOT / "node_modules" / ".bin" / "cdk"
 
 def _synth(context: dict, out) -> tuple[list[dict], dict]:
     """The assembly's missing context (what the CLI would look up) and the stack's template."""
-    app = cdk.App(context=context, outdir=str(out))
+    app = cdk.App(context={REGION_LOOKUPS: True, **context}, outdir=str(out))
     GpuPoolStack(app, "GpuPool", settings=load_settings(SETTINGS, None))
     assembly = app.synth()
     manifest = json.loads((out / "manifest.json").read_text())
@@ -63,7 +63,11 @@ def _synth(context: dict, out) -> tuple[list[dict], dict]:
 def _error(context: dict) -> list[str]:
     """The stack's error lines: every error is raised before anything is built."""
     with pytest.raises(ConfigError) as err:
-        GpuPoolStack(cdk.App(context=context), "GpuPool", settings=load_settings(SETTINGS, None))
+        GpuPoolStack(
+            cdk.App(context={REGION_LOOKUPS: True, **context}),
+            "GpuPool",
+            settings=load_settings(SETTINGS, None),
+        )
     return str(err.value).splitlines()
 
 
@@ -115,7 +119,7 @@ def test_a_failed_lookup_judges_nothing():
     which the CDK reports as the stack's error; the rules see no answer."""
     failed = {"$providerError": "no credentials", "$dontSaveContext": True}
     stack = cdk.Stack(
-        cdk.App(context={**CACHED, offerings_key("g6.xlarge"): failed}),
+        cdk.App(context={REGION_LOOKUPS: True, **CACHED, offerings_key("g6.xlarge"): failed}),
         "Probe",
         env=cdk.Environment(account="123456789012", region="us-east-1"),
     )
@@ -130,8 +134,17 @@ def test_a_failed_lookup_judges_nothing():
     ]
 
 
+def test_an_app_that_does_not_ask_for_region_lookups_makes_none(tmp_path):
+    """Without gpu-pool:region-lookups (a user's own app, whose CLI has no gpu-pool plugin), an
+    environment-bound stack asks for no offerings and no AMI parameters: only its zones."""
+    app = cdk.App(context=LOOKUP, outdir=str(tmp_path))
+    GpuPoolStack(app, "GpuPool", settings=load_settings(SETTINGS, None))
+    app.synth()
+    assert json.loads((tmp_path / "manifest.json").read_text()).get("missing", []) == []
+
+
 def test_an_environment_agnostic_stack_looks_nothing_up(tmp_path):
-    app = cdk.App(outdir=str(tmp_path))
+    app = cdk.App(context={REGION_LOOKUPS: True}, outdir=str(tmp_path))
     stack = cdk.Stack(app, "Agnostic")
     assert region_facts(stack, plan_pools(load_settings({}, None)), "1.35") is None
     app.synth()
