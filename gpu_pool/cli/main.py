@@ -220,6 +220,12 @@ def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
             f"--config: '{args.config}' holds {len(fleet.clusters)} clusters "
             f"({', '.join(c.stack_name for c in fleet.clusters)}); {args.command} checks one: "
             "give --stack NAME of its deployed stack"
+            + (
+                f", or check them all from the synthesized app: cdk synth -c config={args.config}"
+                ", then gpu-pool doctor --cdk-out cdk.out"
+                if args.command == "doctor"
+                else ""
+            )
         )
     # A fleet's plan: every cluster's pools; every file's problems and every cluster's
     # refusals, each led by its file.

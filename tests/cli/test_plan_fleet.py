@@ -70,7 +70,14 @@ def test_a_command_that_checks_one_cluster_names_the_fleets_stacks(fleet, capsys
     assert capsys.readouterr().err == (
         f"gpu-pool: --config: '{fleet}' holds 2 clusters (GpuPool-research-eu-west-1, "
         f"GpuPool-inference-us-east-1); {command} checks one: give --stack NAME of its deployed "
-        "stack\n"
+        "stack"
+        + (
+            f", or check them all from the synthesized app: cdk synth -c config={fleet}, then "
+            "gpu-pool doctor --cdk-out cdk.out"
+            if command == "doctor"
+            else ""
+        )
+        + "\n"
     )
 
 
