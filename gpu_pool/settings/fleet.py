@@ -20,6 +20,7 @@ file (or fleet entry) it is about.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,7 +220,29 @@ def _fleet_file(
                 empty_file_warning(file, settings),
             )
         )
-    return found, [], fleet.pipeline
+    pipeline = fleet.pipeline
+    if pipeline is None or "synth_commands" in pipeline.model_fields_set:
+        return found, [], pipeline
+    if Path(config).is_absolute():
+        return (
+            found,
+            [
+                f"{config}: pipeline.synth_commands: not given, so the pipeline's synth step "
+                f"would run `cdk synth -c config={config}`, a path of this machine: give -c "
+                "config= relative to the app's directory (as the repository has it), or set "
+                "pipeline.synth_commands"
+            ],
+            None,
+        )
+    return found, [], _synthesizing(pipeline, config)
+
+
+def _synthesizing(pipeline: PipelineSettings, config: str) -> PipelineSettings:
+    """The fleet's pipeline, whose synth step (its commands not given) synthesizes this fleet
+    file (`-c config=` as the app was given it, relative to the app's directory, where the step
+    runs), not cdk.json's one cluster."""
+    command = f"npx cdk synth -c config={shlex.quote(config)}"
+    return pipeline.model_copy(update={"synth_commands": [command]})
 
 
 def _fleet_key_hint(line: str) -> str:

@@ -79,17 +79,20 @@ class PipelineSettings(_Settings):
     """The app's directory in the repository: the synth commands run there and its cdk.out
     is the cloud assembly the pipeline deploys."""
     install_commands: list[ShellCommand] = Field(
-        default_factory=lambda: ["python -m pip install -r requirements.txt", "npm ci"],
+        default_factory=lambda: ["python -m pip install -r requirements.txt .", "npm ci"],
         min_length=1,
     )
     """The synth step's install commands, at the repository's root, on CodeBuild's standard
-    image: the pinned Python requirements (aws-cdk-lib, gpu-pool) and the CDK CLI that
-    package-lock.json pins, as this repository pins them."""
+    image: the pinned Python requirements with gpu-pool itself (`.`, which the app and the CDK
+    CLI plugin import) and the CDK CLI that package-lock.json pins, as this repository pins
+    them."""
     synth_commands: list[ShellCommand] = Field(
         default_factory=lambda: ["npx cdk synth"], min_length=1
     )
     """The synth step's commands, in `directory`: the installed CDK CLI synthesizes the app
-    (npx finds the CLI of the nearest package.json, up to the root)."""
+    (npx finds the CLI of the nearest package.json, up to the root). In a fleet file read by
+    this project's app, the default names that fleet file (`npx cdk synth -c config=FILE`),
+    or the step would synthesize cdk.json's one cluster instead."""
     waves: list[Annotated[list[WaveSelector], Field(min_length=1)]] = Field(default_factory=list)
     """The deployment order: a list of waves, each a list of Regions (every cluster there) or
     stack names, e.g. [[us-east-1], [eu-west-1, us-west-2]]: us-east-1 first, then the other
@@ -105,7 +108,7 @@ class PipelineSettings(_Settings):
     )
     """Where the smoke pod runs; the only namespace the verify role may change."""
     verify_install_commands: list[ShellCommand] = Field(
-        default_factory=lambda: ["python -m pip install -r requirements.txt"], min_length=1
+        default_factory=lambda: ["python -m pip install -r requirements.txt ."], min_length=1
     )
     """How the verify step installs the `gpu-pool` command (with its cli extra's kubernetes
     and boto3), at the repository's root."""

@@ -160,6 +160,7 @@ def test_a_pipelines_clusters_report_their_rule_errors_together(tmp_path):
         "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d\n"
         "    repository: acme/gpu-fleet\n"
         "    branch: main\n"
+        "  synth_commands: [npx cdk synth -c config=fleet.yaml]\n"
     )
     result = run_app(tmp_path, str(fleet), zone_lookups())
     rule_errors = [

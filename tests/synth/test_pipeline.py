@@ -115,8 +115,9 @@ def test_it_builds_from_the_connection_then_mutates_itself_then_deploys_the_wave
 
 
 def test_the_synth_installs_at_the_root_and_synthesizes_the_apps_directory(pipeline_template):
-    """The repository's requirements.txt (with gpu-pool as `-e .`) and package-lock.json are at
-    its root; the app, and the cloud assembly the pipeline deploys, in examples/pipeline."""
+    """The repository's requirements.txt and gpu-pool itself (`.`, which the app imports: the
+    requirements do not name it) and package-lock.json are at its root; the app, and the cloud
+    assembly the pipeline deploys, in examples/pipeline."""
     (project,) = [
         r["Properties"]
         for r in _of_type(pipeline_template, "AWS::CodeBuild::Project").values()
@@ -124,7 +125,7 @@ def test_the_synth_installs_at_the_root_and_synthesizes_the_apps_directory(pipel
     ]
     spec = json.loads(project["Source"]["BuildSpec"])
     assert spec["phases"]["install"]["commands"] == [
-        "python -m pip install -r requirements.txt",
+        "python -m pip install -r requirements.txt .",
         "npm ci",
     ]
     assert spec["phases"]["build"]["commands"] == ["cd examples/pipeline", "npx cdk synth"]
@@ -161,7 +162,7 @@ def test_the_verify_step_assumes_the_clusters_role_and_verifies_every_pool(pipel
     project = _verify_project(pipeline_template, "GpuTraining-us-west-2")
     spec = json.loads(project["Source"]["BuildSpec"])
     # At the repository's root, where requirements.txt is.
-    assert spec["phases"]["install"]["commands"] == ["python -m pip install -r requirements.txt"]
+    assert spec["phases"]["install"]["commands"] == ["python -m pip install -r requirements.txt ."]
     assert spec["phases"]["build"]["commands"] == [
         'aws configure set profile.gpu-pool-verify.role_arn "$VERIFY_ROLE_ARN"',
         "aws configure set profile.gpu-pool-verify.credential_source EcsContainer",

@@ -424,3 +424,38 @@ def test_a_fleet_file_may_list_its_clusters_files_by_path(tmp_path):
         f"{tmp_path / 'fleet.yaml'} clusters[1]: config: file '{tmp_path / 'gone.yaml'}' does "
         "not exist"
     ]
+
+
+PIPELINE = (
+    "clusters: [{region: us-east-1, account: '111111111111'}]\n"
+    "pipeline:\n"
+    "  account: '111111111111'\n"
+    "  region: us-east-1\n"
+    "  source: {connection_arn: 'arn:aws:codeconnections:us-east-1:111111111111:connection/"
+    "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', repository: acme/gpu-fleet, branch: main}\n"
+)
+
+
+def test_a_fleet_files_pipeline_synthesizes_that_fleet_file(tmp_path, monkeypatch):
+    """Without synth_commands the pipeline's synth step names the fleet file as the app was
+    given it (relative to the app's directory, where the step runs): plain `cdk synth` would
+    synthesize cdk.json's one cluster. Given ones are kept."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fleets").mkdir()
+    (tmp_path / "fleets" / "prod.yaml").write_text(PIPELINE)
+    pipeline = load_fleet(APP_CONTEXT, "fleets/prod.yaml").pipeline
+    assert pipeline is not None
+    assert pipeline.synth_commands == ["npx cdk synth -c config=fleets/prod.yaml"]
+    (tmp_path / "fleets" / "prod.yaml").write_text(PIPELINE + "  synth_commands: [make synth]\n")
+    pipeline = load_fleet(APP_CONTEXT, "fleets/prod.yaml").pipeline
+    assert pipeline is not None and pipeline.synth_commands == ["make synth"]
+
+
+def test_a_pipeline_of_a_fleet_file_given_by_absolute_path_needs_its_synth_commands(tmp_path):
+    config = tmp_path / "fleet.yaml"
+    config.write_text(PIPELINE)
+    assert _error(APP_CONTEXT, config) == [
+        f"{config}: pipeline.synth_commands: not given, so the pipeline's synth step would run "
+        f"`cdk synth -c config={config}`, a path of this machine: give -c config= relative to "
+        "the app's directory (as the repository has it), or set pipeline.synth_commands"
+    ]

@@ -39,7 +39,7 @@ def test_defaults():
         ".",
         "main",
     )
-    assert settings.install_commands == ["python -m pip install -r requirements.txt", "npm ci"]
+    assert settings.install_commands == ["python -m pip install -r requirements.txt .", "npm ci"]
     assert settings.synth_commands == ["npx cdk synth"]
     assert (settings.verify, settings.verify_namespace, settings.self_mutation) == (
         True,
