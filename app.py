@@ -18,8 +18,9 @@ from gpu_pool.settings import CONTEXT_KEY, ConfigError, read_fleet
 ROOT = Path(__file__).resolve().parent
 
 
-def main() -> int:
-    app = cdk.App()
+def main(app: cdk.App | None = None) -> int:
+    """Synthesize `app` (default: the App the CDK CLI's context and output directory make)."""
+    app = app or cdk.App()
     try:
         context = app.node.try_get_context
         # Every cluster's problems at once: the files' and, of the clusters that loaded, their

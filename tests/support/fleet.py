@@ -1,14 +1,15 @@
 """A three-cluster fleet (two accounts, three Regions) synthesized by app.py as the CDK CLI runs
-it, with the availability-zones lookup of each environment cached (tests/support/looked_up.py)."""
+it (its main(), with the context the CLI hands over), with the availability-zones lookup of each environment cached (tests/support/looked_up.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import subprocess
-import sys
+import runpy
+from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.cli_env import without_aws
 from tests.support.paths import ROOT
 
 PROD, RESEARCH = "111111111111", "222222222222"
@@ -48,18 +49,27 @@ def zone_lookups() -> dict[str, list[str]]:
     }
 
 
-def run_app(folder: Path, config: str | None, extra: dict | None = None):
-    """`python app.py` as `cdk synth [-c config=CONFIG]` runs it (cdk.json's context), into
-    folder/out, without AWS access."""
+@dataclass
+class AppRun:
+    returncode: int
+    stderr: str
+
+
+def run_app(folder: Path, config: str | None, extra: dict | None = None) -> AppRun:
+    """app.py's main() as `cdk synth [-c config=CONFIG]` runs it (cdk.json's context, what the
+    CLI hands the App), into folder/out. In this process: a fresh Python and jsii runtime per run
+    cost several seconds each, for the same code."""
+    import aws_cdk as cdk
+
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     context.update(extra or {})
     if config is not None:
         context["config"] = config
-    env = without_aws(folder / "home")
-    env.update(CDK_OUTDIR=str(folder / "out"), CDK_CONTEXT_JSON=json.dumps(context))
-    return subprocess.run(
-        [sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
+    app = cdk.App(context=context, outdir=str(folder / "out"))
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        code = runpy.run_path(str(ROOT / "app.py"))["main"](app)
+    return AppRun(code, stderr.getvalue())
 
 
 def synth_fleet(folder: Path) -> Path:
