@@ -128,7 +128,6 @@ def plan_pool(
     catalog cannot resolve become `unresolved`."""
     entries, unresolved = _resolve_entries(settings, setting)
     software = resolved_gpu_software(settings)
-    operator = software == "gpu-operator"
     sharing = sharing_plan(settings, [t for _, group in entries for t in group])
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = auto_mode = None
@@ -136,7 +135,7 @@ def plan_pool(
     # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ).
     capacity = capacity_plan(settings, min((t.efa_interfaces for t in instance_types), default=0))
     if settings.provisioner in ("karpenter", "auto-mode"):
-        labels = node_labels(settings.name, settings.labels, instance_types, gpu_operator=operator)
+        labels = node_labels(settings.name, settings.labels, instance_types, software)
         if settings.provisioner == "karpenter":
             karpenter = karpenter_pool_plan(settings, setting, instance_types, labels, capacity)
         else:
@@ -150,7 +149,7 @@ def plan_pool(
                 zone=zone,
                 ami_type=ami_type_for(settings, group[0].architecture),
                 labels=shared_node_labels(
-                    node_labels(settings.name, settings.labels, group, gpu_operator=operator),
+                    node_labels(settings.name, settings.labels, group, software),
                     sharing,
                 ),
                 taints=tuple(settings.taints),

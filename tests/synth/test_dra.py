@@ -11,7 +11,7 @@ from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan.dra import dra_driver_chart
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings, deep_merge
-from tests.support.cfn import helm_values, node_of, only, resources, synth
+from tests.support.cfn import helm_values, node_of, only, resources, synth, tags_by_nodegroup
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.helm import helm_binary, manifests, render_vendored
 
@@ -152,6 +152,22 @@ def test_the_rendered_kubelet_plugin_reaches_exactly_the_dra_pools_nodes(
     ]
     admitted = {pool: pod_fits_node(pod, *node) for pool, *node in nodes(dra_template)}
     assert admitted == {"dra": True, "plugin": False, None: False}
+
+
+def test_dra_nodes_carry_no_cluster_autoscaler_gpu_label_and_device_plugin_nodes_do(dra_template):
+    """CA on AWS counts a node with k8s.amazonaws.com/accelerator and no nvidia.com/gpu
+    allocatable as unready (cluster-autoscaler-1.36.1 processors/customresources/
+    gpu_processor.go:53-56; only GCE marks GPUs as exposed through DRA): a DRA node must not
+    carry it, neither on the node group nor in the node-template tags CA reads at zero."""
+    accelerator = "k8s.amazonaws.com/accelerator"
+    tag = f"k8s.io/cluster-autoscaler/node-template/label/{accelerator}"
+    labels = {pool: labels for pool, labels, _ in nodes(dra_template) if pool}
+    assert accelerator not in labels["dra"]
+    assert labels["plugin"][accelerator] == "nvidia-l4"
+    tags = {types: t for (types, _), t in tags_by_nodegroup(dra_template).items()}
+    assert tag not in tags[("g6e.xlarge",)]
+    assert tags[("g6e.xlarge",)][f"k8s.io/cluster-autoscaler/node-template/label/{POOL_LABEL}"] == "dra"
+    assert tags[("g6.xlarge",)][tag] == "nvidia-l4"
 
 
 def test_the_device_plugin_stays_off_the_dra_nodes(dra_template):

@@ -179,8 +179,8 @@ def test_a_kubelet_plugin_that_misses_its_pools_nodes_is_an_error(monkeypatch):
         "pools.a.instance_types[0]: the NVIDIA DRA driver's kubelet plugin would not run on "
         "g5.xlarge nodes of pool 'gpu' (labels {'accelerator': 'nvidia', 'workload': "
         "'inference', 'gpu-pool.io/pool': 'gpu', 'nvidia.com/gpu.present': 'true', "
-        "'k8s.amazonaws.com/accelerator': 'nvidia-a10g', 'nvidia.com/gpu.deploy.operands': "
-        "'false'}); they would publish no ResourceSlice and GPU claims would stay unallocated"
+        "'nvidia.com/gpu.deploy.operands': 'false'}); they would publish no ResourceSlice and "
+        "GPU claims would stay unallocated"
     )
 
 
