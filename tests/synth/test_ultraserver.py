@@ -9,7 +9,11 @@ import json
 
 import pytest
 
-from tests.support.docs_examples import app_settings, settings_example
+from gpu_pool.cli.smoke_test import smoke_test_objects
+from gpu_pool.cli.sources import settings_pools
+from gpu_pool.model.scheduling import pod_fits_node
+from tests.support.cfn import node_of
+from tests.support.docs_examples import app_settings, as_the_app_reads, settings_example
 from tests.support.looked_up import synth_looked_up
 
 pytestmark = pytest.mark.synth
@@ -17,10 +21,12 @@ pytestmark = pytest.mark.synth
 BLOCK = "cr-0123456789abcdef0"
 
 
+EXAMPLE = ("docs/dra-and-ultraservers.md", "Example: a GB200 UltraServer")
+
+
 @pytest.fixture
 def template(tmp_path):
-    example = settings_example("docs/dra-and-ultraservers.md", "Example: a GB200 UltraServer")
-    return synth_looked_up(app_settings(example, tmp_path))
+    return synth_looked_up(app_settings(settings_example(*EXAMPLE), tmp_path))
 
 
 def _of_type(template, type_name):
@@ -68,3 +74,14 @@ def test_no_device_plugin_is_installed(template):
     assert charts  # Cluster Autoscaler's, at least: the query finds charts
     installed = {json.dumps(c["Chart"]) for c in charts}
     assert not installed & {'"nvidia-device-plugin"', '"gpu-operator"'}
+
+
+def test_the_smoke_tests_pods_fit_the_ultraserver_groups_nodes(template, tmp_path):
+    """Both IMEX pods of `gpu-pool smoke-test-manifest` select, tolerate and (through their
+    required pod affinity's topology keys) can land on the synthesized group's nodes; the
+    nvidia.com/gpu.clique label GPU feature discovery writes is on no DRA node."""
+    (record,) = settings_pools(as_the_app_reads(settings_example(*EXAMPLE), tmp_path)).records
+    pods = [o for o in smoke_test_objects(record, "smoke") if o["kind"] == "Pod"]
+    labels, taints = node_of(_pools(template, "AWS::EKS::Nodegroup"))
+    assert [p["metadata"]["name"] for p in pods] == ["smoke-0", "smoke-1"]
+    assert [pod_fits_node(p["spec"], labels, taints) for p in pods] == [True, True]
