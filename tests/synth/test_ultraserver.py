@@ -9,16 +9,57 @@ import json
 
 import pytest
 
+from tests.support.helm import helm_binary, manifests, render_vendored
+
 from gpu_pool.cli.smoke_test import smoke_test_objects
 from gpu_pool.cli.sources import settings_pools
 from gpu_pool.model.scheduling import pod_fits_node
-from tests.support.cfn import node_of
+from tests.support.cfn import helm_values, node_of
 from tests.support.docs_examples import app_settings, as_the_app_reads, settings_example
 from tests.support.looked_up import synth_looked_up
 
 pytestmark = pytest.mark.synth
 
 BLOCK = "cr-0123456789abcdef0"
+DRA_CHART = "nvidia-dra-driver-gpu-25.12.0"
+DRA_NAMESPACE = "nvidia-dra-driver-gpu"
+POOL_LABEL = "gpu-pool.io/pool"
+# The DRA driver's release for the one UltraServer pool: GPUs and ComputeDomains, the kubelet
+# plugin on the pool's nodes (tolerating its default taint), the controller off every GPU pool.
+DRA_VALUES = {
+    "nvidiaDriverRoot": "/",
+    "resourceApiVersion": "resource.k8s.io/v1",
+    "gpuResourcesEnabledOverride": True,
+    "controller": {
+        "tolerations": [],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "DoesNotExist"}]}
+                    ]
+                }
+            }
+        },
+    },
+    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
+    "kubeletPlugin": {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": POOL_LABEL, "operator": "In", "values": ["gb200"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    },
+}
 
 
 EXAMPLE = ("docs/dra-and-ultraservers.md", "Example: a GB200 UltraServer")
@@ -85,3 +126,47 @@ def test_the_smoke_tests_pods_fit_the_ultraserver_groups_nodes(template, tmp_pat
     labels, taints = node_of(_pools(template, "AWS::EKS::Nodegroup"))
     assert [p["metadata"]["name"] for p in pods] == ["smoke-0", "smoke-1"]
     assert [pod_fits_node(p["spec"], labels, taints) for p in pods] == [True, True]
+
+
+def _dra_release(template):
+    (chart,) = [
+        r
+        for r in _of_type(template, "Custom::AWSCDK-EKS-HelmChart").values()
+        if r["Properties"]["Chart"] == "nvidia-dra-driver-gpu"
+    ]
+    return chart
+
+
+def test_the_dra_release_has_compute_domains_and_the_kubelet_plugin_on_the_pool(template):
+    chart = _dra_release(template)
+    props = chart["Properties"]
+    assert (props["Version"], props["Namespace"], props["Release"]) == (
+        "25.12.0",
+        DRA_NAMESPACE,
+        "nvidia-dra-driver-gpu",
+    )
+    assert helm_values(chart) == DRA_VALUES
+
+
+def test_the_rendered_kubelet_plugin_runs_both_features_on_the_ultraserver_nodes_only(
+    template, tmp_path
+):
+    """The pinned chart, rendered with our values: one kubelet plugin DaemonSet with the
+    ComputeDomain and GPU plugins, whose pods fit the UltraServer group's nodes and no other
+    group's (the system group's)."""
+    helm = helm_binary(tmp_path / "helm")
+    values = helm_values(_dra_release(template))
+    rendered = render_vendored(
+        helm, DRA_CHART, "nvidia-dra-driver-gpu", DRA_NAMESPACE, values, tmp_path
+    )
+    (daemonset,) = [d for d in manifests(rendered) if d["kind"] == "DaemonSet"]
+    assert daemonset["metadata"]["name"] == "nvidia-dra-driver-gpu-kubelet-plugin"
+    pod = daemonset["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["compute-domains", "gpus"]
+    admitted = {
+        node_of(group["Properties"])[0].get(POOL_LABEL): pod_fits_node(
+            pod, *node_of(group["Properties"])
+        )
+        for group in _of_type(template, "AWS::EKS::Nodegroup").values()
+    }
+    assert admitted == {"gb200": True, None: False}
