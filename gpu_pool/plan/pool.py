@@ -226,8 +226,10 @@ def _advertised(
     nvidia.com/gpu (None): a sharing pool's shares; none on a DRA driver node, whose GPUs are
     ResourceSlice devices. The 0 matters there: CA's template for an empty group otherwise takes
     the type's GPUs from its own instance table, and a pod asking for nvidia.com/gpu would scale
-    up a DRA group whose node can never run it (a resource tag overrides the table:
-    kubernetes/autoscaler cluster-autoscaler-1.35.2 cloudprovider/aws/aws_manager.go:441-461)."""
+    up a DRA group whose node can never run it (a resource tag overrides the table: in
+    kubernetes/autoscaler cluster-autoscaler-1.35.2 cloudprovider/aws/aws_manager.go
+    buildNodeFromTemplate sets the table's GPUs at :285 and writes the resource tags' values
+    over node.Status.Capacity at :290-293)."""
     if software == "dra-driver":
         return {GPU_RESOURCE: 0}
     return sharing.advertised(gpu_count) if sharing else None
