@@ -132,8 +132,15 @@ def plan_pool(
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = auto_mode = None
     instance_types = [t for _, group in entries for t in group]
-    # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ).
-    capacity = capacity_plan(settings, min((t.efa_interfaces for t in instance_types), default=0))
+    # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ), on
+    # the cards of its types' layout. The one type with a layout of its own, p6e-gb200, runs only
+    # on a Capacity Block (GP-ULTRA-02), and a block pool has one type (checks/reserved.py).
+    layouts = {t.efa_cards for t in instance_types}
+    capacity = capacity_plan(
+        settings,
+        min((t.efa_interfaces for t in instance_types), default=0),
+        layouts.pop() if len(layouts) == 1 else (),
+    )
     if settings.provisioner in ("karpenter", "auto-mode"):
         labels = node_labels(settings.name, settings.labels, instance_types, software)
         if settings.provisioner == "karpenter":

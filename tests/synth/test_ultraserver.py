@@ -14,7 +14,7 @@ from tests.support.helm import helm_binary, manifests, render_vendored
 from gpu_pool.cli.smoke_test import smoke_test_objects
 from gpu_pool.cli.sources import settings_pools
 from gpu_pool.model.scheduling import pod_fits_node
-from tests.support.cfn import helm_values, node_of
+from tests.support.cfn import helm_values, node_of, render
 from tests.support.docs_examples import app_settings, as_the_app_reads, settings_example
 from tests.support.looked_up import synth_looked_up
 
@@ -84,13 +84,33 @@ def _pools(template, type_name):
 
 def test_the_launch_template_targets_the_block_with_its_one_type(template):
     data = _pools(template, "AWS::EC2::LaunchTemplate")["LaunchTemplateData"]
+    (efa_group,) = [
+        k for k in _of_type(template, "AWS::EC2::SecurityGroup") if k.startswith("GpuPoolGb200")
+    ]
     assert data["CapacityReservationSpecification"] == {
         "CapacityReservationTarget": {"CapacityReservationId": BLOCK}
     }
     assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
     assert data["InstanceType"] == "p6e-gb200.36xlarge"
-    # No EFA for the type (the catalog has no card layout for it): the node group's own ENA.
-    assert "NetworkInterfaces" not in data
+    # EC2 UG "EFA configuration for P6e-GB200 instances": card 0 carries only ENA (the primary
+    # interface), and one EFA-only interface on one card of each GPU's pair of cards
+    # (1, 5, 9, 13) gives the type's 1600 Gbps of EFA; every interface in the pool's EFA
+    # security group and the cluster's. No placement group: the block's instances are placed.
+    groups = [
+        {"Fn::GetAtt": ["ClusterEB0386A7", "ClusterSecurityGroupId"]},
+        {"Fn::GetAtt": [efa_group, "GroupId"]},
+    ]
+    interfaces = data["NetworkInterfaces"]
+    assert [
+        {k: v for k, v in i.items() if k != "Groups"} for i in interfaces
+    ] == [
+        {"NetworkCardIndex": 0, "DeviceIndex": 0, "InterfaceType": "interface", "DeleteOnTermination": True},
+        {"NetworkCardIndex": 1, "DeviceIndex": 0, "InterfaceType": "efa-only", "DeleteOnTermination": True},
+        {"NetworkCardIndex": 5, "DeviceIndex": 0, "InterfaceType": "efa-only", "DeleteOnTermination": True},
+        {"NetworkCardIndex": 9, "DeviceIndex": 0, "InterfaceType": "efa-only", "DeleteOnTermination": True},
+        {"NetworkCardIndex": 13, "DeviceIndex": 0, "InterfaceType": "efa-only", "DeleteOnTermination": True},
+    ]
+    assert all(i["Groups"] == groups for i in interfaces)
     assert "Placement" not in data
 
 
@@ -170,3 +190,14 @@ def test_the_rendered_kubelet_plugin_runs_both_features_on_the_ultraserver_nodes
         for group in _of_type(template, "AWS::EKS::Nodegroup").values()
     }
     assert admitted == {"gb200": True, None: False}
+
+
+def test_the_node_template_advertises_the_four_efa_interfaces(template):
+    """What the EFA device plugin registers with one EFA-only interface per card group (EKS
+    UG "Use P6e-GB200 UltraServers with Amazon EKS": 4 allocatable vpc.amazonaws.com/efa)."""
+    (tags,) = [
+        {render(t["Key"]): t["Value"] for t in r["Properties"]["Tags"]}
+        for k, r in _of_type(template, "Custom::GpuPoolAsgTags").items()
+        if k.startswith("GpuPoolGb200")
+    ]
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "4"
