@@ -282,7 +282,9 @@ _FAMILIES = [
     # and 2k share one physical NIC, and each GPU sends over the cards 1 and 3, 5 and 7, 9 and
     # 11, 13 and 15. Its example for the most EFA bandwidth (1600 Gbps) puts one EFA-only
     # interface on cards 1, 5, 9 and 13, device index 0: 4 EFA devices per node, as the EKS
-    # guide expects the EFA device plugin to advertise.
+    # guide expects the EFA device plugin to advertise. No min_driver: the EKS guide recommends
+    # the AL2023 NVIDIA AMI from release v20251103, whose driver 580 (AMI_DRIVER_BRANCH) runs
+    # the type with coherent driver-based memory management (CDMM) against memory over-reporting.
     GpuFamily(
         "p6e-gb200",
         "nvidia-gb200",
