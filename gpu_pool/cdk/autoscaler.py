@@ -166,9 +166,11 @@ def node_templates_checksum(node_groups: Sequence[PlacedNodeGroup]) -> str:
 
 def dynamic_resource_args(plans: Sequence[PoolPlan]) -> dict[str, Any]:
     """CA's DRA flag when a pool it scales uses the NVIDIA DRA driver (plan/dra.py): with it CA
-    reads ResourceSlices, ResourceClaims and DeviceClasses to simulate a claim's pod on a node,
-    and counts a GPU node whose GPUs are published through DRA as ready although it has no
-    nvidia.com/gpu allocatable (processors/customresources/gpu_processor.go). The flag is
+    reads ResourceSlices, ResourceClaims and DeviceClasses to simulate a claim's pod on a node.
+    The flag does not make CA count a DRA node without nvidia.com/gpu allocatable as ready:
+    on AWS that exemption never applies (processors/customresources/gpu_processor.go:132,
+    gpuExposedViaDra, needs a DraDriverName only GCE's provider sets), which is why DRA nodes
+    carry no k8s.amazonaws.com/accelerator label (plan/node_template.node_labels). The flag is
     `--enable-dynamic-resource-allocation` (config/flags/flags.go), off by default in CA
     1.34.5 and locked on in 1.35.2 and 1.36.1 (where false is fatal), so it is set only where a
     pool needs it. Chart 9.59.0's ClusterRole already lets CA get, list and watch those three

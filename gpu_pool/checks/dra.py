@@ -61,11 +61,31 @@ def check_dra_pool(plan: PoolPlan) -> Iterator[Finding]:
         yield error(
             "GP-DRA-04",
             f"{plan.setting}.sharing.mode",
-            f"'{mode}' with gpu_software: dra-driver: static time-slicing, MPS and MIG are "
-            "device plugin features; the DRA driver's own time-slicing and dynamic MIG are "
-            "alpha (feature gates TimeSlicingSettings and DynamicMIG, off by default) and "
-            "gpu-pool does not turn them on: set mode: none, or use gpu_software: device-plugin",
+            f"'{mode}' with gpu_software: dra-driver: {_SHARING_REFUSED[mode]}",
         )
+
+
+# Why each sharing mode gpu-pool builds cannot go with the DRA driver (k8s-dra-driver-gpu
+# v25.12.0): its own time-slicing (TimeSlicingSettings) and MIG partitioning (DynamicMIG) are
+# alpha feature gates, off by default (pkg/featuregates/featuregates.go), and gpu-pool turns
+# none on. MIG devices created beforehand it does advertise (DeviceClass mig.nvidia.com,
+# templates/deviceclass-mig.yaml), but gpu-pool's MIG layouts are applied by the GPU Operator's
+# MIG manager (plan/sharing.py), which a DRA node does not run.
+_SHARING_REFUSED = {
+    "time-slicing": (
+        "gpu-pool's time-slicing is the device plugin's (shares advertised as nvidia.com/gpu); "
+        "the DRA driver time-slices a GPU only through its TimeSlicingSettings feature gate, "
+        "alpha and off by default (k8s-dra-driver-gpu v25.12.0 pkg/featuregates), which "
+        "gpu-pool does not turn on: set mode: none, or use gpu_software: device-plugin"
+    ),
+    "mig": (
+        "the DRA driver advertises MIG devices that already exist (DeviceClass mig.nvidia.com), "
+        "but gpu-pool partitions a pool's GPUs with the GPU Operator's MIG manager "
+        "(nvidia.com/mig.config), which does not run on DRA nodes, and the driver's own "
+        "partitioning (feature gate DynamicMIG) is alpha and off by default: set mode: none, or "
+        "use gpu_software: gpu-operator"
+    ),
+}
 
 
 def check_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[Finding]:

@@ -1,18 +1,24 @@
 """How a pool with the NVIDIA DRA driver scales: decided from the autoscalers' own source.
 
-Cluster Autoscaler (kubernetes/autoscaler, tags cluster-autoscaler-1.35.2 and -1.36.1, the pins
-for Kubernetes 1.35 and 1.36) judges a pending pod against a template node per node group:
+Cluster Autoscaler (kubernetes/autoscaler, tags cluster-autoscaler-1.34.5, -1.35.2 and -1.36.1,
+the pins for Kubernetes 1.34, 1.35 and 1.36, every minor a DRA pool may run on) judges a pending
+pod against a template node per node group:
 - a group with a ready node: that node as CA's snapshot holds it, its ResourceSlices included
   (processors/nodeinfosprovider/mixed_nodeinfos_processor.go:108 at 1.36.1, :109 at 1.35.2,
-  through simulator/node_info_utils.go:77, which copies the node's LocalResourceSlices);
+  :97 at 1.34.5, through simulator/node_info_utils.go:77 (:76 at 1.34.5), which copies the
+  node's LocalResourceSlices);
 - an empty group: the cloud provider's TemplateNodeInfo. The AWS provider's builds the node from
-  the instance type and the ASG's node-template tags (aws_manager.go:268 buildNodeFromTemplate:
-  capacity, labels, taints) and passes no ResourceSlices (cloudprovider/aws/
-  aws_cloud_provider.go:423 at 1.36.1, :414 at 1.35.2: `framework.NewNodeInfo(node, nil, ...)`).
+  the instance type and the ASG's node-template tags (aws_manager.go buildNodeFromTemplate, :268
+  at 1.35.2 and 1.36.1, :263 at 1.34.5: capacity, labels, taints) and passes no ResourceSlices
+  (cloudprovider/aws/aws_cloud_provider.go TemplateNodeInfo: `framework.NewNodeInfo(node, nil,
+  ...)` at :423 at 1.36.1, :414 at 1.35.2, :413 at 1.34.5).
   No ASG tag or EKS API value can add one. The clusterapi provider needed an annotation of its
   own for this (capacity.cluster-autoscaler.kubernetes.io/dra-driver, kubernetes/autoscaler
   #7724 and PR #7804: clusterapi_nodegroup.go:379), and even that failed from zero until #10199
   was fixed (PR #10200, after 1.36.1).
+CA simulates claims only with `--enable-dynamic-resource-allocation` (config/flags/flags.go:227
+at 1.34.5, default false; locked true at 1.35.2 :231 and 1.36.1 :236), which gpu-pool sets for a
+DRA pool (cdk/autoscaler.py dynamic_resource_args).
 So a pod whose GPUs come through a ResourceClaim fits no empty group: CA never starts a DRA
 group's first node. Once a node runs, CA copies its slices for the next ones. CA also caches a
 group's last template (node-info-cache-expire-time, 10 years by default) in memory, which a
@@ -37,7 +43,7 @@ from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.plan.pool import PoolPlan
 
 # Where the AWS provider's empty-group template node gets no ResourceSlices, at the newest
-# pinned Cluster Autoscaler (the same call is at line 414 of 1.35.2).
+# pinned Cluster Autoscaler (the same call is at line 414 of 1.35.2 and 413 of 1.34.5).
 AWS_TEMPLATE_NODE_SOURCE = (
     "kubernetes/autoscaler cluster-autoscaler-1.36.1 cloudprovider/aws/aws_cloud_provider.go:423"
 )

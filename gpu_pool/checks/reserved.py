@@ -44,13 +44,7 @@ def _check_efa(plan: PoolPlan) -> Iterator[Finding]:
     pool, prefix = plan.settings, plan.setting
     if not pool.efa:
         return
-    # An UltraServer type has EFA the catalog cannot lay out yet: GP-ULTRA-04 says so.
-    without = [
-        t.name
-        for group in plan.entries
-        for t in group
-        if t.efa_interfaces == 0 and not t.family.ultraserver
-    ]
+    without = [t.name for group in plan.entries for t in group if t.efa_interfaces == 0]
     if without:
         yield error(
             "GP-TRAIN-01",

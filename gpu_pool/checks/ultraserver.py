@@ -40,10 +40,12 @@ def _ultraserver_types(plan: PoolPlan) -> list[GpuInstanceType]:
 
 
 def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
-    """An UltraServer pool on its own: provisioner, GPU software, capacity, EFA, labels. Its AMI
-    is AL2023_ARM_64_NVIDIA, derived from ami_family AL2023 and the type's architecture, as the
-    EKS guide names it: Bottlerocket is refused for every DRA pool (checks/dra.py, GP-DRA-03)
-    and an ami_type of the other architecture for every pool (GP-POOL-07)."""
+    """An UltraServer pool on its own: provisioner, GPU software, capacity, labels (its EFA
+    layout is the catalog's, from EC2's user guide; GP-ULTRA-04, which refused EFA, is
+    retired). Its AMI is AL2023_ARM_64_NVIDIA, derived from ami_family AL2023 and the type's
+    architecture, as the EKS guide names it: Bottlerocket is refused for every DRA pool
+    (checks/dra.py, GP-DRA-03) and an ami_type of the other architecture for every pool
+    (GP-POOL-07)."""
     types = _ultraserver_types(plan)
     if not types:
         return
@@ -74,15 +76,6 @@ def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
             f"{prefix}.capacity_reservation",
             f"{given} with {names}: UltraServers are sold only as Capacity Blocks for ML (EC2 UG "
             '"Capacity Blocks for ML"): set type: capacity-block and the block\'s id',
-        )
-    if pool.efa:
-        yield error(
-            "GP-ULTRA-04",
-            f"{prefix}.efa",
-            f"true with {names}: its EFA interfaces are not in EC2's data as Karpenter publishes "
-            "it, and its network cards are not laid out one EFA interface per card as the "
-            "pool's launch template builds them, so gpu-pool cannot attach them yet: set efa: "
-            "false (the GPUs of one UltraServer talk over NVLink)",
         )
     for key in pool.labels:
         if key == COMPUTE_DOMAIN_LABEL or key.startswith(f"{COMPUTE_DOMAIN_LABEL}."):

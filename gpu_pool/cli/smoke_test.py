@@ -3,8 +3,7 @@
 A device-plugin pool's is one pod asking for nvidia.com/gpu. A DRA pool's (`gpu_software:
 dra-driver`) asks through a ResourceClaimTemplate for one device of the NVIDIA DRA driver's GPU
 DeviceClass. An UltraServer pool's proves multi-node NVLink: a ComputeDomain of two nodes and
-two pods, one per node in one NVLink partition, each claiming the domain's IMEX channel and its
-node's GPUs.
+two pods, one per node, each claiming the domain's IMEX channel and its node's GPUs.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from gpu_pool.plan.record import PoolRecord
 SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
 SMOKE_TEST_NAME = "gpu-pool-smoke-test"
 # The label of every smoke-test object, and of an UltraServer test's pods its run's name (their
-# affinity terms select each other by it).
+# anti-affinity term selects the other by it).
 APP_LABEL = "app.kubernetes.io/name"
 RUN_LABEL = "gpu-pool.io/smoke-test"
 
@@ -33,9 +32,6 @@ GPU_DEVICE_CLASS = "gpu.nvidia.com"
 # ComputeDomains: the served version of the driver's CRD (crds/resource.nvidia.com_computedomains
 # .yaml at v25.12.0).
 COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
-# Nodes of one NVLink partition share this label's value (the driver's ComputeDomain docs and
-# demo/specs/imex/README.sh at v25.12.0); pods of one domain must share it to reach each other.
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 # Where the driver puts a pod's IMEX channels (demo/specs/imex/channel-injection.yaml).
 IMEX_CHANNELS = "/dev/nvidia-caps-imex-channels"
@@ -157,8 +153,16 @@ def compute_domain(name: str, channel_template: str) -> dict[str, Any]:
 
 def imex_pod(pool: PoolRecord, name: str, run: str, claims: dict[str, str]) -> dict[str, Any]:
     """One of an UltraServer test's two pods: on its own node (anti-affinity on the hostname),
-    in its partner's NVLink partition (affinity on the clique label), with the channel and GPU
-    claims of `claims`, running `IMEX_CHECK`."""
+    with the channel and GPU claims of `claims`, running `IMEX_CHECK`.
+
+    No pod affinity keeps the two in one NVLink partition: the pool's node selector keeps them
+    on the pool, whose nodes are one Capacity Block of one type in one zone (GP-ULTRA-02 and the
+    Capacity Block rules), the instances of one UltraServer, one NVLink domain. The label that
+    names a node's partition, `nvidia.com/gpu.clique`, is GPU Feature Discovery's, which no DRA
+    node runs (the DRA driver reads the clique from NVML and writes no such label), and a
+    required affinity term fails every node without its topologyKey: both pods would stay
+    Pending. Whether the nodes share a clique is what `verify` reads from the ComputeDomain's
+    status (cli/verify.py)."""
     container = {"name": "imex-check", "command": ["bash", "-c", IMEX_CHECK]}
     pod = _pod(pool, name, container, {}, claims=claims)
     pod["metadata"]["labels"][RUN_LABEL] = run
@@ -167,11 +171,6 @@ def imex_pod(pool: PoolRecord, name: str, run: str, claims: dict[str, str]) -> d
         "podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
                 {**peers, "topologyKey": HOSTNAME_LABEL}
-            ]
-        },
-        "podAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [
-                {**peers, "topologyKey": CLIQUE_LABEL}
             ]
         },
     }

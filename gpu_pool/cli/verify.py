@@ -545,8 +545,8 @@ class Verifier:
             "the IMEX daemons are not ready (ComputeDomain not Ready)",
             evidence,
             f"the IMEX daemon's log ({logs}); both nodes must be in one NVLink partition (the "
-            "same nvidia.com/gpu.clique label) with Fabric state Completed (nvidia-smi -q on "
-            "the node)",
+            "same ClusterUUID and CliqueId) with Fabric state Completed (nvidia-smi -q on the "
+            "node)",
             stage="imex ready",
         )
 

@@ -104,6 +104,9 @@ class GpuFamily:
     # (resource vpc.amazonaws.com/efa in aws/karpenter-provider-aws v1.14.1
     # website/content/en/docs/reference/instance-types.md).
     efa_by_size: dict[str, int] = field(default_factory=dict)
+    # Per size, the network cards that carry an EFA-only interface, where EC2 documents a layout
+    # other than one EFA interface on each card from card 0 (plan/capacity.py builds both).
+    efa_cards_by_size: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # Sold only inside EC2 UltraServers (Capacity Blocks for ML), whose GPUs share one NVLink
     # domain across instances: that domain works only through IMEX, which the NVIDIA DRA
     # driver's ComputeDomains run (EKS user guide, "Use P6e-GB200 UltraServers with Amazon EKS").
@@ -119,6 +122,8 @@ class GpuInstanceType:
     gpu_count: int
     # EFA interfaces (network cards carrying one), 0: no EFA.
     efa_interfaces: int = 0
+    # The cards carrying them, where not cards 0 to efa_interfaces - 1 (empty: those).
+    efa_cards: tuple[int, ...] = ()
 
     @property
     def architecture(self) -> Architecture:
@@ -270,16 +275,23 @@ _FAMILIES = [
     # GB200 (Grace Blackwell): 4 GPUs and 144 Arm vCPUs per instance, sold only inside the
     # u-p6e-gb200x36 (9 instances) and u-p6e-gb200x72 (18) UltraServers (EC2 UG "Amazon EC2
     # UltraServers"; EKS UG "Use P6e-GB200 UltraServers with Amazon EKS"). The only UltraServer
-    # with NVIDIA GPUs (trn2u is Trainium). EFA is left off: Karpenter v1.14.1's generated data
-    # has the type's bandwidth only (zz_generated.bandwidth.go), not its EFA interfaces, and
-    # its cards are not laid out like the others' (EC2's multi-card EFA guide, "Maximize
-    # network bandwidth on Amazon EC2 instances with multiple network cards"), which the
-    # launch template's one-interface-per-card layout (plan/capacity.py) does not express.
+    # with NVIDIA GPUs (trn2u is Trainium). EFA (Karpenter v1.14.1's generated data has only
+    # the type's bandwidth): EC2 UG efa-acc-inst-types, "EFA configuration for P6e-GB200
+    # instances": 17 network cards; card 0 is ENA only (100 Gbps); cards 1, 3, ..., 15 take
+    # EFA-only interfaces (400 Gbps), cards 2, 4, ..., 16 ENA or EFA (200 Gbps); cards 2k-1
+    # and 2k share one physical NIC, and each GPU sends over the cards 1 and 3, 5 and 7, 9 and
+    # 11, 13 and 15. Its example for the most EFA bandwidth (1600 Gbps) puts one EFA-only
+    # interface on cards 1, 5, 9 and 13, device index 0: 4 EFA devices per node, as the EKS
+    # guide expects the EFA device plugin to advertise. No min_driver: the EKS guide recommends
+    # the AL2023 NVIDIA AMI from release v20251103, whose driver 580 (AMI_DRIVER_BRANCH) runs
+    # the type with coherent driver-based memory management (CDMM) against memory over-reporting.
     GpuFamily(
         "p6e-gb200",
         "nvidia-gb200",
         _ARM,
         {"36xlarge": 4},
+        efa_by_size={"36xlarge": 4},
+        efa_cards_by_size={"36xlarge": (1, 5, 9, 13)},
         ultraserver=True,
     ),
 ]
@@ -336,4 +348,10 @@ def lookup(name: str) -> GpuInstanceType:
             f"'{name}' is not a {family_name} size in the catalog "
             f"(sizes: {', '.join(family.gpus_by_size)})"
         )
-    return GpuInstanceType(name, family, family.gpus_by_size[size], family.efa_by_size.get(size, 0))
+    return GpuInstanceType(
+        name,
+        family,
+        family.gpus_by_size[size],
+        family.efa_by_size.get(size, 0),
+        family.efa_cards_by_size.get(size, ()),
+    )

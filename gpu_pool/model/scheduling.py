@@ -1,8 +1,10 @@
 """The part of kube-scheduler's filtering that decides whether a pod may land on a node.
 
 Implements NodeSelector, required node affinity (nodeSelectorTerms are ORed, the expressions in a
-term ANDed) and taint toleration, as the Kubernetes API reference defines them. Used to prove at
-synth time that the device plugin's DaemonSet will run on the pool's nodes.
+term ANDed) and taint toleration, as the Kubernetes API reference defines them, and the part of
+required pod affinity a node decides alone: it must carry every term's topologyKey. Used to prove
+at synth time that the device plugin's DaemonSet will run on the pool's nodes, and that the smoke
+test's pods can.
 """
 
 from __future__ import annotations
@@ -47,6 +49,20 @@ def node_affinity_matches(affinity: Mapping[str, Any] | None, labels: Mapping[st
     )
 
 
+def pod_affinity_topology_present(
+    affinity: Mapping[str, Any] | None, labels: Mapping[str, str]
+) -> bool:
+    """Whether the node carries the topologyKey of every required pod affinity term: a node
+    without one fails the term whatever pods run (kube-scheduler's InterPodAffinity filter,
+    kubernetes/kubernetes pkg/scheduler/framework/plugins/interpodaffinity/filtering.go
+    satisfyPodAffinity: "All topology labels must exist on the node"). Anti-affinity terms
+    never fail for a missing key."""
+    terms = ((affinity or {}).get("podAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or []
+    return all(term["topologyKey"] in labels for term in terms)
+
+
 def node_selector_matches(selector: Mapping[str, str] | None, labels: Mapping[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in (selector or {}).items())
 
@@ -84,5 +100,6 @@ def pod_fits_node(
     return (
         node_selector_matches(pod_spec.get("nodeSelector"), labels)
         and node_affinity_matches(pod_spec.get("affinity"), labels)
+        and pod_affinity_topology_present(pod_spec.get("affinity"), labels)
         and not untolerated_taints(pod_spec.get("tolerations"), taints)
     )

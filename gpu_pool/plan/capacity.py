@@ -5,8 +5,10 @@ Managed node groups (EKS UG ml/capacity-blocks-mng, launch-templates): the launc
 CapacityReservationSpecification, for a Capacity Block InstanceMarketOptions MarketType
 capacity-block with the one instance type in the template and node group capacity type
 CAPACITY_BLOCK; EFA as one interface per network card, device index 0 on card 0 and 1 on the
-others (EKS UG ml/node-efa). Karpenter (aws/karpenter-provider-aws v1.14.1, concepts/
-nodeclasses.md, tasks/odcrs): capacityReservationSelectorTerms and capacity type `reserved`.
+others (EKS UG ml/node-efa), or on a type EC2 lays out otherwise (p6e-gb200) an ENA primary
+and EFA-only interfaces on the cards the catalog names (EC2 UG efa-acc-inst-types).
+Karpenter (aws/karpenter-provider-aws v1.14.1, concepts/nodeclasses.md, tasks/odcrs):
+capacityReservationSelectorTerms and capacity type `reserved`.
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ from gpu_pool.settings.models import CapacityReservationSettings
 
 # Interface type of every EFA interface in a node group's template. `efa-only` (no IP address)
 # needs VPC CNI 1.18.5 or newer and is never allowed on card 0; `efa` works with every CNI the
-# supported EKS versions ship, so it is used on every card (EKS UG ml/node-efa).
+# supported EKS versions ship, so it is used on every card (EKS UG ml/node-efa), except on a
+# type whose EFA cards take EFA-only interfaces alone (catalog efa_cards_by_size).
 EFA_INTERFACE_TYPE = "efa"
+EFA_ONLY_INTERFACE_TYPE = "efa-only"
+# The primary interface of such a type: card 0, ENA only.
+ENA_INTERFACE_TYPE = "interface"
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,9 @@ class CapacityPlan:
     reservation: CapacityReservationSettings | None = None
     # EFA interfaces per node (one per network card); 0: no EFA.
     efa_interfaces: int = 0
+    # The cards of EFA-only interfaces beside an ENA primary on card 0, for a type EC2 lays out
+    # so (catalog efa_cards_by_size); None: one EFA interface on each card from card 0.
+    efa_cards: tuple[int, ...] | None = None
 
     @property
     def reserved(self) -> bool:
@@ -97,17 +106,23 @@ class CapacityPlan:
 
     def network_interfaces(self, security_group_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Launch template NetworkInterfaces for EFA: one per network card, device index 0 on
-        card 0 and 1 on the others, each in `security_group_ids`; no subnet (a managed node
-        group's template may not name one). Empty without EFA."""
+        card 0 and 1 on the others; or, on a type with `efa_cards`, the ENA primary on card 0
+        and an EFA-only interface at device index 0 of each of those cards (EC2 UG
+        efa-acc-inst-types). Each in `security_group_ids`; no subnet (a managed node group's
+        template may not name one). Empty without EFA."""
+        if not self.efa:
+            return []
+        if self.efa_cards is None:
+            return [
+                _interface(card, 0 if card == 0 else 1, EFA_INTERFACE_TYPE, security_group_ids)
+                for card in range(self.efa_interfaces)
+            ]
         return [
-            {
-                "NetworkCardIndex": card,
-                "DeviceIndex": 0 if card == 0 else 1,
-                "InterfaceType": EFA_INTERFACE_TYPE,
-                "Groups": list(security_group_ids),
-                "DeleteOnTermination": True,
-            }
-            for card in range(self.efa_interfaces)
+            _interface(0, 0, ENA_INTERFACE_TYPE, security_group_ids),
+            *(
+                _interface(card, 0, EFA_ONLY_INTERFACE_TYPE, security_group_ids)
+                for card in self.efa_cards
+            ),
         ]
 
     def karpenter_capacity_types(self, capacity_type: str) -> list[str]:
@@ -127,6 +142,18 @@ class CapacityPlan:
         return [{"id": self.reservation.id}]
 
 
+def _interface(
+    card: int, device: int, interface_type: str, security_group_ids: Sequence[str]
+) -> dict[str, Any]:
+    return {
+        "NetworkCardIndex": card,
+        "DeviceIndex": device,
+        "InterfaceType": interface_type,
+        "Groups": list(security_group_ids),
+        "DeleteOnTermination": True,
+    }
+
+
 @dataclass(frozen=True)
 class ReservationFacts:
     """A reservation as EC2 describes it: where it is, what it holds, how many."""
@@ -137,6 +164,11 @@ class ReservationFacts:
     count: int
 
 
-def capacity_plan(settings: PoolSettings, efa_interfaces: int) -> CapacityPlan:
-    """The pool's capacity; `efa_interfaces` is its instance type's (0 unless `efa`)."""
-    return CapacityPlan(settings.capacity_reservation, efa_interfaces if settings.efa else 0)
+def capacity_plan(
+    settings: PoolSettings, efa_interfaces: int, efa_cards: tuple[int, ...] = ()
+) -> CapacityPlan:
+    """The pool's capacity; `efa_interfaces` and `efa_cards` are its instance type's (catalog
+    GpuInstanceType; unused unless `efa`)."""
+    if not settings.efa:
+        return CapacityPlan(settings.capacity_reservation)
+    return CapacityPlan(settings.capacity_reservation, efa_interfaces, efa_cards or None)

@@ -42,20 +42,24 @@ def node_labels(
     pool_name: str,
     pool_labels: Mapping[str, str],
     instance_types: Sequence[GpuInstanceType],
-    gpu_operator: bool,
+    gpu_software: str,
 ) -> dict[str, str]:
     """The pool's labels plus those that make the GPU tooling work.
 
-    Every node names its pool and carries the two GPU labels; nodes of a pool that does not use
-    the GPU Operator also opt out of the operator's operands.
+    Every node names its pool and carries `nvidia.com/gpu.present`; nodes of a pool that does
+    not use the GPU Operator also opt out of the operator's operands. Cluster Autoscaler's GPU
+    label (k8s.amazonaws.com/accelerator) goes on every node but a DRA driver's: CA on AWS
+    takes a node with that label and no nvidia.com/gpu allocatable for one whose GPU driver is
+    still starting and counts it unready (kubernetes/autoscaler cluster-autoscaler-1.36.1
+    processors/customresources/gpu_processor.go:53-56, the same lines at 1.35.2 and :52-55 at
+    1.34.5). Its DRA exemption (gpuExposedViaDra, :132) needs the provider's
+    GpuConfig.DraDriverName, which only GCE sets (cloudprovider/gce/gce_cloud_provider.go:104),
+    so with the label every DRA node would stay unready to CA for good.
     """
-    labels = {
-        **pool_labels,
-        POOL_LABEL: pool_name,
-        GPU_PRESENT_LABEL: "true",
-        ACCELERATOR_LABEL: gpu_model_label(instance_types),
-    }
-    if not gpu_operator:
+    labels = {**pool_labels, POOL_LABEL: pool_name, GPU_PRESENT_LABEL: "true"}
+    if gpu_software != "dra-driver":
+        labels[ACCELERATOR_LABEL] = gpu_model_label(instance_types)
+    if gpu_software != "gpu-operator":
         labels[OPERANDS_LABEL] = "false"
     return labels
 

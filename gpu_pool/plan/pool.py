@@ -128,15 +128,21 @@ def plan_pool(
     catalog cannot resolve become `unresolved`."""
     entries, unresolved = _resolve_entries(settings, setting)
     software = resolved_gpu_software(settings)
-    operator = software == "gpu-operator"
     sharing = sharing_plan(settings, [t for _, group in entries for t in group])
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = auto_mode = None
     instance_types = [t for _, group in entries for t in group]
-    # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ).
-    capacity = capacity_plan(settings, min((t.efa_interfaces for t in instance_types), default=0))
+    # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ), on
+    # the cards of its types' layout. The one type with a layout of its own, p6e-gb200, runs only
+    # on a Capacity Block (GP-ULTRA-02), and a block pool has one type (checks/reserved.py).
+    layouts = {t.efa_cards for t in instance_types}
+    capacity = capacity_plan(
+        settings,
+        min((t.efa_interfaces for t in instance_types), default=0),
+        layouts.pop() if len(layouts) == 1 else (),
+    )
     if settings.provisioner in ("karpenter", "auto-mode"):
-        labels = node_labels(settings.name, settings.labels, instance_types, gpu_operator=operator)
+        labels = node_labels(settings.name, settings.labels, instance_types, software)
         if settings.provisioner == "karpenter":
             karpenter = karpenter_pool_plan(settings, setting, instance_types, labels, capacity)
         else:
@@ -150,7 +156,7 @@ def plan_pool(
                 zone=zone,
                 ami_type=ami_type_for(settings, group[0].architecture),
                 labels=shared_node_labels(
-                    node_labels(settings.name, settings.labels, group, gpu_operator=operator),
+                    node_labels(settings.name, settings.labels, group, software),
                     sharing,
                 ),
                 taints=tuple(settings.taints),
@@ -227,8 +233,10 @@ def _advertised(
     nvidia.com/gpu (None): a sharing pool's shares; none on a DRA driver node, whose GPUs are
     ResourceSlice devices. The 0 matters there: CA's template for an empty group otherwise takes
     the type's GPUs from its own instance table, and a pod asking for nvidia.com/gpu would scale
-    up a DRA group whose node can never run it (a resource tag overrides the table:
-    kubernetes/autoscaler cluster-autoscaler-1.35.2 cloudprovider/aws/aws_manager.go:441-461)."""
+    up a DRA group whose node can never run it (a resource tag overrides the table: in
+    kubernetes/autoscaler cluster-autoscaler-1.35.2 cloudprovider/aws/aws_manager.go
+    buildNodeFromTemplate sets the table's GPUs at :285 and writes the resource tags' values
+    over node.Status.Capacity at :290-293)."""
     if software == "dra-driver":
         return {GPU_RESOURCE: 0}
     return sharing.advertised(gpu_count) if sharing else None

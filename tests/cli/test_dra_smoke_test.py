@@ -123,11 +123,6 @@ def test_an_ultraserver_pool_runs_two_pods_in_one_compute_domain(ultraserver_rec
                     {**peers, "topologyKey": "kubernetes.io/hostname"}
                 ]
             },
-            "podAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {**peers, "topologyKey": "nvidia.com/gpu.clique"}
-                ]
-            },
         }
         assert pod["spec"]["resourceClaims"] == [
             {"name": "gpus", "resourceClaimTemplateName": "smoke-gpus"},

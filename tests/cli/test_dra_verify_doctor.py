@@ -254,7 +254,7 @@ def test_an_imex_daemon_that_is_not_ready_is_named(tmp_path, capsys, ultraserver
     assert (
         "  fix: the IMEX daemon's log (kubectl logs -n nvidia-dra-driver-gpu "
         "computedomain-daemon-5f0c2a1e-ip-10-0-3-8); both nodes must be in one NVLink partition "
-        "(the same nvidia.com/gpu.clique label) with Fabric state Completed (nvidia-smi -q on the "
+        "(the same ClusterUUID and CliqueId) with Fabric state Completed (nvidia-smi -q on the "
         "node)\n"
     ) in out
     assert [k for k, _ in fake.deleted_objects] == ["ResourceClaimTemplate", "ComputeDomain"]

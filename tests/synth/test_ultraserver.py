@@ -9,18 +9,65 @@ import json
 
 import pytest
 
-from tests.support.docs_examples import app_settings, settings_example
+from tests.support.helm import helm_binary, manifests, render_vendored
+
+from gpu_pool.cli.smoke_test import smoke_test_objects
+from gpu_pool.cli.sources import settings_pools
+from gpu_pool.model.scheduling import pod_fits_node
+from tests.support.cfn import helm_values, node_of, render
+from tests.support.docs_examples import app_settings, as_the_app_reads, settings_example
 from tests.support.looked_up import synth_looked_up
 
 pytestmark = pytest.mark.synth
 
 BLOCK = "cr-0123456789abcdef0"
+DRA_CHART = "nvidia-dra-driver-gpu-25.12.0"
+DRA_NAMESPACE = "nvidia-dra-driver-gpu"
+POOL_LABEL = "gpu-pool.io/pool"
+# The DRA driver's release for the one UltraServer pool: GPUs and ComputeDomains, the kubelet
+# plugin on the pool's nodes (tolerating its default taint), the controller off every GPU pool.
+DRA_VALUES = {
+    "nvidiaDriverRoot": "/",
+    "resourceApiVersion": "resource.k8s.io/v1",
+    "gpuResourcesEnabledOverride": True,
+    "controller": {
+        "tolerations": [],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "DoesNotExist"}]}
+                    ]
+                }
+            }
+        },
+    },
+    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
+    "kubeletPlugin": {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": POOL_LABEL, "operator": "In", "values": ["gb200"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    },
+}
+
+
+EXAMPLE = ("docs/dra-and-ultraservers.md", "Example: a GB200 UltraServer")
 
 
 @pytest.fixture
 def template(tmp_path):
-    example = settings_example("docs/dra-and-ultraservers.md", "Example: a GB200 UltraServer")
-    return synth_looked_up(app_settings(example, tmp_path))
+    return synth_looked_up(app_settings(settings_example(*EXAMPLE), tmp_path))
 
 
 def _of_type(template, type_name):
@@ -37,13 +84,33 @@ def _pools(template, type_name):
 
 def test_the_launch_template_targets_the_block_with_its_one_type(template):
     data = _pools(template, "AWS::EC2::LaunchTemplate")["LaunchTemplateData"]
+    (efa_group,) = [
+        k for k in _of_type(template, "AWS::EC2::SecurityGroup") if k.startswith("GpuPoolGb200")
+    ]
     assert data["CapacityReservationSpecification"] == {
         "CapacityReservationTarget": {"CapacityReservationId": BLOCK}
     }
     assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
     assert data["InstanceType"] == "p6e-gb200.36xlarge"
-    # No EFA for the type (the catalog has no card layout for it): the node group's own ENA.
-    assert "NetworkInterfaces" not in data
+    # EC2 UG "EFA configuration for P6e-GB200 instances": card 0 carries only ENA (the primary
+    # interface), and one EFA-only interface on one card of each GPU's pair of cards
+    # (1, 5, 9, 13) gives the type's 1600 Gbps of EFA; every interface in the pool's EFA
+    # security group and the cluster's. No placement group: the block's instances are placed.
+    groups = [
+        {"Fn::GetAtt": ["ClusterEB0386A7", "ClusterSecurityGroupId"]},
+        {"Fn::GetAtt": [efa_group, "GroupId"]},
+    ]
+    interfaces = data["NetworkInterfaces"]
+    assert [
+        {k: v for k, v in i.items() if k != "Groups"} for i in interfaces
+    ] == [
+        {"NetworkCardIndex": 0, "DeviceIndex": 0, "InterfaceType": "interface", "DeleteOnTermination": True},
+        {"NetworkCardIndex": 1, "DeviceIndex": 0, "InterfaceType": "efa-only", "DeleteOnTermination": True},
+        {"NetworkCardIndex": 5, "DeviceIndex": 0, "InterfaceType": "efa-only", "DeleteOnTermination": True},
+        {"NetworkCardIndex": 9, "DeviceIndex": 0, "InterfaceType": "efa-only", "DeleteOnTermination": True},
+        {"NetworkCardIndex": 13, "DeviceIndex": 0, "InterfaceType": "efa-only", "DeleteOnTermination": True},
+    ]
+    assert all(i["Groups"] == groups for i in interfaces)
     assert "Placement" not in data
 
 
@@ -68,3 +135,69 @@ def test_no_device_plugin_is_installed(template):
     assert charts  # Cluster Autoscaler's, at least: the query finds charts
     installed = {json.dumps(c["Chart"]) for c in charts}
     assert not installed & {'"nvidia-device-plugin"', '"gpu-operator"'}
+
+
+def test_the_smoke_tests_pods_fit_the_ultraserver_groups_nodes(template, tmp_path):
+    """Both IMEX pods of `gpu-pool smoke-test-manifest` select, tolerate and (through their
+    required pod affinity's topology keys) can land on the synthesized group's nodes; the
+    nvidia.com/gpu.clique label GPU feature discovery writes is on no DRA node."""
+    (record,) = settings_pools(as_the_app_reads(settings_example(*EXAMPLE), tmp_path)).records
+    pods = [o for o in smoke_test_objects(record, "smoke") if o["kind"] == "Pod"]
+    labels, taints = node_of(_pools(template, "AWS::EKS::Nodegroup"))
+    assert [p["metadata"]["name"] for p in pods] == ["smoke-0", "smoke-1"]
+    assert [pod_fits_node(p["spec"], labels, taints) for p in pods] == [True, True]
+
+
+def _dra_release(template):
+    (chart,) = [
+        r
+        for r in _of_type(template, "Custom::AWSCDK-EKS-HelmChart").values()
+        if r["Properties"]["Chart"] == "nvidia-dra-driver-gpu"
+    ]
+    return chart
+
+
+def test_the_dra_release_has_compute_domains_and_the_kubelet_plugin_on_the_pool(template):
+    chart = _dra_release(template)
+    props = chart["Properties"]
+    assert (props["Version"], props["Namespace"], props["Release"]) == (
+        "25.12.0",
+        DRA_NAMESPACE,
+        "nvidia-dra-driver-gpu",
+    )
+    assert helm_values(chart) == DRA_VALUES
+
+
+def test_the_rendered_kubelet_plugin_runs_both_features_on_the_ultraserver_nodes_only(
+    template, tmp_path
+):
+    """The pinned chart, rendered with our values: one kubelet plugin DaemonSet with the
+    ComputeDomain and GPU plugins, whose pods fit the UltraServer group's nodes and no other
+    group's (the system group's)."""
+    helm = helm_binary(tmp_path / "helm")
+    values = helm_values(_dra_release(template))
+    rendered = render_vendored(
+        helm, DRA_CHART, "nvidia-dra-driver-gpu", DRA_NAMESPACE, values, tmp_path
+    )
+    (daemonset,) = [d for d in manifests(rendered) if d["kind"] == "DaemonSet"]
+    assert daemonset["metadata"]["name"] == "nvidia-dra-driver-gpu-kubelet-plugin"
+    pod = daemonset["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["compute-domains", "gpus"]
+    admitted = {
+        node_of(group["Properties"])[0].get(POOL_LABEL): pod_fits_node(
+            pod, *node_of(group["Properties"])
+        )
+        for group in _of_type(template, "AWS::EKS::Nodegroup").values()
+    }
+    assert admitted == {"gb200": True, None: False}
+
+
+def test_the_node_template_advertises_the_four_efa_interfaces(template):
+    """What the EFA device plugin registers with one EFA-only interface per card group (EKS
+    UG "Use P6e-GB200 UltraServers with Amazon EKS": 4 allocatable vpc.amazonaws.com/efa)."""
+    (tags,) = [
+        {render(t["Key"]): t["Value"] for t in r["Properties"]["Tags"]}
+        for k, r in _of_type(template, "Custom::GpuPoolAsgTags").items()
+        if k.startswith("GpuPoolGb200")
+    ]
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "4"

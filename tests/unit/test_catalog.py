@@ -89,12 +89,19 @@ def test_refuses_what_it_cannot_vouch_for(name, message):
         ("p3.16xlarge", 0),
         # 16 EFA interfaces, but which cards carry them is not verified: refused for EFA.
         ("p6-b300.48xlarge", 0),
-        # EFA, but not in Karpenter's data and laid out unlike the others: refused for EFA.
-        ("p6e-gb200.36xlarge", 0),
+        # EC2 UG "EFA configuration for P6e-GB200 instances": one EFA-only interface per GPU.
+        ("p6e-gb200.36xlarge", 4),
     ],
 )
 def test_efa_interfaces_per_instance_type(name, interfaces):
     assert catalog.lookup(name).efa_interfaces == interfaces
+
+
+def test_only_p6e_gb200_puts_its_efa_interfaces_on_cards_of_its_own():
+    """EC2 UG efa-acc-inst-types: P6e-GB200's card 0 is ENA only and its EFA-only interfaces go
+    on cards 1, 5, 9 and 13; every other EFA type has one per card from card 0."""
+    assert catalog.lookup("p6e-gb200.36xlarge").efa_cards == (1, 5, 9, 13)
+    assert catalog.lookup("p5.48xlarge").efa_cards == ()
 
 
 # NVIDIA's MIG user guide, "Supported MIG Profiles" (the H100 80GB and H200 141GB tables):

@@ -37,14 +37,28 @@ BOTTLEROCKET_REFUSED = (
 )
 
 
-def sharing_refused(mode):
-    return (
+SHARING_REFUSED = {
+    "time-slicing": (
         "E",
-        f"pool.sharing.mode: '{mode}' with gpu_software: dra-driver: static time-slicing, MPS "
-        "and MIG are device plugin features; the DRA driver's own time-slicing and dynamic MIG "
-        "are alpha (feature gates TimeSlicingSettings and DynamicMIG, off by default) and "
-        "gpu-pool does not turn them on: set mode: none, or use gpu_software: device-plugin",
-    )
+        "pool.sharing.mode: 'time-slicing' with gpu_software: dra-driver: gpu-pool's "
+        "time-slicing is the device plugin's (shares advertised as nvidia.com/gpu); the DRA "
+        "driver time-slices a GPU only through its TimeSlicingSettings feature gate, alpha and "
+        "off by default (k8s-dra-driver-gpu v25.12.0 pkg/featuregates), which gpu-pool does not "
+        "turn on: set mode: none, or use gpu_software: device-plugin",
+    ),
+    "mig": (
+        "E",
+        "pool.sharing.mode: 'mig' with gpu_software: dra-driver: the DRA driver advertises MIG "
+        "devices that already exist (DeviceClass mig.nvidia.com), but gpu-pool partitions a "
+        "pool's GPUs with the GPU Operator's MIG manager (nvidia.com/mig.config), which does "
+        "not run on DRA nodes, and the driver's own partitioning (feature gate DynamicMIG) is "
+        "alpha and off by default: set mode: none, or use gpu_software: gpu-operator",
+    ),
+}
+
+
+def sharing_refused(mode):
+    return SHARING_REFUSED[mode]
 
 
 CASES = {
@@ -179,8 +193,8 @@ def test_a_kubelet_plugin_that_misses_its_pools_nodes_is_an_error(monkeypatch):
         "pools.a.instance_types[0]: the NVIDIA DRA driver's kubelet plugin would not run on "
         "g5.xlarge nodes of pool 'gpu' (labels {'accelerator': 'nvidia', 'workload': "
         "'inference', 'gpu-pool.io/pool': 'gpu', 'nvidia.com/gpu.present': 'true', "
-        "'k8s.amazonaws.com/accelerator': 'nvidia-a10g', 'nvidia.com/gpu.deploy.operands': "
-        "'false'}); they would publish no ResourceSlice and GPU claims would stay unallocated"
+        "'nvidia.com/gpu.deploy.operands': 'false'}); they would publish no ResourceSlice and "
+        "GPU claims would stay unallocated"
     )
 
 

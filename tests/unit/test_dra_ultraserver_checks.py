@@ -133,21 +133,8 @@ CASES = {
             )
         ],
     ),
-    # Not GP-TRAIN-01's "no EFA (EC2 MaximumEfaInterfaces 0)": the type has EFA.
-    "ultraserver-with-efa": (
-        ultraserver(efa=True),
-        [
-            STATIC_CAPACITY,
-            (
-                "E",
-                "pool.efa: true with p6e-gb200.36xlarge: its EFA interfaces are not in EC2's data "
-                "as Karpenter publishes it, and its network cards are not laid out one EFA "
-                "interface per card as the pool's launch template builds them, so gpu-pool "
-                "cannot attach them yet: set efa: false (the GPUs of one UltraServer talk over "
-                "NVLink)",
-            ),
-        ],
-    ),
+    # EFA as the EC2 user guide lays it out for the type (catalog efa_cards_by_size): no finding.
+    "ultraserver-with-efa": (ultraserver(efa=True), [STATIC_CAPACITY]),
     "ultraserver-labelled-for-a-compute-domain": (
         ultraserver(labels={"resource.nvidia.com/computeDomain": "train"}),
         [

@@ -159,3 +159,19 @@ def test_a_pod_needs_its_affinity_and_tolerations_to_fit():
     assert pod_fits_node(pod, {"zone": "a"}, [GPU_TAINT])
     assert not pod_fits_node(pod, {"zone": "b"}, [GPU_TAINT])
     assert not pod_fits_node({"affinity": pod["affinity"]}, {"zone": "a"}, [GPU_TAINT])
+
+
+def test_required_pod_affinity_needs_its_topology_key_on_the_node():
+    """kube-scheduler's InterPodAffinity filter fails a node without a required affinity term's
+    topologyKey; a missing anti-affinity key never fails (interpodaffinity/filtering.go)."""
+    peers = {"labelSelector": {"matchLabels": {"run": "x"}}}
+    affinity = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{**peers, "topologyKey": "zone"}]
+        },
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{**peers, "topologyKey": "host"}]
+        },
+    }
+    assert pod_fits_node({"affinity": affinity}, {"zone": "a"}, [])
+    assert not pod_fits_node({"affinity": affinity}, {"host": "n1"}, [])
