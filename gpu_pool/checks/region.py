@@ -132,25 +132,27 @@ def check_reservation_region(
     region: str | None,
 ) -> list[Finding]:
     """A pool's reserved capacity in another Region than the stack's (`looked_up`: each
-    Capacity Block pool's block as looked up, None where EC2 has none by its id in the stack's
-    Region and account), or a reservation group of another account or Region: a launch uses
-    only reservations of its own Region."""
+    reservation as looked up, a Capacity Block's always and an ODCR's with region lookups; None
+    where EC2 has none by its id in the stack's Region and account), or a reservation group of
+    another account or Region: a launch uses only reservations of its own Region."""
     reservation = plan.settings.capacity_reservation
     if reservation is None:
         return []
     setting = f"{plan.setting}.capacity_reservation"
     found = []
     if plan.name in looked_up and looked_up[plan.name] is None:
+        kind = "block" if reservation.capacity_block else "reservation"
         found.append(
             error(
                 "GP-REGION-07",
                 f"{setting}.id",
                 f"EC2 has no reservation {reservation.id} in {region} for account {account} "
                 "(Cloud Control GetResource, cached in cdk.context.json): a launch uses only "
-                "reservations of its own Region and account; name a block of "
+                f"reservations of its own Region and account; name a {kind} of "
                 f"{_where(account, region)}, or deploy the pool's cluster to the Region the "
-                "block was bought in (the answer is cached: `cdk context --reset` its entry "
-                "if the block appears here later)",
+                f"{kind} was {'bought' if reservation.capacity_block else 'made'} in (the "
+                f"answer is cached: `cdk context --reset` its entry if the {kind} appears here "
+                "later)",
             )
         )
     facts = looked_up.get(plan.name)
