@@ -10,6 +10,7 @@ endpoint (update-kubeconfig), Auto Scaling activities and a reserved pool's rese
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from aws_cdk import ArnFormat, CfnOutput, Stack
@@ -19,9 +20,10 @@ from constructs import Construct
 
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
 
-# The IAM path of every verifier role: a pipeline may assume the roles under it, and only
-# ClusterVerifier creates roles there.
+# The IAM path of every verifier role; only ClusterVerifier creates roles there.
 VERIFIER_ROLE_PATH = "/gpu-pool-verify/"
+# IAM's limit on a role name (the path not counted): IAM User Guide, "IAM object quotas".
+ROLE_NAME_LIMIT = 64
 
 # EKS access policies (EKS user guide, access-policy-permissions): AmazonEKSViewPolicy has no
 # cluster-scoped resources (nodes, NodeClaims, NodePools), which verify must read, so the
@@ -41,9 +43,25 @@ class Verifier:
     namespace: str = "default"
 
 
+def verifier_role_name(stack_name: str) -> str:
+    """The verify role's name in the stack's account, from the stack's name alone, so that a
+    pipeline in another account can name the exact role its step may assume."""
+    return bounded_role_name(f"{stack_name}-verify")
+
+
+def bounded_role_name(name: str) -> str:
+    """`name`, or when IAM's 64-character limit cuts it, its start and a hash of the whole:
+    distinct names stay distinct, and the same name always maps to the same role."""
+    if len(name) <= ROLE_NAME_LIMIT:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: ROLE_NAME_LIMIT - len(digest) - 1]}-{digest}"
+
+
 class ClusterVerifier(Construct):
-    """The verify role, its EKS access entry, and the role's ARN as the stack output
-    `VerifierRoleArn` (what a pipeline's verify step reads)."""
+    """The verify role (named verifier_role_name(stack name) under VERIFIER_ROLE_PATH), its EKS
+    access entry, and the role's ARN as the stack output `VerifierRoleArn` (what a pipeline's
+    verify step reads)."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, cluster: eks.ICluster, verifier: Verifier
@@ -55,6 +73,7 @@ class ClusterVerifier(Construct):
             "Role",
             assumed_by=verifier.principal,
             path=VERIFIER_ROLE_PATH,
+            role_name=verifier_role_name(stack.stack_name),
             description=f"gpu-pool verify on EKS cluster {cluster.cluster_name}",
         )
         self.role.add_to_principal_policy(
