@@ -99,16 +99,25 @@ def _check_ami_types(plan: PoolPlan, facts: RegionFacts, minor: str) -> Iterator
             f"ami_family {t.split('_', 1)[0]}" + (f" with ami_type {t}" if given else f" ({t})")
             for t in instead
         )
+        if instead:
+            advice = f"set {fix}, which is, or deploy the pool to another Region"
+        elif published:
+            advice = "deploy the pool to a Region that publishes it"
+        else:
+            # Nothing of this minor published here: a Region gap, or a minor EKS has not
+            # published anywhere yet (its AMIs follow a new minor's release).
+            advice = (
+                f"deploy the pool to a Region that publishes it; no NVIDIA AMI looked up for "
+                f"Kubernetes {minor} is published in {facts.region}: if the minor is new, it "
+                "may be published nowhere yet, so set an older cluster.kubernetes_version "
+                "until it is"
+            )
         yield error(
             "GP-REGION-04",
             f"{plan.setting}.{'ami_type' if given else 'ami_family'}",
             f"{ami_type} is not published in {facts.region} for Kubernetes {minor} (no SSM "
-            f"parameter {ami_parameter(ami_type, minor)}, cached in cdk.context.json): "
-            + (
-                f"set {fix}, which is, or deploy the pool to another Region"
-                if instead
-                else "deploy the pool to a Region that publishes it"
-            ),
+            f"parameter {ami_parameter(ami_type, minor)}, cached in cdk.context.json: "
+            "`cdk context --reset` its entry to look again): " + advice,
         )
 
 

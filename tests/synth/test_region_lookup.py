@@ -110,8 +110,9 @@ def test_an_ami_type_the_region_does_not_publish_stops_the_synth():
     """The `ssm` provider caches the default value where the parameter does not exist."""
     assert (
         "pool.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for Kubernetes "
-        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json): set ami_family "
-        "BOTTLEROCKET (BOTTLEROCKET_x86_64_NVIDIA), which is, or deploy the pool to another Region"
+        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json: `cdk context --reset` "
+        "its entry to look again): set ami_family BOTTLEROCKET (BOTTLEROCKET_x86_64_NVIDIA), "
+        "which is, or deploy the pool to another Region"
     ) in _error({**CACHED, ami_parameter_key(AL2023): "not-published"})
 
 
@@ -192,8 +193,10 @@ def test_the_cli_caches_the_plugins_answer_and_the_ami_parameters_moto_lacks(aws
     output = " ".join(done.stderr.split())
     assert (
         "pool.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for Kubernetes "
-        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json): deploy the pool to a "
-        "Region that publishes it"
+        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json: `cdk context --reset` "
+        "its entry to look again): deploy the pool to a Region that publishes it; no NVIDIA AMI "
+        "looked up for Kubernetes 1.35 is published in us-east-1: if the minor is new, it may be "
+        "published nowhere yet, so set an older cluster.kubernetes_version until it is"
     ) in output
 
 
