@@ -329,9 +329,11 @@ def test_each_cluster_stack_has_a_verify_role_the_pipeline_account_assumes(clust
     assert template["Outputs"]["VerifierRoleArn"]["Value"] == {"Fn::GetAtt": [role_id, "Arn"]}
 
 
-def test_its_access_entry_reads_the_cluster_and_writes_only_the_smoke_pods_namespace(
+def test_its_access_entry_writes_only_the_smoke_pods_namespace_and_reads_through_its_group(
     cluster_stacks,
 ):
+    """Fails before: AmazonEKSAdminViewPolicy cluster-wide (every resource, Secrets included)
+    and no Kubernetes group."""
     _, template = cluster_stacks["GpuTraining-us-west-2"]
     (role_id,) = [
         k
@@ -343,36 +345,58 @@ def test_its_access_entry_reads_the_cluster_and_writes_only_the_smoke_pods_names
         for r in _of_type(template, "AWS::EKS::AccessEntry").values()
         if r["Properties"]["PrincipalArn"] == {"Fn::GetAtt": [role_id, "Arn"]}
     ]
-    assert _sorted(entry["AccessPolicies"]) == _sorted(
-        [
-            {
-                "AccessScope": {"Type": "cluster"},
-                "PolicyArn": {
-                    "Fn::Join": [
-                        "",
-                        [
-                            "arn:",
-                            {"Ref": "AWS::Partition"},
-                            ":eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy",
-                        ],
-                    ]
-                },
+    assert entry["AccessPolicies"] == [
+        {
+            "AccessScope": {"Type": "namespace", "Namespaces": ["default"]},
+            "PolicyArn": {
+                "Fn::Join": [
+                    "",
+                    [
+                        "arn:",
+                        {"Ref": "AWS::Partition"},
+                        ":eks::aws:cluster-access-policy/AmazonEKSEditPolicy",
+                    ],
+                ]
             },
-            {
-                "AccessScope": {"Type": "namespace", "Namespaces": ["default"]},
-                "PolicyArn": {
-                    "Fn::Join": [
-                        "",
-                        [
-                            "arn:",
-                            {"Ref": "AWS::Partition"},
-                            ":eks::aws:cluster-access-policy/AmazonEKSEditPolicy",
-                        ],
-                    ]
-                },
-            },
-        ]
-    )
+        }
+    ]
+    assert entry["KubernetesGroups"] == ["gpu-pool-verify-gputraining-us-west-2"]
+
+
+def test_its_group_reads_exactly_what_verify_reads_cluster_wide(cluster_stacks):
+    """The ClusterRole, applied through the cluster's kubectl provider: verify's cluster-wide
+    reads (cli/verify.py, cli/inspect/), read verbs only, no Secrets nor ConfigMaps; bound to the
+    group the access entry names (fails before: no such manifest)."""
+    _, template = cluster_stacks["GpuTraining-us-west-2"]
+    (manifest,) = [
+        json.loads(r["Properties"]["Manifest"])
+        for k, r in _of_type(template, "Custom::AWSCDK-EKS-KubernetesResource").items()
+        if k.startswith("Verifier")
+    ]
+    role, binding = manifest
+    name = "gpu-pool-verify-gputraining-us-west-2"
+    read = ["get", "list", "watch"]
+    assert (role["kind"], role["metadata"]["name"]) == ("ClusterRole", name)
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": read},
+        {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments"], "verbs": read},
+        {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodepools"], "verbs": read},
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourceslices", "resourceclaims", "deviceclasses"],
+            "verbs": read,
+        },
+        {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": read},
+    ]
+    assert binding["kind"] == "ClusterRoleBinding"
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": name,
+    }
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+    ]
 
 
 def _sorted(policies):
