@@ -283,6 +283,13 @@ def test_an_odcr_is_looked_up_only_with_region_lookups(tmp_path):
     asked under the Capacity Block's key form (it may find nothing); an app without region
     lookups asks nothing new and warns nothing (GP-TRAIN-20 is the Capacity Block's)."""
     (lookup,) = _odcr_missing({REGION_LOOKUPS: True, **LOOKUP}, tmp_path / "on")
+    # The key docs/training.md writes for a block, with the ODCR's id (docs/region.md).
+    documented = next(
+        line.strip().split('"')[1]
+        for line in (ROOT / "docs/training.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith('"cc-api-provider:')
+    )
+    assert lookup["key"] == documented.replace(CAPACITY_BLOCK_ID, ODCR_ID)
     assert lookup["provider"] == "cc-api-provider"
     assert lookup["props"]["ignoreErrorOnMissingContext"] is True
     assert _odcr_missing(LOOKUP, tmp_path / "off") == []
