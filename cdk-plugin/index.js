@@ -3,7 +3,8 @@
 // `plugin` with pluginName `gpu-pool-instance-type-offerings` answers the zones of the stack's
 // Region that offer an instance type. The AWS call is the project's Python (boto3, which the
 // `gpu-pool` command already uses): `python3 -m gpu_pool.cli.offerings`, as cdk.json runs the
-// app with `python3`, from the CLI's working directory (the project's). Its props go in as JSON,
+// app with `python3`, from the CLI's working directory (the project's); GPU_POOL_PYTHON names
+// another interpreter (a virtualenv's python, when python3 on PATH is not the app's). Its props go in as JSON,
 // the zones come out as JSON; its one-line error becomes the lookup's error, which the CLI shows
 // as the stack's. See docs/region.md.
 
@@ -11,12 +12,15 @@ const { spawn } = require('node:child_process');
 
 const OFFERINGS = 'gpu-pool-instance-type-offerings'; // gpu_pool/cdk/region.py asks for it
 const TIMEOUT_MS = 120000;
+// The interpreter that has gpu_pool and boto3: GPU_POOL_PYTHON, else python3 on PATH.
+const PYTHON_ENV = 'GPU_POOL_PYTHON';
 
 function lookUpOfferings(props) {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-m', 'gpu_pool.cli.offerings'], { stdio: 'pipe' });
+    const python = process.env[PYTHON_ENV] || 'python3';
+    const child = spawn(python, ['-m', 'gpu_pool.cli.offerings'], { stdio: 'pipe' });
     // Our own timer, cleared either way: spawn's `timeout` option keeps its timer (and the CLI)
-    // alive for the whole timeout when python3 cannot be started.
+    // alive for the whole timeout when the interpreter cannot be started.
     const timer = setTimeout(() => child.kill(), TIMEOUT_MS);
     let stdout = '';
     let stderr = '';
@@ -24,7 +28,7 @@ function lookUpOfferings(props) {
     child.stderr.on('data', (chunk) => { stderr += chunk; });
     child.on('error', (err) => {
       clearTimeout(timer);
-      reject(new Error(`gpu-pool: cannot run python3 for the instance type offerings lookup: ${err.message}`));
+      reject(new Error(`gpu-pool: cannot run ${python} for the instance type offerings lookup (set ${PYTHON_ENV} to the app's Python): ${err.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);

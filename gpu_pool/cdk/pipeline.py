@@ -19,7 +19,12 @@ from constructs import Construct
 from gpu_pool.cdk.arguments import check_arguments
 from gpu_pool.cdk.nag.pipeline import acknowledge_pipeline, acknowledge_role_with_path
 from gpu_pool.cdk.stack import GpuPoolStack
-from gpu_pool.cdk.verifier import VERIFIER_ROLE_PATH, Verifier
+from gpu_pool.cdk.verifier import (
+    VERIFIER_ROLE_PATH,
+    Verifier,
+    bounded_role_name,
+    verifier_role_name,
+)
 from gpu_pool.settings import AppSettings, ConfigError
 from gpu_pool.settings.pipeline import PipelineSettings
 
@@ -29,8 +34,8 @@ from gpu_pool.settings.pipeline import PipelineSettings
 # `aws configure set` runs before the profile exists.
 VERIFY_PROFILE = "gpu-pool-verify"
 
-# The IAM path of the verify steps' roles in the pipeline's account: the clusters' verify roles
-# trust only roles under it.
+# The IAM path of the verify steps' roles in the pipeline's account; each cluster's verify role
+# trusts its own step's role alone (verify_step_role_name).
 VERIFY_STEP_ROLE_PATH = "/gpu-pool-verify-step/"
 
 # How long one pool's verify may take at most: its default stage timeouts (cli/verify.py
@@ -122,7 +127,9 @@ class GpuPoolPipeline(Stack):
                         # pipeline takes over deployed clusters instead of creating second ones.
                         stack_name=cluster.stack_name,
                         verifier=(
-                            Verifier(self._verify_steps_principal(), settings.verify_namespace)
+                            Verifier(
+                                self._verify_step_principal(cluster), settings.verify_namespace
+                            )
                             if settings.verify
                             else None
                         ),
@@ -140,19 +147,19 @@ class GpuPoolPipeline(Stack):
         for step in self.verify_steps:
             acknowledge_role_with_path(step.project)
 
-    def _verify_steps_principal(self) -> iam.IPrincipal:
-        """Who may assume a cluster's verify role: the pipeline's verify steps alone, the roles
-        under VERIFY_STEP_ROLE_PATH in the pipeline's account (aws:PrincipalArn carries a
-        role's path), not every principal of that account."""
+    def verify_step_role_name(self, cluster: AppSettings) -> str:
+        """The name of `cluster`'s verify step role, from the pipeline's and the cluster's stack
+        names: the cluster's verify role trusts it by name, across accounts."""
+        return bounded_role_name(f"{self.stack_name}-{cluster.stack_name}-step")
+
+    def _verify_step_principal(self, cluster: AppSettings) -> iam.IPrincipal:
+        """Who may assume `cluster`'s verify role: its own verify step alone, that step's role
+        in the pipeline's account (aws:PrincipalArn is the caller's role ARN with its path), not
+        another cluster's step nor any other principal of that account."""
         account = self.settings.account
+        step_role = f"role{VERIFY_STEP_ROLE_PATH}{self.verify_step_role_name(cluster)}"
         return iam.AccountPrincipal(account).with_conditions(
-            {
-                "ArnLike": {
-                    "aws:PrincipalArn": (
-                        f"arn:{Aws.PARTITION}:iam::{account}:role{VERIFY_STEP_ROLE_PATH}*"
-                    )
-                }
-            }
+            {"ArnEquals": {"aws:PrincipalArn": f"arn:{Aws.PARTITION}:iam::{account}:{step_role}"}}
         )
 
     def _verify_steps(self, cluster: AppSettings, stack: GpuPoolStack) -> list[pipelines.Step]:
@@ -172,12 +179,13 @@ class GpuPoolPipeline(Stack):
         step = pipelines.CodeBuildStep(
             f"Verify{cluster.stack_name}",
             input=self.source,
-            # Its own role, under the path the clusters' verify roles trust.
+            # Its own role, the one its cluster's verify role trusts by name.
             role=iam.Role(
                 self,
                 f"Verify{cluster.stack_name}Role",
                 assumed_by=iam.ServicePrincipal("codebuild.amazonaws.com"),
                 path=VERIFY_STEP_ROLE_PATH,
+                role_name=self.verify_step_role_name(cluster),
                 description=f"gpu-pool verify step of stack {cluster.stack_name}",
             ),
             install_commands=self.settings.verify_install_commands,
@@ -199,8 +207,10 @@ class GpuPoolPipeline(Stack):
             role_policy_statements=[
                 iam.PolicyStatement(
                     actions=["sts:AssumeRole"],
+                    # Its own cluster's verify role alone, by the name that stack gives it.
                     resources=[
-                        f"arn:{self.partition}:iam::{cluster.account}:role{VERIFIER_ROLE_PATH}*"
+                        f"arn:{self.partition}:iam::{cluster.account}:role{VERIFIER_ROLE_PATH}"
+                        f"{verifier_role_name(cluster.stack_name)}"
                     ],
                 )
             ],

@@ -1,4 +1,5 @@
-"""Capacity Blocks as EC2 describes them, read once per block and cached in cdk.context.json.
+"""Capacity Blocks (and, with region lookups, ODCRs) as EC2 describes them, read once per
+reservation and cached in cdk.context.json.
 
 A CDK context lookup through the CDK CLI's Cloud Control provider (`cc-api-provider`,
 GetResource on AWS::EC2::CapacityReservation), as the availability-zones lookup is: the CLI
@@ -10,6 +11,12 @@ get it: the CLI's own error, when it has no credentials, names neither.
 A block EC2 does not have in the stack's Region and account (bought in another Region, or a
 mistyped id) is not the CLI's error: the lookup may find nothing (`must_exist=False`), and the CLI
 then caches the placeholder, which, once in cdk.context.json, stands for "none here" (GP-REGION-07).
+
+An ODCR named by id is looked up the same way only where the app turns region lookups on
+(`gpu-pool:region-lookups`, cdk/region.py): before, an app with ODCRs made no lookup, and one
+that never asked for region lookups keeps synthesizing without credentials. Only its Region and
+account are judged (GP-REGION-05/07); the rules of a pool's zone, type and size against its
+reservation stay Capacity Block rules (GP-TRAIN-15 to 17, GP-APP-20, the UltraServer rules).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Sequence
 from aws_cdk import ContextProvider, Stack, Token
 from constructs import Construct
 
+from gpu_pool.cdk.region import REGION_LOOKUPS
 from gpu_pool.cdk.report import warn
 from gpu_pool.model.findings import Finding, warning
 from gpu_pool.plan.capacity import ReservationFacts
@@ -29,19 +37,23 @@ _PLACEHOLDER = {"AvailabilityZone": "dummy1a", "InstanceType": "dummy", "TotalIn
 _PROVIDER = "cc-api-provider"  # cloud_assembly_schema.ContextProvider.CC_API_PROVIDER
 
 
-def capacity_blocks(
+def looked_up_reservations(
     scope: Construct, plans: Sequence[PoolPlan]
 ) -> dict[str, ReservationFacts | None]:
-    """Pool name -> its Capacity Block as looked up (None: EC2 has none by that id in the stack's
-    Region and account); empty for an environment-agnostic stack (a lookup needs an account and
-    region), and without the blocks not looked up yet."""
+    """Pool name -> its reservation as looked up (None: EC2 has none by that id in the stack's
+    Region and account): every Capacity Block, and with `gpu-pool:region-lookups` every ODCR
+    named by id too (its Region is judged: GP-REGION-05/07). Empty for an environment-agnostic
+    stack (a lookup needs an account and region); without the reservations not looked up yet."""
     stack = Stack.of(scope)
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return {}
+    odcrs = scope.node.try_get_context(REGION_LOOKUPS) in (True, "true")
     found: dict[str, ReservationFacts | None] = {}
     for plan in plans:
         reservation = plan.settings.capacity_reservation
-        if reservation is None or not reservation.capacity_block or reservation.id is None:
+        if reservation is None or reservation.id is None:
+            continue
+        if not reservation.capacity_block and not odcrs:
             continue
         props = {
             "typeName": "AWS::EC2::CapacityReservation",
@@ -54,11 +66,12 @@ def capacity_blocks(
         key = ContextProvider.get_key(scope, provider=_PROVIDER, props=props).key
         placeholder = value["AvailabilityZone"] == _PLACEHOLDER["AvailabilityZone"]
         if placeholder and isinstance(scope.node.try_get_context(key), list):
-            found[plan.name] = None  # cached: the lookup found no such block
-        elif placeholder:
-            # Not cached, or the CLI's lookup failed (it re-runs the app with the error).
+            found[plan.name] = None  # cached: the lookup found no such reservation
+        elif placeholder and reservation.capacity_block:
+            # Not cached, or the CLI's lookup failed (it re-runs the app with the error). An
+            # ODCR's lookup is a region lookup: unknown until cached, it judges nothing.
             warn(scope, [not_looked_up(plan.setting, reservation.id, key, stack)])
-        else:
+        elif not placeholder:
             found[plan.name] = ReservationFacts(
                 reservation.id,
                 value["AvailabilityZone"],

@@ -23,7 +23,7 @@ from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
 from gpu_pool.cdk.region import region_facts
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report
-from gpu_pool.cdk.reservations import capacity_blocks
+from gpu_pool.cdk.reservations import looked_up_reservations
 from gpu_pool.cdk.verifier import ClusterVerifier, Verifier
 from gpu_pool.checks import check_settings
 from gpu_pool.checks.app import uses_autoscaler, uses_karpenter
@@ -74,7 +74,7 @@ class GpuPoolStack(Stack):
             settings,
             plans,
             known_zones=known_zones,
-            reservations=capacity_blocks(self, plans),
+            reservations=looked_up_reservations(self, plans),
             region_facts=region_facts(self, plans, settings.cluster.kubernetes_version),
         )
         # Every error before anything is built; each pool construct reports its own warnings.

@@ -2,15 +2,19 @@
 `gpu-pool verify` on the cluster, with the EKS access that needs and nothing more.
 
 What verify does on the cluster (gpu_pool/cli/verify.py, cli/inspect/): it creates, reads and
-deletes its smoke pod (and reads the pod's log and events) in one namespace, and reads nodes,
-DaemonSets, the autoscaler's Deployment and, on Karpenter pools, NodeClaims and NodePools
-cluster-wide. Through AWS it reads the stack's outputs (the pool records), the cluster's
-endpoint (update-kubeconfig), Auto Scaling activities and a reserved pool's reservation.
+deletes its smoke objects (and reads the pods' logs and events) in one namespace, and reads
+cluster-wide nodes, pods (the device plugin's, the DRA kubelet plugin's and IMEX daemons, in
+their own namespaces), DaemonSets, the controllers' Deployments, Karpenter's NodeClaims and
+NodePools, DRA ResourceSlices, ResourceClaims and DeviceClasses, and NVIDIA ComputeDomains.
+Through AWS it reads the stack's outputs (the pool records), the cluster's endpoint
+(update-kubeconfig), Auto Scaling activities and a reserved pool's reservation.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from aws_cdk import ArnFormat, CfnOutput, Stack
 from aws_cdk import aws_eks_v2 as eks
@@ -19,16 +23,25 @@ from constructs import Construct
 
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
 
-# The IAM path of every verifier role: a pipeline may assume the roles under it, and only
-# ClusterVerifier creates roles there.
+# The IAM path of every verifier role; only ClusterVerifier creates roles there.
 VERIFIER_ROLE_PATH = "/gpu-pool-verify/"
+# IAM's limit on a role name (the path not counted): IAM User Guide, "IAM object quotas".
+ROLE_NAME_LIMIT = 64
 
-# EKS access policies (EKS user guide, access-policy-permissions): AmazonEKSViewPolicy has no
-# cluster-scoped resources (nodes, NodeClaims, NodePools), which verify must read, so the
-# cluster-wide reader is AmazonEKSAdminViewPolicy (get, list, watch on every resource; Secrets
-# too). Writes only where the smoke pod runs: AmazonEKSEditPolicy in that namespace alone.
-CLUSTER_READER_POLICY = "AmazonEKSAdminViewPolicy"
+# Writes only where the smoke pod runs: the EKS access policy AmazonEKSEditPolicy in that
+# namespace alone (EKS user guide, access-policy-permissions). The cluster-wide reads are a
+# ClusterRole of their own (VERIFY_READS): no EKS access policy reads nodes without reading
+# every resource, Secrets included (AmazonEKSAdminViewPolicy).
 NAMESPACE_WRITER_POLICY = "AmazonEKSEditPolicy"
+# What verify reads cluster-wide, by API group: (group, resources). Read verbs only.
+VERIFY_READS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("", ("nodes", "pods")),
+    ("apps", ("daemonsets", "deployments")),
+    ("karpenter.sh", ("nodeclaims", "nodepools")),
+    ("resource.k8s.io", ("resourceslices", "resourceclaims", "deviceclasses")),
+    ("resource.nvidia.com", ("computedomains",)),
+)
+READ_VERBS = ("get", "list", "watch")
 
 
 @dataclass(frozen=True)
@@ -41,9 +54,58 @@ class Verifier:
     namespace: str = "default"
 
 
+def verifier_role_name(stack_name: str) -> str:
+    """The verify role's name in the stack's account, from the stack's name alone, so that a
+    pipeline in another account can name the exact role its step may assume."""
+    return bounded_role_name(f"{stack_name}-verify")
+
+
+def bounded_role_name(name: str) -> str:
+    """`name`, or when IAM's 64-character limit cuts it, its start and a hash of the whole:
+    distinct names stay distinct, and the same name always maps to the same role."""
+    if len(name) <= ROLE_NAME_LIMIT:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: ROLE_NAME_LIMIT - len(digest) - 1]}-{digest}"
+
+
+def verify_group(stack_name: str) -> str:
+    """The Kubernetes group (and the name of its ClusterRole and binding) of a stack's verify
+    role: one per stack, so that two stacks on one cluster do not apply the same objects."""
+    return f"gpu-pool-verify-{stack_name.lower()}"
+
+
+def verify_reads_manifest(stack_name: str) -> list[dict[str, Any]]:
+    """The ClusterRole of verify's cluster-wide reads, bound to the stack's verify group."""
+    name = verify_group(stack_name)
+    rules = [
+        {"apiGroups": [group], "resources": list(resources), "verbs": list(READ_VERBS)}
+        for group, resources in VERIFY_READS
+    ]
+    role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
+    subject = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name},
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": role_ref,
+            "subjects": [subject],
+        },
+    ]
+
+
 class ClusterVerifier(Construct):
-    """The verify role, its EKS access entry, and the role's ARN as the stack output
-    `VerifierRoleArn` (what a pipeline's verify step reads)."""
+    """The verify role (named verifier_role_name(stack name) under VERIFIER_ROLE_PATH), its EKS
+    access entry (in the group verify_group(stack name), which a ClusterRole of verify's
+    cluster-wide reads is bound to, applied through the cluster's kubectl provider), and the
+    role's ARN as the stack output `VerifierRoleArn` (what a pipeline's verify step reads)."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, cluster: eks.ICluster, verifier: Verifier
@@ -55,6 +117,7 @@ class ClusterVerifier(Construct):
             "Role",
             assumed_by=verifier.principal,
             path=VERIFIER_ROLE_PATH,
+            role_name=verifier_role_name(stack.stack_name),
             description=f"gpu-pool verify on EKS cluster {cluster.cluster_name}",
         )
         self.role.add_to_principal_policy(
@@ -101,14 +164,18 @@ class ClusterVerifier(Construct):
             principal=self.role.role_arn,
             access_policies=[
                 eks.AccessPolicy.from_access_policy_name(
-                    CLUSTER_READER_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER
-                ),
-                eks.AccessPolicy.from_access_policy_name(
                     NAMESPACE_WRITER_POLICY,
                     access_scope_type=eks.AccessScopeType.NAMESPACE,
                     namespaces=[verifier.namespace],
                 ),
             ],
+        )
+        # The aws_eks_v2 AccessEntry takes no Kubernetes groups: its CloudFormation resource does.
+        entry = self.access_entry.node.default_child
+        assert isinstance(entry, eks.CfnAccessEntry)
+        entry.kubernetes_groups = [verify_group(stack.stack_name)]
+        self.reads = eks.KubernetesManifest(
+            self, "Reads", cluster=cluster, manifest=verify_reads_manifest(stack.stack_name)
         )
         self.role_arn_output = CfnOutput(
             stack,

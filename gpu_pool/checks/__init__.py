@@ -72,13 +72,19 @@ def check_settings(
     and the pools they reach), the cluster's and pools' zones against `known_zones` (the
     region's zones from cdk.context.json; empty: not looked up yet), the cluster's own zones
     and Auto Mode, the Karpenter features the pools need, and where each controller in use
-    runs. `reservations`: each Capacity Block pool's block as looked up (pool name -> facts, None
-    where EC2 has no such block in the stack's Region and account; a pool not in it is not
-    judged; its zone must be one of the cluster's and its Region the stack's). `region_facts`:
+    runs. `reservations`: each reservation as looked up (pool name -> facts, None where EC2 has
+    no such reservation in the stack's Region and account; a pool not in it is not judged): its
+    Region must be the stack's, and a Capacity Block's zone one of the cluster's. `region_facts`:
     what the stack's Region offers, as looked up (None: nothing)."""
     minor, region = settings.cluster.kubernetes_version, settings.region
     every_reservation = reservations or {}
-    looked_up = reservations_in_region(every_reservation, region)
+    # The pool's zone, type and size are judged against a Capacity Block only (reservations.py).
+    blocks = {p.name for p in plans if (r := p.settings.capacity_reservation) and r.capacity_block}
+    looked_up = {
+        name: facts
+        for name, facts in reservations_in_region(every_reservation, region).items()
+        if name in blocks
+    }
     zones = cluster_zone_names(settings, known_zones)
     pools = []
     for index, plan in enumerate(plans):

@@ -99,16 +99,25 @@ def _check_ami_types(plan: PoolPlan, facts: RegionFacts, minor: str) -> Iterator
             f"ami_family {t.split('_', 1)[0]}" + (f" with ami_type {t}" if given else f" ({t})")
             for t in instead
         )
+        if instead:
+            advice = f"set {fix}, which is, or deploy the pool to another Region"
+        elif published:
+            advice = "deploy the pool to a Region that publishes it"
+        else:
+            # Nothing of this minor published here: a Region gap, or a minor EKS has not
+            # published anywhere yet (its AMIs follow a new minor's release).
+            advice = (
+                f"deploy the pool to a Region that publishes it; no NVIDIA AMI looked up for "
+                f"Kubernetes {minor} is published in {facts.region}: if the minor is new, it "
+                "may be published nowhere yet, so set an older cluster.kubernetes_version "
+                "until it is"
+            )
         yield error(
             "GP-REGION-04",
             f"{plan.setting}.{'ami_type' if given else 'ami_family'}",
             f"{ami_type} is not published in {facts.region} for Kubernetes {minor} (no SSM "
-            f"parameter {ami_parameter(ami_type, minor)}, cached in cdk.context.json): "
-            + (
-                f"set {fix}, which is, or deploy the pool to another Region"
-                if instead
-                else "deploy the pool to a Region that publishes it"
-            ),
+            f"parameter {ami_parameter(ami_type, minor)}, cached in cdk.context.json: "
+            "`cdk context --reset` its entry to look again): " + advice,
         )
 
 
@@ -132,25 +141,27 @@ def check_reservation_region(
     region: str | None,
 ) -> list[Finding]:
     """A pool's reserved capacity in another Region than the stack's (`looked_up`: each
-    Capacity Block pool's block as looked up, None where EC2 has none by its id in the stack's
-    Region and account), or a reservation group of another account or Region: a launch uses
-    only reservations of its own Region."""
+    reservation as looked up, a Capacity Block's always and an ODCR's with region lookups; None
+    where EC2 has none by its id in the stack's Region and account), or a reservation group of
+    another account or Region: a launch uses only reservations of its own Region."""
     reservation = plan.settings.capacity_reservation
     if reservation is None:
         return []
     setting = f"{plan.setting}.capacity_reservation"
     found = []
     if plan.name in looked_up and looked_up[plan.name] is None:
+        kind = "block" if reservation.capacity_block else "reservation"
         found.append(
             error(
                 "GP-REGION-07",
                 f"{setting}.id",
                 f"EC2 has no reservation {reservation.id} in {region} for account {account} "
                 "(Cloud Control GetResource, cached in cdk.context.json): a launch uses only "
-                "reservations of its own Region and account; name a block of "
+                f"reservations of its own Region and account; name a {kind} of "
                 f"{_where(account, region)}, or deploy the pool's cluster to the Region the "
-                "block was bought in (the answer is cached: `cdk context --reset` its entry "
-                "if the block appears here later)",
+                f"{kind} was {'bought' if reservation.capacity_block else 'made'} in (the "
+                f"answer is cached: `cdk context --reset` its entry if the {kind} appears here "
+                "later)",
             )
         )
     facts = looked_up.get(plan.name)

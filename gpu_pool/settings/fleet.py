@@ -314,8 +314,11 @@ def _without_collisions(
         settings = cluster.settings
         identity = (settings.cluster.name, settings.account, settings.region)
         if (first := by_identity.get(identity)) is not None:
+            # A name no file, entry or context states is the default: say so, not as if chosen.
+            unset = "name" not in settings.cluster.model_fields_set
             problems.append(
-                f"cluster '{settings.cluster.name}' in account "
+                f"cluster '{settings.cluster.name}'"
+                f"{' (the default cluster.name: none is set)' if unset else ''} in account "
                 f"{settings.account or '(of the deploy environment)'}, Region "
                 f"{settings.region or '(of the deploy environment)'} twice: "
                 f"{first.source} and {cluster.source}; each cluster once (another "

@@ -172,7 +172,30 @@ def test_an_unknown_region_is_named(aws_api):
 def test_without_python3_the_error_says_so(tmp_path):
     answer = _ask(_props(), path=str(tmp_path))
     assert answer["error"].startswith(
-        "gpu-pool: cannot run python3 for the instance type offerings lookup: spawn python3 ENOENT"
+        "gpu-pool: cannot run python3 for the instance type offerings lookup (set "
+        "GPU_POOL_PYTHON to the app's Python): spawn python3 ENOENT"
+    )
+
+
+def test_gpu_pool_python_names_the_interpreter(aws_api, tmp_path):
+    """docs/region.md: GPU_POOL_PYTHON, when python3 on PATH is not the app's (fails before:
+    python3 on PATH, here none, was spawned whatever the variable said)."""
+    python = tmp_path / "bin" / "app-python"
+    python.parent.mkdir()
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    env = {**os.environ, "GPU_POOL_PYTHON": str(python)}
+    answer = _ask(_props(account="210987654321", lookupRoleArn=None), env, path=str(tmp_path))
+    # gpu_pool.cli.offerings ran: its own answer, moto's credentials being another account's.
+    assert answer == {
+        "error": "gpu-pool: cannot look up the zones of us-east-1 that offer p5.48xlarge for "
+        "account 210987654321: the credentials are for account 123456789012; zone names differ "
+        f"between accounts: use credentials of account 210987654321. {HINT}"
+    }
+    missing = {**os.environ, "GPU_POOL_PYTHON": str(tmp_path / "nowhere")}
+    assert _ask(_props(), missing, path=str(tmp_path))["error"].startswith(
+        f"gpu-pool: cannot run {tmp_path / 'nowhere'} for the instance type offerings lookup "
+        f"(set GPU_POOL_PYTHON to the app's Python): spawn {tmp_path / 'nowhere'} ENOENT"
     )
 
 

@@ -34,16 +34,22 @@ def capacity_block_key(scope) -> str:
     """The cdk.context.json key of the Capacity Block lookup (CAPACITY_BLOCK_ID) from `scope`'s
     stack, written as the CDK CLI's Cloud Control provider is asked, independently of
     gpu_pool/cdk/reservations.py."""
-    import aws_cdk as cdk
-
     from tests.support.settings import CAPACITY_BLOCK_ID
+
+    return reservation_key(scope, CAPACITY_BLOCK_ID)
+
+
+def reservation_key(scope, reservation_id: str) -> str:
+    """The cdk.context.json key of a reservation's lookup (a Capacity Block's, or with region
+    lookups an ODCR's) from `scope`'s stack, as the CDK CLI's Cloud Control provider is asked."""
+    import aws_cdk as cdk
 
     return cdk.ContextProvider.get_key(
         scope,
         provider="cc-api-provider",
         props={
             "typeName": "AWS::EC2::CapacityReservation",
-            "exactIdentifier": CAPACITY_BLOCK_ID,
+            "exactIdentifier": reservation_id,
             "propertiesToReturn": ["AvailabilityZone", "InstanceType", "TotalInstanceCount"],
         },
     ).key

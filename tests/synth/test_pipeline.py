@@ -184,13 +184,19 @@ def test_the_verify_step_assumes_the_clusters_role_and_verifies_every_pool(pipel
     assert project["Environment"]["PrivilegedMode"] is False
 
 
-def test_the_verify_steps_role_may_assume_only_verify_roles_of_its_clusters_account(
+def test_the_verify_steps_role_may_assume_only_its_own_clusters_verify_role(
     pipeline_template,
 ):
+    """Fails before: any role under role/gpu-pool-verify/* of the cluster's account, so a step
+    could assume another cluster's verify role in that account."""
     project = _verify_project(pipeline_template, "GpuTraining-us-west-2")
     role_id = project["ServiceRole"]["Fn::GetAtt"][0]
-    # Under the path the clusters' verify roles trust.
-    assert pipeline_template["Resources"][role_id]["Properties"]["Path"] == "/gpu-pool-verify-step/"
+    # Under the path and by the name its cluster's verify role trusts.
+    step_role = pipeline_template["Resources"][role_id]["Properties"]
+    assert (step_role["Path"], step_role["RoleName"]) == (
+        "/gpu-pool-verify-step/",
+        "GpuPoolPipeline-GpuTraining-us-west-2-step",
+    )
     (policy,) = [
         r["Properties"]["PolicyDocument"]
         for r in _of_type(pipeline_template, "AWS::IAM::Policy").values()
@@ -204,7 +210,11 @@ def test_the_verify_steps_role_may_assume_only_verify_roles_of_its_clusters_acco
             "Resource": {
                 "Fn::Join": [
                     "",
-                    ["arn:", {"Ref": "AWS::Partition"}, ":iam::222222222222:role/gpu-pool-verify/*"],
+                    [
+                        "arn:",
+                        {"Ref": "AWS::Partition"},
+                        ":iam::222222222222:role/gpu-pool-verify/GpuTraining-us-west-2-verify",
+                    ],
                 ]
             },
         }
@@ -264,6 +274,8 @@ def test_each_cluster_stack_has_a_verify_role_the_pipeline_account_assumes(clust
         if r["Properties"].get("Path") == "/gpu-pool-verify/"
     }
     ((role_id, role),) = roles.items()
+    # Named from the stack's name, so that the pipeline's step names it exactly.
+    assert role["RoleName"] == "GpuInference-eu-west-1-verify"
     assert role["AssumeRolePolicyDocument"]["Statement"] == [
         {
             "Action": "sts:AssumeRole",
@@ -276,16 +288,18 @@ def test_each_cluster_stack_has_a_verify_role_the_pipeline_account_assumes(clust
                     ]
                 }
             },
-            # Only the pipeline's verify steps' roles, not every principal of its account.
+            # Only this cluster's verify step's role, not another cluster's step (fails
+            # before: every role under gpu-pool-verify-step/) nor any principal of its account.
             "Condition": {
-                "ArnLike": {
+                "ArnEquals": {
                     "aws:PrincipalArn": {
                         "Fn::Join": [
                             "",
                             [
                                 "arn:",
                                 {"Ref": "AWS::Partition"},
-                                f":iam::{PIPELINE_ACCOUNT}:role/gpu-pool-verify-step/*",
+                                f":iam::{PIPELINE_ACCOUNT}:role/gpu-pool-verify-step/"
+                                "GpuPoolPipeline-GpuInference-eu-west-1-step",
                             ],
                         ]
                     }
@@ -315,9 +329,11 @@ def test_each_cluster_stack_has_a_verify_role_the_pipeline_account_assumes(clust
     assert template["Outputs"]["VerifierRoleArn"]["Value"] == {"Fn::GetAtt": [role_id, "Arn"]}
 
 
-def test_its_access_entry_reads_the_cluster_and_writes_only_the_smoke_pods_namespace(
+def test_its_access_entry_writes_only_the_smoke_pods_namespace_and_reads_through_its_group(
     cluster_stacks,
 ):
+    """Fails before: AmazonEKSAdminViewPolicy cluster-wide (every resource, Secrets included)
+    and no Kubernetes group."""
     _, template = cluster_stacks["GpuTraining-us-west-2"]
     (role_id,) = [
         k
@@ -329,36 +345,58 @@ def test_its_access_entry_reads_the_cluster_and_writes_only_the_smoke_pods_names
         for r in _of_type(template, "AWS::EKS::AccessEntry").values()
         if r["Properties"]["PrincipalArn"] == {"Fn::GetAtt": [role_id, "Arn"]}
     ]
-    assert _sorted(entry["AccessPolicies"]) == _sorted(
-        [
-            {
-                "AccessScope": {"Type": "cluster"},
-                "PolicyArn": {
-                    "Fn::Join": [
-                        "",
-                        [
-                            "arn:",
-                            {"Ref": "AWS::Partition"},
-                            ":eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy",
-                        ],
-                    ]
-                },
+    assert entry["AccessPolicies"] == [
+        {
+            "AccessScope": {"Type": "namespace", "Namespaces": ["default"]},
+            "PolicyArn": {
+                "Fn::Join": [
+                    "",
+                    [
+                        "arn:",
+                        {"Ref": "AWS::Partition"},
+                        ":eks::aws:cluster-access-policy/AmazonEKSEditPolicy",
+                    ],
+                ]
             },
-            {
-                "AccessScope": {"Type": "namespace", "Namespaces": ["default"]},
-                "PolicyArn": {
-                    "Fn::Join": [
-                        "",
-                        [
-                            "arn:",
-                            {"Ref": "AWS::Partition"},
-                            ":eks::aws:cluster-access-policy/AmazonEKSEditPolicy",
-                        ],
-                    ]
-                },
-            },
-        ]
-    )
+        }
+    ]
+    assert entry["KubernetesGroups"] == ["gpu-pool-verify-gputraining-us-west-2"]
+
+
+def test_its_group_reads_exactly_what_verify_reads_cluster_wide(cluster_stacks):
+    """The ClusterRole, applied through the cluster's kubectl provider: verify's cluster-wide
+    reads (cli/verify.py, cli/inspect/), read verbs only, no Secrets nor ConfigMaps; bound to the
+    group the access entry names (fails before: no such manifest)."""
+    _, template = cluster_stacks["GpuTraining-us-west-2"]
+    (manifest,) = [
+        json.loads(r["Properties"]["Manifest"])
+        for k, r in _of_type(template, "Custom::AWSCDK-EKS-KubernetesResource").items()
+        if k.startswith("Verifier")
+    ]
+    role, binding = manifest
+    name = "gpu-pool-verify-gputraining-us-west-2"
+    read = ["get", "list", "watch"]
+    assert (role["kind"], role["metadata"]["name"]) == ("ClusterRole", name)
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": read},
+        {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments"], "verbs": read},
+        {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodepools"], "verbs": read},
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourceslices", "resourceclaims", "deviceclasses"],
+            "verbs": read,
+        },
+        {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": read},
+    ]
+    assert binding["kind"] == "ClusterRoleBinding"
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": name,
+    }
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+    ]
 
 
 def _sorted(policies):
@@ -415,6 +453,18 @@ def test_the_example_synthesizes_with_the_pinned_cdk_cli_and_no_credentials(tmp_
             ("GpuTraining-us-west-2", "us-west-2"),
         )
     }
+
+
+def test_a_long_stack_name_gives_a_verify_role_name_within_iams_limit():
+    """IAM role names are at most 64 characters (IAM User Guide, IAM object quotas); a stack
+    name may be 128. The name stays deterministic and distinct."""
+    from gpu_pool.cdk.verifier import verifier_role_name
+
+    long_a, long_b = "A" * 100 + "-us-east-1", "A" * 100 + "-us-west-2"
+    assert verifier_role_name("GpuInference-eu-west-1") == "GpuInference-eu-west-1-verify"
+    names = {verifier_role_name(long_a), verifier_role_name(long_b)}
+    assert len(names) == 2 and all(len(n) == 64 and n.startswith("A" * 55) for n in names)
+    assert verifier_role_name(long_a) == verifier_role_name(long_a)
 
 
 def test_wrong_arguments_are_one_line_each_naming_what_would_do():
@@ -508,8 +558,14 @@ def test_only_the_pipelines_verify_steps_may_assume_a_clusters_verify_role(
         "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"}],
     }
 
-    def assume_role(identity, caller_path, target_account="222222222222"):
-        caller = f"arn:aws:iam::{PIPELINE_ACCOUNT}:role{caller_path}Caller"
+    def assume_role(
+        identity,
+        caller_path,
+        target_account="222222222222",
+        caller_name="GpuPoolPipeline-GpuInference-eu-west-1-step",
+        target="GpuInference-eu-west-1-verify",
+    ):
+        caller = f"arn:aws:iam::{PIPELINE_ACCOUNT}:role{caller_path}{caller_name}"
         return {
             "identityPolicies": [{"name": "caller", "policy": identity}],
             "serviceControlPolicies": [],
@@ -519,7 +575,7 @@ def test_only_the_pipelines_verify_steps_may_assume_a_clusters_verify_role(
                 "principal": f"arn:aws:sts::{PIPELINE_ACCOUNT}:assumed-role/Caller/verify",
                 "action": "sts:AssumeRole",
                 "resource": {
-                    "resource": f"arn:aws:iam::{target_account}:role/gpu-pool-verify/Role",
+                    "resource": f"arn:aws:iam::{target_account}:role/gpu-pool-verify/{target}",
                     "accountId": target_account,
                 },
                 "contextVariables": {"aws:PrincipalArn": caller},
@@ -534,7 +590,17 @@ def test_only_the_pipelines_verify_steps_may_assume_a_clusters_verify_role(
             assume_role(anything, "/"),
             # The step itself, on a verify role in an account not its cluster's.
             assume_role(step_policy, "/gpu-pool-verify-step/", target_account="333333333333"),
+            # The step, on another cluster's verify role in its cluster's account (fails
+            # before: role/gpu-pool-verify/* allowed it).
+            assume_role(step_policy, "/gpu-pool-verify-step/", target="GpuTraining-us-west-2-verify"),
+            # Another cluster's step (its role allows every AssumeRole here), on this cluster's
+            # verify role (fails before: the trust took every step role).
+            assume_role(
+                anything,
+                "/gpu-pool-verify-step/",
+                caller_name="GpuPoolPipeline-GpuTraining-us-west-2-step",
+            ),
         ]
     )
-    assert [o["result"] for o in outcomes] == ["Allowed", "ImplicitlyDenied", "ImplicitlyDenied"]
+    assert [o["result"] for o in outcomes] == ["Allowed"] + ["ImplicitlyDenied"] * 4
     assert all(o["ignoredContextKeys"] == [] for o in outcomes)

@@ -25,9 +25,10 @@ from tests.support.looked_up import (
     ami_parameter_key,
     capacity_block_key,
     offerings_key,
+    reservation_key,
 )
 from tests.support.paths import ROOT
-from tests.support.settings import CAPACITY_BLOCK_ID, TRAINING
+from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, TRAINING
 
 pytestmark = pytest.mark.synth
 
@@ -109,8 +110,9 @@ def test_an_ami_type_the_region_does_not_publish_stops_the_synth():
     """The `ssm` provider caches the default value where the parameter does not exist."""
     assert (
         "pool.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for Kubernetes "
-        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json): set ami_family "
-        "BOTTLEROCKET (BOTTLEROCKET_x86_64_NVIDIA), which is, or deploy the pool to another Region"
+        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json: `cdk context --reset` "
+        "its entry to look again): set ami_family BOTTLEROCKET (BOTTLEROCKET_x86_64_NVIDIA), "
+        "which is, or deploy the pool to another Region"
     ) in _error({**CACHED, ami_parameter_key(AL2023): "not-published"})
 
 
@@ -191,8 +193,10 @@ def test_the_cli_caches_the_plugins_answer_and_the_ami_parameters_moto_lacks(aws
     output = " ".join(done.stderr.split())
     assert (
         "pool.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for Kubernetes "
-        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json): deploy the pool to a "
-        "Region that publishes it"
+        f"1.35 (no SSM parameter {AL2023}, cached in cdk.context.json: `cdk context --reset` "
+        "its entry to look again): deploy the pool to a Region that publishes it; no NVIDIA AMI "
+        "looked up for Kubernetes 1.35 is published in us-east-1: if the minor is new, it may be "
+        "published nowhere yet, so set an older cluster.kubernetes_version until it is"
     ) in output
 
 
@@ -239,3 +243,87 @@ def test_a_capacity_block_the_lookup_does_not_find_is_an_error_not_a_warning(tmp
         "Region the block was bought in (the answer is cached: `cdk context --reset` its entry "
         "if the block appears here later)"
     ]
+
+
+# An ODCR pool: with region lookups its reservation is looked up as a Capacity Block is.
+ODCR = {
+    **SETTINGS,
+    "pool": {
+        "instance_types": ["g6.xlarge"],
+        "capacity_reservation": {"type": "odcr", "id": ODCR_ID},
+    },
+}
+
+
+def _odcr_key() -> str:
+    probe = cdk.Stack(cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    return reservation_key(probe, ODCR_ID)
+
+
+def _odcr_missing(context: dict, out) -> list[dict]:
+    app = cdk.App(context=context, outdir=str(out))
+    GpuPoolStack(app, "GpuPool", settings=load_settings(ODCR, None))
+    app.synth()
+    missing = json.loads((out / "manifest.json").read_text()).get("missing", [])
+    return [m for m in missing if m["key"] == _odcr_key()]
+
+
+def _odcr_error(answer: list[dict]) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        GpuPoolStack(
+            cdk.App(context={REGION_LOOKUPS: True, **LOOKUP, _odcr_key(): answer}),
+            "GpuPool",
+            settings=load_settings(ODCR, None),
+        )
+    return str(err.value).splitlines()
+
+
+def test_an_odcr_is_looked_up_only_with_region_lookups(tmp_path):
+    """#31 item 2, "Capacity Blocks and ODCRs in the stack's Region only": an ODCR by id is
+    asked under the Capacity Block's key form (it may find nothing); an app without region
+    lookups asks nothing new and warns nothing (GP-TRAIN-20 is the Capacity Block's)."""
+    (lookup,) = _odcr_missing({REGION_LOOKUPS: True, **LOOKUP}, tmp_path / "on")
+    # The key docs/training.md writes for a block, with the ODCR's id (docs/region.md).
+    documented = next(
+        line.strip().split('"')[1]
+        for line in (ROOT / "docs/training.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith('"cc-api-provider:')
+    )
+    assert lookup["key"] == documented.replace(CAPACITY_BLOCK_ID, ODCR_ID)
+    assert lookup["provider"] == "cc-api-provider"
+    assert lookup["props"]["ignoreErrorOnMissingContext"] is True
+    assert _odcr_missing(LOOKUP, tmp_path / "off") == []
+    stack = GpuPoolStack(cdk.App(context={REGION_LOOKUPS: True, **LOOKUP}), "GpuPool", settings=load_settings(ODCR, None))
+    assert [e for e in stack.node.metadata if "GP-TRAIN-20" in str(e.data)] == []
+
+
+def test_an_odcr_the_lookup_does_not_find_is_gp_region_07(tmp_path):
+    (lookup,) = _odcr_missing({REGION_LOOKUPS: True, **LOOKUP}, tmp_path)
+    assert _odcr_error(lookup["props"]["dummyValue"]) == [
+        f"pool.capacity_reservation.id: EC2 has no reservation {ODCR_ID} in us-east-1 for "
+        "account 123456789012 (Cloud Control GetResource, cached in cdk.context.json): a launch "
+        "uses only reservations of its own Region and account; name a reservation of account "
+        "123456789012 in us-east-1, or deploy the pool's cluster to the Region the reservation "
+        "was made in (the answer is cached: `cdk context --reset` its entry if the reservation "
+        "appears here later)"
+    ]
+
+
+def test_an_odcr_in_another_regions_zone_is_gp_region_05():
+    answer = {"AvailabilityZone": "us-west-2a", "InstanceType": "g6.xlarge", "TotalInstanceCount": 2}
+    assert _odcr_error([answer]) == [
+        f"pool.capacity_reservation.id: {ODCR_ID} is in us-west-2a (us-west-2, "
+        "cdk.context.json), the stack in us-east-1: a launch uses only reservations of its own "
+        "Region; use a reservation in us-east-1, or deploy the pool's cluster to us-west-2"
+    ]
+
+
+def test_an_odcr_in_the_stacks_region_is_not_judged_as_a_capacity_block():
+    """Its count and type are not the pool's limits (GP-TRAIN-16/17 are Capacity Block rules)."""
+    answer = {"AvailabilityZone": "us-east-1a", "InstanceType": "g6e.xlarge", "TotalInstanceCount": 1}
+    stack = GpuPoolStack(
+        cdk.App(context={REGION_LOOKUPS: True, **LOOKUP, _odcr_key(): [answer]}),
+        "GpuPool",
+        settings=load_settings(ODCR, None),
+    )
+    assert [e for e in stack.node.metadata if "GP-TRAIN" in str(e.data)] == []

@@ -311,6 +311,18 @@ def test_every_entrys_mistakes_are_reported_each_led_by_its_entry(tmp_path):
     ]
 
 
+def test_two_clusters_of_the_default_name_are_named_as_that_default(tmp_path):
+    """Review nit: a cluster.name no file, entry or context sets read as if one had chosen it
+    (fails before: no mention of the default)."""
+    config = tmp_path / "fleet.yaml"
+    config.write_text("clusters:\n  - {region: us-east-1}\n  - {region: us-east-1}\n")
+    assert _error({}, config) == [
+        "cluster 'gpu-pool' (the default cluster.name: none is set) in account (of the deploy "
+        f"environment), Region us-east-1 twice: {config} clusters[0] and {config} clusters[1]; "
+        "each cluster once (another cluster.name, account or region)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -128,7 +128,8 @@ def test_nothing_looked_up_judges_nothing():
             {AL2023_X86: False, BOTTLEROCKET_X86: True},
             "pools.gpu.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for "
             "Kubernetes 1.35 (no SSM parameter /aws/service/eks/optimized-ami/1.35/"
-            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json): "
+            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json: "
+            "`cdk context --reset` its entry to look again): "
             "set ami_family BOTTLEROCKET (BOTTLEROCKET_x86_64_NVIDIA), which is, or deploy the pool to "
             "another Region",
         ),
@@ -137,15 +138,30 @@ def test_nothing_looked_up_judges_nothing():
             {AL2023_X86: False, BOTTLEROCKET_X86: False},
             "pools.gpu.ami_family: BOTTLEROCKET_x86_64_NVIDIA is not published in us-east-1 for "
             "Kubernetes 1.35 (no SSM parameter /aws/service/bottlerocket/aws-k8s-1.35-nvidia/"
-            "x86_64/latest/image_id, cached in cdk.context.json): deploy the pool to a Region "
-            "that publishes it",
+            "x86_64/latest/image_id, cached in cdk.context.json: `cdk context --reset` its entry "
+            "to look again): deploy the pool to a Region that publishes it; no NVIDIA AMI looked "
+            "up for Kubernetes 1.35 is published in us-east-1: if the minor is new, it may be "
+            "published nowhere yet, so set an older cluster.kubernetes_version until it is",
         ),
         (
             {"ami_type": AL2023_X86},
             {AL2023_X86: False},
             "pools.gpu.ami_type: AL2023_x86_64_NVIDIA is not published in us-east-1 for "
             "Kubernetes 1.35 (no SSM parameter /aws/service/eks/optimized-ami/1.35/"
-            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json): "
+            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json: "
+            "`cdk context --reset` its entry to look again): "
+            "deploy the pool to a Region that publishes it; no NVIDIA AMI looked up for "
+            "Kubernetes 1.35 is published in us-east-1: if the minor is new, it may be published "
+            "nowhere yet, so set an older cluster.kubernetes_version until it is",
+        ),
+        (
+            # Another architecture's AMI of the minor is published here: a Region gap.
+            {"ami_type": AL2023_X86},
+            {AL2023_X86: False, "AL2023_ARM_64_NVIDIA": True},
+            "pools.gpu.ami_type: AL2023_x86_64_NVIDIA is not published in us-east-1 for "
+            "Kubernetes 1.35 (no SSM parameter /aws/service/eks/optimized-ami/1.35/"
+            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json: "
+            "`cdk context --reset` its entry to look again): "
             "deploy the pool to a Region that publishes it",
         ),
         (
@@ -153,7 +169,8 @@ def test_nothing_looked_up_judges_nothing():
             {AL2023_X86: False, BOTTLEROCKET_X86: True},
             "pools.gpu.ami_type: AL2023_x86_64_NVIDIA is not published in us-east-1 for "
             "Kubernetes 1.35 (no SSM parameter /aws/service/eks/optimized-ami/1.35/"
-            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json): "
+            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json: "
+            "`cdk context --reset` its entry to look again): "
             "set ami_family BOTTLEROCKET with ami_type BOTTLEROCKET_x86_64_NVIDIA, which is, or "
             "deploy the pool to another Region",
         ),
@@ -163,8 +180,11 @@ def test_nothing_looked_up_judges_nothing():
             {AL2023_X86: False},
             "pools.gpu.ami_family: AL2023_x86_64_NVIDIA is not published in us-east-1 for "
             "Kubernetes 1.35 (no SSM parameter /aws/service/eks/optimized-ami/1.35/"
-            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json): "
-            "deploy the pool to a Region that publishes it",
+            "amazon-linux-2023/x86_64/nvidia/recommended/image_id, cached in cdk.context.json: "
+            "`cdk context --reset` its entry to look again): "
+            "deploy the pool to a Region that publishes it; no NVIDIA AMI looked up for "
+            "Kubernetes 1.35 is published in us-east-1: if the minor is new, it may be published "
+            "nowhere yet, so set an older cluster.kubernetes_version until it is",
         ),
         # Auto Mode: EKS chooses the image.
         ({"provisioner": "auto-mode", "ami_family": "BOTTLEROCKET"}, {BOTTLEROCKET_X86: False}, []),
@@ -174,6 +194,7 @@ def test_nothing_looked_up_judges_nothing():
         "al2023-missing",
         "bottlerocket-missing",
         "ami-type-missing",
+        "ami-type-other-architecture",
         "ami-type-other-family",
         "karpenter-published",
         "karpenter-missing",

@@ -71,13 +71,6 @@ _WILDCARD_REASONS: list[tuple[re.Pattern[str], str]] = [
         "self-mutation assumes the CDK bootstrap roles (deploy, file and image publishing), "
         "only those tagged aws-cdk:bootstrap-role (the statement's condition)",
     ),
-    (
-        re.compile(
-            r"^Resource::arn:(?:<AWS::Partition>|aws[a-z-]*):iam::[0-9]{12}:role/gpu-pool-verify/\*$"
-        ),
-        "the verify step assumes a cluster's verify role; only GpuPoolStack's ClusterVerifier "
-        "creates roles under the path /gpu-pool-verify/, with generated names",
-    ),
 ]
 
 # Statements on "*" in CDK Pipelines' roles, by their actions: why each cannot be narrower.
