@@ -42,6 +42,14 @@ VERIFY_READS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("resource.nvidia.com", ("computedomains",)),
 )
 READ_VERBS = ("get", "list", "watch")
+# The DRA smoke objects verify creates and deletes in its namespace (cli/smoke_test.py): the EKS
+# edit policy covers pods, but is not documented to cover resource.k8s.io objects, and a CRD's
+# objects (the driver's ComputeDomains; its chart aggregates no RBAC to `edit`) never.
+VERIFY_WRITES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("resource.k8s.io", ("resourceclaimtemplates",)),
+    ("resource.nvidia.com", ("computedomains",)),
+)
+WRITE_VERBS = ("create", "get", "list", "watch", "delete")
 
 
 @dataclass(frozen=True)
@@ -101,10 +109,36 @@ def verify_reads_manifest(stack_name: str) -> list[dict[str, Any]]:
     ]
 
 
+def verify_writes_manifest(stack_name: str, namespace: str) -> list[dict[str, Any]]:
+    """A Role in the smoke namespace for the DRA smoke objects verify creates, bound to the
+    stack's verify group."""
+    name = verify_group(stack_name)
+    rules = [
+        {"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE_VERBS)}
+        for group, resources in VERIFY_WRITES
+    ]
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": name, "namespace": namespace},
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": name, "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}],
+        },
+    ]
+
+
 class ClusterVerifier(Construct):
     """The verify role (named verifier_role_name(stack name) under VERIFIER_ROLE_PATH), its EKS
     access entry (in the group verify_group(stack name), which a ClusterRole of verify's
-    cluster-wide reads is bound to, applied through the cluster's kubectl provider), and the
+    cluster-wide reads and a Role of its DRA smoke objects are bound to, applied through the
+    cluster's kubectl provider), and the
     role's ARN as the stack output `VerifierRoleArn` (what a pipeline's verify step reads)."""
 
     def __init__(
@@ -176,6 +210,12 @@ class ClusterVerifier(Construct):
         entry.kubernetes_groups = [verify_group(stack.stack_name)]
         self.reads = eks.KubernetesManifest(
             self, "Reads", cluster=cluster, manifest=verify_reads_manifest(stack.stack_name)
+        )
+        self.writes = eks.KubernetesManifest(
+            self,
+            "Writes",
+            cluster=cluster,
+            manifest=verify_writes_manifest(stack.stack_name, verifier.namespace),
         )
         self.role_arn_output = CfnOutput(
             stack,

@@ -371,7 +371,7 @@ def test_its_group_reads_exactly_what_verify_reads_cluster_wide(cluster_stacks):
     (manifest,) = [
         json.loads(r["Properties"]["Manifest"])
         for k, r in _of_type(template, "Custom::AWSCDK-EKS-KubernetesResource").items()
-        if k.startswith("Verifier")
+        if k.startswith("VerifierReads")
     ]
     role, binding = manifest
     name = "gpu-pool-verify-gputraining-us-west-2"
@@ -604,3 +604,34 @@ def test_only_the_pipelines_verify_steps_may_assume_a_clusters_verify_role(
     )
     assert [o["result"] for o in outcomes] == ["Allowed"] + ["ImplicitlyDenied"] * 4
     assert all(o["ignoredContextKeys"] == [] for o in outcomes)
+
+
+def test_its_group_writes_only_the_dra_smoke_objects_in_the_smoke_namespace(cluster_stacks):
+    """verify creates a DRA pool's ResourceClaimTemplate and an UltraServer pool's ComputeDomain
+    (cli/smoke_test.py) beside its pod: a Role for exactly those in the smoke namespace, bound to
+    the access entry's group (the EKS edit policy does not document resource.k8s.io, and a CRD's
+    objects are in no built-in role). Fails before: verify could not create them."""
+    _, template = cluster_stacks["GpuTraining-us-west-2"]
+    (manifest,) = [
+        json.loads(r["Properties"]["Manifest"])
+        for k, r in _of_type(template, "Custom::AWSCDK-EKS-KubernetesResource").items()
+        if k.startswith("VerifierWrites")
+    ]
+    role, binding = manifest
+    name = "gpu-pool-verify-gputraining-us-west-2"
+    write = ["create", "get", "list", "watch", "delete"]
+    named = ("name", "namespace")
+    assert (role["kind"], *map(role["metadata"].get, named)) == ("Role", name, "default")
+    assert role["rules"] == [
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaimtemplates"], "verbs": write},
+        {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": write},
+    ]
+    assert (binding["kind"], *map(binding["metadata"].get, named)) == (
+        "RoleBinding",
+        name,
+        "default",
+    )
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name}
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+    ]
