@@ -78,19 +78,19 @@ def _parser() -> argparse.ArgumentParser:
             help="settings file merged over cdk.json (YAML/JSON); plan also takes a fleet "
             "(a directory of them, or a fleet file: docs/fleet.md)",
         )
-        # doctor: --cdk-out checks every cluster of the assembly, --stack (repeated) chooses.
-        source = command.add_mutually_exclusive_group() if name != "doctor" else command
-        source.add_argument(
+        command.add_argument(
             "--cdk-out",
             metavar="DIR",
             help="the pools recorded in this cloud assembly (cdk synth's output), not the settings"
             + ("; doctor: every cluster of it" if name == "doctor" else ""),
         )
-        source.add_argument(
+        # With --cdk-out, --stack chooses stacks of the assembly (doctor: repeated).
+        command.add_argument(
             "--stack",
             metavar="NAME",
-            help="the pools recorded in this deployed stack's outputs, not the settings"
-            + ("; with --cdk-out: only this stack's clusters (repeat)" if name == "doctor" else ""),
+            help="the pools recorded in this deployed stack's outputs, not the settings; with "
+            "--cdk-out: only this stack of the assembly"
+            + (" (repeat)" if name == "doctor" else ""),
             action="append" if name == "doctor" else "store",
         )
         if name == PLAN:
@@ -206,7 +206,7 @@ def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
     if (args.cdk_out or args.stack) and args.config:
         raise CliError("--config: settings are not read with --cdk-out or --stack; drop one")
     if args.cdk_out:
-        return assembly_pools(Path(args.cdk_out))
+        return assembly_pools(Path(args.cdk_out), args.stack)
     if args.stack:
         aws = aws or _aws(None)
         if aws is None:

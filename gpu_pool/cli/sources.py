@@ -34,17 +34,27 @@ class Pools:
 
     def pool(self, name: str | None) -> PoolRecord:
         """The pool named by --pool, or the only one."""
-        names = ", ".join(p.name for p in self.records)
+        names = ", ".join(dict.fromkeys(p.name for p in self.records))
         if name is None:
             if len(self.records) == 1:
                 return self.records[0]
             if not self.records:
                 raise self.no_pools()
             raise CliError(f"--pool: {self.source} describe several pools ({names}); name one")
-        for record in self.records:
-            if record.name == name:
-                return record
-        raise CliError(f"--pool: no pool named '{name}' in {self.source} (pools: {names})")
+        named = [record for record in self.records if record.name == name]
+        if not named:
+            raise CliError(f"--pool: no pool named '{name}' in {self.source} (pools: {names})")
+        if len(named) > 1:
+            # A fleet's clusters may each have a pool of this name: never pick one silently.
+            listed = ", ".join(
+                f"{r.cluster_name or '(generated)'}" + (f" in {r.region}" if r.region else "")
+                for r in named
+            )
+            raise CliError(
+                f"--pool: '{name}' is a pool of several clusters in {self.source} ({listed}); "
+                "choose the cluster's stack with --stack NAME"
+            )
+        return named[0]
 
     def cluster(self, pool: PoolRecord | None = None) -> tuple[str, str | None]:
         """The cluster (name, region) of `pool`, or the one cluster of every pool."""
@@ -107,11 +117,17 @@ class StackPools:
     records: tuple[PoolRecord, ...]
 
 
-def assembly_pools(out: Path) -> Pools:
+def assembly_pools(out: Path, stack: str | None = None) -> Pools:
     """The records in a synthesized cloud assembly (`cdk synth`'s output directory), nested
-    assemblies (stages) included."""
-    records = [record for stack in assembly_stacks(out) for record in stack.records]
-    return Pools(records, f"the pool records in '{out}'")
+    assemblies (stages) included; only stack `stack`'s when given (a fleet's one cluster)."""
+    stacks = assembly_stacks(out)
+    if stack is None:
+        return Pools([r for s in stacks for r in s.records], f"the pool records in '{out}'")
+    chosen = [s for s in stacks if s.name == stack]
+    if not chosen:
+        names = ", ".join(s.name for s in stacks if s.records) or "none with pool records"
+        raise CliError(f"--stack: no stack '{stack}' in '{out}' (stacks with pools: {names})")
+    return Pools([r for s in chosen for r in s.records], f"stack {stack} in '{out}'")
 
 
 def assembly_stacks(out: Path) -> list[StackPools]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.main import main
@@ -98,3 +99,30 @@ def test_a_fleets_errors_are_every_files(fleet, capsys):
         "us-east-1",
         *[f"{fleet / 'us.yaml'}: {line}" for line in str(refused.value).splitlines()],
     ]
+
+
+def test_a_pool_name_on_several_clusters_of_an_assembly_is_never_picked_silently(
+    fleet_assembly, capsys
+):
+    """The fleet's three clusters each have a pool `gpu`: verify or smoke-test-manifest must
+    not take the first; --stack with --cdk-out chooses the cluster (fails before: the first
+    cluster's pool, and --stack was refused beside --cdk-out)."""
+    out = str(fleet_assembly)
+    assert main(["smoke-test-manifest", "--cdk-out", out, "--pool", "gpu"]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: --pool: 'gpu' is a pool of several clusters in the pool records in '{out}' "
+        "(inference in us-east-1, research in us-west-2, inference in eu-west-1); choose the "
+        "cluster's stack with --stack NAME\n"
+    )
+    stack = "GpuPool-research-us-west-2"
+    assert main(["smoke-test-manifest", "--cdk-out", out, "--stack", stack, "--pool", "gpu"]) == 0
+    (pod,) = yaml.safe_load_all(capsys.readouterr().out)
+    assert pod["spec"]["nodeSelector"] == {"gpu-pool.io/pool": "gpu"}
+    assert main(["plan", "--cdk-out", out, "--stack", stack]) == 0
+    headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Cluster")]
+    assert headers == ["Cluster research, region us-west-2 (its prices below are us-east-1's)"]
+    assert main(["smoke-test-manifest", "--cdk-out", out, "--stack", "Nope"]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu-pool: --stack: no stack 'Nope' in '{out}' (stacks with pools: "
+        "GpuPool-inference-us-east-1, GpuPool-research-us-west-2, GpuPool-inference-eu-west-1)\n"
+    )
