@@ -69,7 +69,8 @@ def describe_validation_error(err: ValidationError, model: type[BaseModel]) -> s
                 lines.append(path)  # completed below, once every member's kind is known
             unions[path][0].append(_KINDS[problem["type"]])
         else:
-            lines.append(f"{path}: {_plain(problem)} (got {problem.get('input')!r})")
+            hint = _quote_hint(problem)
+            lines.append(f"{path}: {_plain(problem)} (got {problem.get('input')!r}){hint}")
     described = []
     for line in lines:
         if line not in unions:
@@ -92,6 +93,14 @@ _KINDS = {
     "model_type": "a mapping of settings",
     "model_attributes_type": "a mapping of settings",
 }
+
+
+def _quote_hint(problem: Any) -> str:
+    """A decimal number where text is expected is YAML reading a version (`1.30` is the number
+    1.3): say to quote it. Empty for every other problem."""
+    if problem["type"] != "string_type" or not isinstance(problem.get("input"), float):
+        return ""
+    return '; put it in quotes, e.g. "1.30": YAML reads an unquoted 1.30 as the number 1.3'
 
 
 def _plain(problem: Any) -> str:

@@ -170,6 +170,12 @@ def test_every_problem_is_one_line_in_the_order_of_the_settings():
     ("context", "expected"),
     [
         ({"pool": {"labels": {1: "x"}}}, "pool.labels[1]: must be text (got 1)"),
+        # YAML reads an unquoted `kubernetes_version: 1.30` as the number 1.3.
+        (
+            {"cluster": {"kubernetes_version": 1.3}},
+            'cluster.kubernetes_version: must be text (got 1.3); put it in quotes, e.g. "1.30": '
+            "YAML reads an unquoted 1.30 as the number 1.3",
+        ),
         (
             {"pool": {"instance_types": [5]}},
             "pool.instance_types[0]: must be text or a list (got 5)",
@@ -196,7 +202,7 @@ def test_every_problem_is_one_line_in_the_order_of_the_settings():
             "instance_types: ..., ...} (got None)",
         ),
     ],
-    ids=["mapping-key", "union", "union-member-contents", "too-long", "empty", "bound", "model"],
+    ids=["mapping-key", "unquoted-version", "union", "union-member-contents", "too-long", "empty", "bound", "model"],
 )
 def test_type_and_range_mistakes_read_in_the_references_words(context, expected):
     assert message(context) == expected
