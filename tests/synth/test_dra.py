@@ -13,52 +13,22 @@ from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings, deep_merge
 from tests.support.cfn import helm_values, node_of, only, resources, synth, tags_by_nodegroup
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
+from tests.support.dra import NAMESPACE, POOL_LABEL, expected_driver_values
 from tests.support.helm import helm_binary, manifests, render_vendored
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 CHART = "nvidia-dra-driver-gpu-25.12.0"
 # Cluster Autoscaler cannot start a DRA node group from zero (GP-DRA-10).
 KEEPS_A_NODE = {"min_size": 1, "desired_size": 1}
-NAMESPACE = "nvidia-dra-driver-gpu"
-POOL_LABEL = "gpu-pool.io/pool"
 
-EXPECTED_VALUES = {
-    "nvidiaDriverRoot": "/",
-    "resourceApiVersion": "resource.k8s.io/v1",
-    "gpuResourcesEnabledOverride": True,
-    "controller": {
-        "tolerations": [],
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "DoesNotExist"}]}
-                    ]
-                }
-            }
-        },
-    },
-    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
-    "kubeletPlugin": {
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {"key": POOL_LABEL, "operator": "In", "values": ["dra"]}
-                            ]
-                        }
-                    ]
-                }
-            }
-        },
-        "tolerations": [
-            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-            {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
-        ],
-    },
-}
+EXPECTED_VALUES = expected_driver_values(
+    ["dra"],
+    [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
+    ],
+    compute_domains=False,
+)
 
 
 def charts(template, name):

@@ -15,6 +15,8 @@ from gpu_pool.cli.smoke_test import smoke_test_objects
 from gpu_pool.cli.sources import settings_pools
 from gpu_pool.model.scheduling import pod_fits_node
 from tests.support.cfn import helm_values, node_of, render
+from tests.support.dra import NAMESPACE as DRA_NAMESPACE
+from tests.support.dra import POOL_LABEL, expected_driver_values
 from tests.support.docs_examples import app_settings, as_the_app_reads, settings_example
 from tests.support.looked_up import synth_looked_up
 
@@ -22,44 +24,13 @@ pytestmark = pytest.mark.synth
 
 BLOCK = "cr-0123456789abcdef0"
 DRA_CHART = "nvidia-dra-driver-gpu-25.12.0"
-DRA_NAMESPACE = "nvidia-dra-driver-gpu"
-POOL_LABEL = "gpu-pool.io/pool"
 # The DRA driver's release for the one UltraServer pool: GPUs and ComputeDomains, the kubelet
 # plugin on the pool's nodes (tolerating its default taint), the controller off every GPU pool.
-DRA_VALUES = {
-    "nvidiaDriverRoot": "/",
-    "resourceApiVersion": "resource.k8s.io/v1",
-    "gpuResourcesEnabledOverride": True,
-    "controller": {
-        "tolerations": [],
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "DoesNotExist"}]}
-                    ]
-                }
-            }
-        },
-    },
-    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
-    "kubeletPlugin": {
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {"key": POOL_LABEL, "operator": "In", "values": ["gb200"]}
-                            ]
-                        }
-                    ]
-                }
-            }
-        },
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-    },
-}
+DRA_VALUES = expected_driver_values(
+    ["gb200"],
+    [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    compute_domains=True,
+)
 
 
 EXAMPLE = ("docs/dra-and-ultraservers.md", "Example: a GB200 UltraServer")

@@ -1,0 +1,37 @@
+"""The NVIDIA DRA driver release's values a cluster should get, written out independently of
+gpu_pool/plan/dra.py: the tests compare the synthesized release with these."""
+
+from __future__ import annotations
+
+POOL_LABEL = "gpu-pool.io/pool"
+NAMESPACE = "nvidia-dra-driver-gpu"
+
+
+def _required(*expressions: dict) -> dict:
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": list(expressions)}]
+            }
+        }
+    }
+
+
+def expected_driver_values(pools: list[str], tolerations: list[dict], *, compute_domains: bool):
+    """Chart 25.12.0's values: GPUs (with the override its validation asks for), ComputeDomains
+    only with an UltraServer pool, the host's driver root, the kubelet plugin on `pools`' nodes
+    tolerating `tolerations`, the controller on any node of no GPU pool."""
+    return {
+        "nvidiaDriverRoot": "/",
+        "resourceApiVersion": "resource.k8s.io/v1",
+        "gpuResourcesEnabledOverride": True,
+        "controller": {
+            "tolerations": [],
+            "affinity": _required({"key": POOL_LABEL, "operator": "DoesNotExist"}),
+        },
+        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": compute_domains}},
+        "kubeletPlugin": {
+            "affinity": _required({"key": POOL_LABEL, "operator": "In", "values": pools}),
+            "tolerations": tolerations,
+        },
+    }
