@@ -50,6 +50,10 @@ VERIFY_WRITES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("resource.nvidia.com", ("computedomains",)),
 )
 WRITE_VERBS = ("create", "get", "list", "watch", "delete")
+# Namespaces every cluster has and Kubernetes never deletes (the NamespaceLifecycle admission
+# plugin's immortal namespaces, and kube-node-lease): any other smoke namespace is created with
+# the verify role's Role, or applying the Role would fail the deploy (namespace not found).
+CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 @dataclass(frozen=True)
@@ -111,13 +115,20 @@ def verify_reads_manifest(stack_name: str) -> list[dict[str, Any]]:
 
 def verify_writes_manifest(stack_name: str, namespace: str) -> list[dict[str, Any]]:
     """A Role in the smoke namespace for the DRA smoke objects verify creates, bound to the
-    stack's verify group."""
+    stack's verify group; first the namespace itself unless every cluster has it (it is then
+    the stack's, and goes with it: a namespace of its own, not one that holds other work)."""
     name = verify_group(stack_name)
     rules = [
         {"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE_VERBS)}
         for group, resources in VERIFY_WRITES
     ]
+    created = (
+        []
+        if namespace in CLUSTER_NAMESPACES
+        else [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    )
     return [
+        *created,
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",

@@ -106,7 +106,9 @@ class PipelineSettings(_Settings):
         "a Kubernetes namespace name (lowercase letters, digits and '-', at most 63)",
         default="default",
     )
-    """Where the smoke pod runs; the only namespace the verify role may change."""
+    """Where the smoke pod runs; the only namespace the verify role may change. Unless every
+    cluster has it (default, kube-system, ...), each cluster's stack creates it and deletes it
+    with the stack: give one of its own."""
     verify_install_commands: list[ShellCommand] = Field(
         default_factory=lambda: ["python -m pip install -r requirements.txt ."], min_length=1
     )

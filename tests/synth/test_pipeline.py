@@ -505,6 +505,19 @@ def test_an_existing_cluster_gets_the_verify_role_and_access_entry_by_its_name()
     assert {"Type": "namespace", "Namespaces": ["smoke"]} in [
         p["AccessScope"] for p in entry["AccessPolicies"]
     ]
+    # A namespace no cluster has is created before the Role in it, or kubectl apply fails the
+    # deploy with `namespaces "smoke" not found` (fails before: no Namespace).
+    (writes,) = [
+        json.loads(r["Properties"]["Manifest"])
+        for k, r in _of_type(template, "Custom::AWSCDK-EKS-KubernetesResource").items()
+        if k.startswith("VerifierWrites")
+    ]
+    assert [(o["kind"], o["metadata"].get("namespace")) for o in writes] == [
+        ("Namespace", None),
+        ("Role", "smoke"),
+        ("RoleBinding", "smoke"),
+    ]
+    assert writes[0]["metadata"]["name"] == "smoke"
     statements = [
         s
         for r in _of_type(template, "AWS::IAM::Policy").values()
@@ -617,7 +630,7 @@ def test_its_group_writes_only_the_dra_smoke_objects_in_the_smoke_namespace(clus
         for k, r in _of_type(template, "Custom::AWSCDK-EKS-KubernetesResource").items()
         if k.startswith("VerifierWrites")
     ]
-    role, binding = manifest
+    role, binding = manifest  # `default` exists on every cluster: no Namespace
     name = "gpu-pool-verify-gputraining-us-west-2"
     write = ["create", "get", "list", "watch", "delete"]
     named = ("name", "namespace")
