@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path
 
 from gpu_pool.checks.controllers import check_autoscaler, check_karpenter_install
-from gpu_pool.checks.syntax import ZONE
+from gpu_pool.model.aws_names import ZONE
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION, EXACT_VERSION, KUBERNETES_RELEASES
 from gpu_pool.plan.cluster import uses_auto_mode

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from gpu_pool.checks.syntax import ZONE
+from gpu_pool.model.aws_names import ZONE
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.cluster import cluster_zones, placeholder_zones, uses_auto_mode

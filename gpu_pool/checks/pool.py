@@ -15,11 +15,11 @@ from gpu_pool.checks.syntax import (
     QUALIFIED_KEY,
     VALID_KEY,
     VALID_VALUE,
-    ZONE,
     exact_versions,
     pairs,
 )
 from gpu_pool.model.ami import nvidia_ami_type
+from gpu_pool.model.aws_names import ZONE
 from gpu_pool.model.catalog import Architecture, GpuInstanceType
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.labels import (

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from gpu_pool.model.aws_names import zone_region
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.cluster import cluster_zones
@@ -23,7 +24,6 @@ from gpu_pool.plan.region import (
     ami_parameter,
     pool_ami_types,
     pool_instance_types,
-    zone_region,
 )
 from gpu_pool.settings import AppSettings
 

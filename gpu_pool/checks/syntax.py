@@ -1,5 +1,5 @@
 """Syntax the systems that consume our settings enforce: Kubernetes label keys and values,
-zone names, exact versions."""
+exact versions (zone names: model/aws_names.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from collections.abc import Iterator, Mapping
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.model.versions import EXACT_VERSION
 
-ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$")
 LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 QUALIFIED_KEY = re.compile(
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?" + LABEL_NAME + "$"

@@ -20,8 +20,6 @@ from gpu_pool.plan.pool import PoolPlan, ami_type_for
 _AMI_TYPE = re.compile(r"^(?P<family>AL2023|BOTTLEROCKET)_(?P<cpu>x86_64|ARM_64)_NVIDIA$")
 # The architecture as the SSM parameter paths spell it.
 _ARCH = {"x86_64": "x86_64", "ARM_64": "arm64"}
-# A standard Availability Zone: its Region and one letter (us-east-1a).
-_ZONE = re.compile(r"^(?P<region>[a-z]{2}(-[a-z]+)+-[0-9])[a-z]$")
 
 
 @dataclass(frozen=True)
@@ -66,10 +64,3 @@ def pool_ami_types(plan: PoolPlan) -> list[str]:
 def pool_instance_types(plan: PoolPlan) -> list[str]:
     """The pool's instance type names, in order of first mention."""
     return list(dict.fromkeys(t.name for group in plan.entries for t in group))
-
-
-def zone_region(zone: str) -> str | None:
-    """The Region of a standard Availability Zone name (us-east-1a -> us-east-1); None for
-    another form."""
-    match = _ZONE.match(zone)
-    return None if match is None else match["region"]

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from gpu_pool.model.aws_names import REGION
 from gpu_pool.model.findings import RULE_ID
 from gpu_pool.model.rule_levels import rule_levels
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
@@ -603,20 +604,26 @@ Reason = Annotated[
 ]
 
 
+# AWS names, each a pattern and what would be valid: every settings model that takes one.
+ACCOUNT_ID = (r"^[0-9]{12}$", "a 12-digit AWS account id")
+REGION_NAME = (REGION, "an AWS region name such as us-east-1")
+STACK_NAME = (
+    r"^[A-Za-z][A-Za-z0-9-]{0,127}$",
+    "a CloudFormation stack name: a letter, then up to 127 letters, digits or '-'",
+)
+
+
 class AppSettings(_Settings):
     """Everything the app deploys: one file per account/region/cluster."""
 
     stack_name: str = matching(
-        r"^[A-Za-z][A-Za-z0-9-]{0,127}$",
-        "a CloudFormation stack name: a letter, then up to 127 letters, digits or '-'",
+        *STACK_NAME,
         default="GpuPool",
     )
     """The CloudFormation stack's name."""
-    account: str | None = matching(r"^[0-9]{12}$", "a 12-digit AWS account id", default=None)
+    account: str | None = matching(*ACCOUNT_ID, default=None)
     """Both unset: an environment-agnostic stack (synthesizes without AWS credentials)."""
-    region: str | None = matching(
-        r"^[a-z]{2}(-[a-z]+)+-[0-9]$", "an AWS region name such as us-east-1", default=None
-    )
+    region: str | None = matching(*REGION_NAME, default=None)
     """The stack's region; with account, an environment-bound stack (needed for zones)."""
     cluster: ClusterSettings = ClusterSettings()
     """The EKS cluster: created by the app unless cluster.existing is set."""

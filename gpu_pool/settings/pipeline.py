@@ -13,10 +13,7 @@ from typing import Annotated
 from pydantic import Field, field_validator
 
 from gpu_pool.settings.errors import ConfigError, matching
-from gpu_pool.settings.models import AppSettings, _Settings
-
-_REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]$"
-_STACK_NAME = r"^[A-Za-z][A-Za-z0-9-]{0,127}$"
+from gpu_pool.settings.models import ACCOUNT_ID, REGION_NAME, STACK_NAME, AppSettings, _Settings
 
 # A wave's entry: a Region (every cluster there) or one cluster's stack_name.
 # Patterns spelt apart from equal ones elsewhere: errors.matching keys each message by the
@@ -58,16 +55,12 @@ class PipelineSettings(_Settings):
     by `gpu-pool verify` on every pool: a failed verify stops the rollout before the next wave.
     """
 
-    account: str = matching(r"^[0-9]{12}$", "a 12-digit AWS account id")
+    account: str = matching(*ACCOUNT_ID)
     """The account the pipeline runs in (its tooling account); cluster accounts trust it
     through `cdk bootstrap --trust` (docs/pipeline.md)."""
-    region: str = matching(_REGION, "an AWS region name such as us-east-1")
+    region: str = matching(*REGION_NAME)
     """The Region the pipeline runs in."""
-    stack_name: str = matching(
-        _STACK_NAME,
-        "a CloudFormation stack name: a letter, then up to 127 letters, digits or '-'",
-        default="GpuPoolPipeline",
-    )
+    stack_name: str = matching(*STACK_NAME, default="GpuPoolPipeline")
     """The pipeline stack's name (deploy it once with `cdk deploy`; it updates itself after)."""
     source: PipelineSourceSettings
     """Where the app's code comes from: connection, repository and branch."""
