@@ -23,10 +23,14 @@ _PATTERN_HINTS: dict[str, str] = {}
 
 
 def matching(regex: str, valid: str, **field: Any) -> Any:
-    """A pydantic Field with `pattern=regex`, whose mismatch message says `valid`."""
+    """A pydantic Field with `pattern=regex`, whose mismatch message says `valid`. A mismatch
+    names only its pattern, so one pattern has one message: a second field that gives the same
+    pattern another message is refused here, at import, instead of taking the first's."""
     # Runs only at import, while the models are defined: mutmut's trampolines never see it
     # (every pattern message test covers it), so its mutants would only be noise.
-    _PATTERN_HINTS[regex] = valid  # pragma: no mutate
+    known = _PATTERN_HINTS.setdefault(regex, valid)  # pragma: no mutate
+    if known != valid:  # pragma: no mutate
+        raise ValueError(f"pattern {regex!r} already says {known!r}, not {valid!r}")
     return Field(pattern=regex, **field)  # pragma: no mutate
 
 

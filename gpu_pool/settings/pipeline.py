@@ -17,8 +17,7 @@ from gpu_pool.settings.models import ACCOUNT_ID, REGION_NAME, STACK_NAME, AppSet
 
 # A wave's entry: a Region (every cluster there) or one cluster's stack_name.
 # Patterns spelt apart from equal ones elsewhere: errors.matching keys each message by the
-# pattern's text, so a shared pattern would take the other field's message (stack_name's,
-# acknowledge's reason).
+# pattern's text and refuses one pattern with two messages (stack_name's, acknowledge's reason).
 WaveSelector = Annotated[
     str,
     matching(

@@ -293,3 +293,18 @@ def test_a_file_it_cannot_read_names_the_systems_reason(tmp_path, monkeypatch):
 
     monkeypatch.setattr(type(path), "read_bytes", refuse)
     assert message({}, str(path)) == f"config: cannot read '{path}': Permission denied"
+
+
+def test_one_pattern_has_one_message():
+    """A mismatch names only its pattern: a second field giving the same pattern another
+    message is refused at import, instead of silently taking the first field's message."""
+    from gpu_pool.settings.errors import matching
+
+    matching(r"^only-in-this-test$", "what the first field says")
+    matching(r"^only-in-this-test$", "what the first field says")  # the same message: shared
+    with pytest.raises(ValueError) as raised:
+        matching(r"^only-in-this-test$", "another message")
+    assert str(raised.value) == (
+        "pattern '^only-in-this-test$' already says 'what the first field says', not "
+        "'another message'"
+    )
