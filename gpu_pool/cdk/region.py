@@ -40,12 +40,18 @@ _NOT_LOOKED_UP = ["dummy1a"]
 _NOT_PUBLISHED = "not-published"
 
 
+def region_lookups(scope: Construct) -> bool:
+    """Whether the app asks for region lookups: context `gpu-pool:region-lookups` true (from
+    cdk.json) or "true" (from `-c`)."""
+    return scope.node.try_get_context(REGION_LOOKUPS) in (True, "true")
+
+
 def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> RegionFacts | None:
     """The stack's Region's offerings of the pools' instance types and its EKS NVIDIA AMI types
     for `minor`, as cached; None without `gpu-pool:region-lookups` (true, or "true" from
     `-c`) and for an environment-agnostic stack (no lookup is possible)."""
     stack = Stack.of(scope)
-    if scope.node.try_get_context(REGION_LOOKUPS) not in (True, "true"):
+    if not region_lookups(scope):
         return None
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return None

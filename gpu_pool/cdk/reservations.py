@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from aws_cdk import ContextProvider, Stack, Token
 from constructs import Construct
 
-from gpu_pool.cdk.region import REGION_LOOKUPS
+from gpu_pool.cdk.region import region_lookups
 from gpu_pool.cdk.report import warn
 from gpu_pool.model.findings import Finding, warning
 from gpu_pool.plan.capacity import ReservationFacts
@@ -47,7 +47,7 @@ def looked_up_reservations(
     stack = Stack.of(scope)
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return {}
-    odcrs = scope.node.try_get_context(REGION_LOOKUPS) in (True, "true")
+    odcrs = region_lookups(scope)
     found: dict[str, ReservationFacts | None] = {}
     for plan in plans:
         reservation = plan.settings.capacity_reservation
