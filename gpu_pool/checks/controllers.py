@@ -19,6 +19,7 @@ from gpu_pool.model.versions import (
     KARPENTER,
     KARPENTER_MIN_VERSION,
     autoscaler_image_tag,
+    version_key,
 )
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.settings import AppSettings, AutoscalerSettings
@@ -244,11 +245,11 @@ def check_karpenter_version(chart_version: str | None, minor: str | None) -> lis
                 "GP-CTRL-12",
                 "cluster.kubernetes_version",
                 f"Karpenter's compatibility matrix starts at "
-                f"{min(KARPENTER_MIN_VERSION, key=_key)}; {minor} is not in it: upgrade the "
+                f"{min(KARPENTER_MIN_VERSION, key=version_key)}; {minor} is not in it: upgrade the "
                 "cluster, or use provisioner: cluster-autoscaler",
             )
         ]
-    if _key(version) < _key(oldest):
+    if version_key(version) < version_key(oldest):
         return [
             error(
                 "GP-CTRL-13",
@@ -258,7 +259,3 @@ def check_karpenter_version(chart_version: str | None, minor: str | None) -> lis
             )
         ]
     return []
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.lstrip("v").split("."))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpu_pool.model.findings import Finding, error
+from gpu_pool.model.versions import minor_key
 from gpu_pool.plan.dra import DRA_DRIVER
 from gpu_pool.plan.gpu_software import is_bottlerocket
 from gpu_pool.plan.pool import PoolPlan
@@ -92,10 +93,8 @@ def check_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[F
     """A DRA pool against its cluster's Kubernetes minor (None: unknown)."""
     if plan.gpu_software != DRA_DRIVER or kubernetes_minor is None:
         return
-    major, _, minor = kubernetes_minor.partition(".")
-    if not (major.isdigit() and minor.isdigit()):
-        return  # not a version: the app's own rule names it (GP-APP-01)
-    if (int(major), int(minor)) < DRA_MIN_KUBERNETES:
+    key = minor_key(kubernetes_minor)
+    if key is not None and key < DRA_MIN_KUBERNETES:
         yield error(
             "GP-DRA-01",
             f"{plan.setting}.gpu_software",

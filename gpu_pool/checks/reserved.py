@@ -18,6 +18,7 @@ from gpu_pool.model.versions import (
     KARPENTER,
     KARPENTER_PLACEMENT_GROUP_SINCE,
     KARPENTER_RESERVED_CAPACITY_SINCE,
+    version_key,
 )
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
@@ -190,7 +191,7 @@ def check_karpenter_features(plan: PoolPlan, chart_version: str | None) -> Itera
             )
         )
     for setting, since, feature in needs:
-        if _key(version) < _key(since):
+        if version_key(version) < version_key(since):
             yield error(
                 "GP-TRAIN-14",
                 f"{plan.setting}.{setting}",
@@ -243,7 +244,3 @@ def check_efa_on_existing_cluster(plan: PoolPlan, existing: bool) -> Iterator[Fi
 
 def _zones(zones: list[str]) -> str:
     return f"{len(zones)} zones ({', '.join(zones)})" if zones else "no zone (every subnet's)"
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.lstrip("v").split("."))

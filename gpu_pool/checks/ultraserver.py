@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 from gpu_pool.model.catalog import GpuInstanceType
 from gpu_pool.model.findings import Finding, error, warning
+from gpu_pool.model.versions import minor_key
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
 
@@ -95,10 +96,8 @@ def check_ultraserver_minor(plan: PoolPlan, kubernetes_minor: str | None) -> Ite
     types = _ultraserver_types(plan)
     if not types or kubernetes_minor is None or plan.gpu_software == "dra-driver":
         return
-    major, _, minor = kubernetes_minor.partition(".")
-    if not (major.isdigit() and minor.isdigit()):
-        return  # not a version: the app's own rule names it (GP-APP-01)
-    if (int(major), int(minor)) < MIN_MINOR:
+    key = minor_key(kubernetes_minor)
+    if key is not None and key < MIN_MINOR:
         yield error(
             "GP-ULTRA-06",
             f"{plan.setting}.instance_types",

@@ -151,6 +151,18 @@ CLUSTER_AUTOSCALER = ChartPin(
 )
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    """A version's numbers, for comparing: `v1.14.1` -> (1, 14, 1) (ValueError if not one)."""
+    return tuple(int(part) for part in version.lstrip("v").split("."))
+
+
+def minor_key(minor: str) -> tuple[int, int] | None:
+    """A Kubernetes minor's numbers, for comparing: `1.35` -> (1, 35); None if it is not one
+    (the app's own rule names that, GP-APP-01)."""
+    major, dot, number = minor.partition(".")
+    return (int(major), int(number)) if dot and major.isdigit() and number.isdigit() else None
+
+
 def autoscaler_image_tag(minor: str) -> str | None:
     """The pinned Cluster Autoscaler image for a Kubernetes minor, if there is one."""
     release = KUBERNETES_RELEASES.get(minor)
