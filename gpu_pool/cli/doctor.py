@@ -27,6 +27,7 @@ from gpu_pool.cli.inspect.dra import (
     kubelet_plugin_daemon_sets,
     kubelet_plugin_rollout,
 )
+from gpu_pool.cli.inspect.health import health_verdicts
 from gpu_pool.cli.inspect.reserved import efa_verdict, reservation_verdict
 from gpu_pool.cli.smoke_test import ultraserver, uses_dra
 from gpu_pool.model.labels import INSTANCE_TYPE_LABEL
@@ -50,9 +51,11 @@ def doctor_verdicts(
     NodeClaim, and (with AWS) the interruption queue; for Auto Mode pools each NodePool,
     NodeClass and unfinished NodeClaim; with `metrics` (the `metrics.gpu` setting; None where
     the pools come from records, which do not say it) other than none, whether each GPU node
-    exports them. A DRA pool's nodes (gpu_software: dra-driver) are judged by the driver's
-    ResourceSlices, with no device plugin pod beside it, and the driver's kubelet-plugin
-    DaemonSet and DeviceClasses are checked instead of the device plugin's DaemonSet.
+    exports them; last, each GPU node's health as the EKS node monitoring agent reports it, and
+    what the pool's repair does about it. A DRA pool's nodes (gpu_software: dra-driver) are
+    judged by the driver's ResourceSlices, with no device plugin pod beside it, and the
+    driver's kubelet-plugin DaemonSet and DeviceClasses are checked instead of the device
+    plugin's DaemonSet.
 
     `aws`, when given, is a callable returning a boto3 client by service name; `custom` is the
     CustomObjectsApi Karpenter's objects are read with.
@@ -60,11 +63,13 @@ def doctor_verdicts(
     verdicts = []
     daemon_sets = device_plugin_daemon_sets(apps)
     driver = DriverReader(core)
-    gpu_nodes = []
+    gpu_nodes, health = [], []
     for pool in pools:
-        nodes = [as_dict(n) for n in core.list_node(label_selector=pool_selector(pool)).items]
+        listed = core.list_node(label_selector=pool_selector(pool)).items
+        nodes = [as_dict(n) for n in listed]
         verdicts += _node_verdicts(pool, nodes, daemon_sets, driver)
         gpu_nodes += nodes
+        health += health_verdicts(pool, listed, cluster_name)
     # Auto Mode's device plugin is part of its nodes, not a DaemonSet (EKS user guide,
     # automode/auto-accelerated.adoc), and a DRA pool has none: without other pools, none to find.
     if daemon_sets or any(p.provisioner != "auto-mode" and not uses_dra(p) for p in pools):
@@ -93,7 +98,8 @@ def doctor_verdicts(
             verdicts += karpenter.queue_verdicts(karpenter.queue_name(deployment), aws)
     # Auto Mode runs its Karpenter in EKS: no controller or queue to look at in the cluster.
     verdicts += _node_pool_verdicts(custom, [p for p in pools if p.provisioner == "auto-mode"])
-    return verdicts
+    # Last: GPU health and repair, the agent's view of the nodes judged above.
+    return verdicts + health
 
 
 def _node_pool_verdicts(custom: Any, pools: Sequence[PoolRecord]) -> list[Verdict]:

@@ -23,6 +23,7 @@ from gpu_pool.model.labels import (
     RESOURCE_TAG_PREFIX,
     TAINT_TAG_PREFIX,
 )
+from gpu_pool.model.node_health import AGENT_CONDITIONS
 from gpu_pool.model.scheduling import (
     node_affinity_matches,
     node_selector_matches,
@@ -87,7 +88,9 @@ def node_ready(node: dict[str, Any]) -> tuple[bool, str]:
             ready = condition["status"] == "True"
             if not ready:
                 messages.append(f"Ready={condition['status']}: {condition.get('message', '')}")
-        elif condition["status"] == "True":
+        elif (condition["status"] == "True") != (condition["type"] in AGENT_CONDITIONS):
+            # MemoryPressure and the like are problems when True; the node monitoring
+            # agent's conditions when not (True is healthy).
             messages.append(f"{condition['type']}: {condition.get('message', '')}")
     return ready, "; ".join(messages)
 

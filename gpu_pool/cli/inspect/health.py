@@ -1,0 +1,142 @@
+"""GPU health of a pool's nodes: the EKS node monitoring agent's conditions, read from the
+Kubernetes client's V1Node and V1NodeCondition, and what the pool's repair does about them
+(gpu_pool/model/node_health.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from gpu_pool.cli.inspect.cluster import Verdict
+from gpu_pool.model.node_health import (
+    ACCELERATED_HARDWARE_READY,
+    AGENT_CONDITIONS,
+    RepairAction,
+    RepairPolicy,
+)
+from gpu_pool.plan.record import PoolRecord
+
+# verify's stage when the smoke pod lands on a node whose GPU the agent reports unhealthy.
+HEALTH_STAGE = "gpu healthy"
+AGENT_ADDON = "eks-node-monitoring-agent"
+
+
+def repair_policy(pool: PoolRecord) -> RepairPolicy:
+    """The pool's repair, the one place the command reads it. Until the pool record carries
+    the pool's repair setting, what gpu-pool deploys: Auto Mode repairs always and cannot be
+    configured (EKS user guide, "Automatically repair nodes"); node groups have no
+    NodeRepairConfig and Karpenter no nodeRepair gate, so neither repairs (both off by
+    default). Only managed node groups reboot."""
+    if pool.provisioner == "auto-mode":
+        return RepairPolicy(enabled=True, reboots=False)
+    return RepairPolicy(enabled=False, reboots=pool.provisioner == "cluster-autoscaler")
+
+
+def health_verdicts(pool: PoolRecord, nodes: list[Any], cluster: str) -> list[Verdict]:
+    """Each node (V1Node) of the pool: its AcceleratedHardwareReady condition True, or a
+    warning where the agent does not report it; then each agent condition that is False, with
+    its reason, for how long and what repair does."""
+    policy, now = repair_policy(pool), datetime.now(UTC)
+    verdicts = []
+    for node in nodes:
+        name = node.metadata.name
+        conditions = {c.type: c for c in node.status.conditions or []}
+        gpu = conditions.get(ACCELERATED_HARDWARE_READY)
+        if gpu is None:
+            verdicts.append(_not_watched(pool, name, cluster))
+        elif gpu.status == "True":
+            repair = "on" if policy.enabled else "off"
+            verdicts.append(
+                Verdict(
+                    "ok",
+                    f"health {name}",
+                    f"{ACCELERATED_HARDWARE_READY}=True ({gpu.reason}); repair {repair}",
+                )
+            )
+        verdicts += [
+            unhealthy_verdict(pool, policy, name, conditions[c], now)
+            for c in AGENT_CONDITIONS
+            if c in conditions and conditions[c].status != "True"
+        ]
+    return verdicts
+
+
+def gpu_fault(pool: PoolRecord, node: Any) -> Verdict | None:
+    """The verdict on the node's AcceleratedHardwareReady when it is not True; None when it is,
+    or when the agent does not report it."""
+    condition = next(
+        (c for c in node.status.conditions or [] if c.type == ACCELERATED_HARDWARE_READY), None
+    )
+    if condition is None or condition.status == "True":
+        return None
+    return unhealthy_verdict(
+        pool, repair_policy(pool), node.metadata.name, condition, datetime.now(UTC)
+    )
+
+
+def unhealthy_verdict(
+    pool: PoolRecord, policy: RepairPolicy, node: str, condition: Any, now: datetime
+) -> Verdict:
+    """A condition that is not True: its reason and message, for how long, and what repair
+    does: off, nothing for this reason, an action after the condition's wait, or overdue."""
+    since = condition.last_transition_time
+    minutes = None if since is None else int((now - since).total_seconds() // 60)
+    seen = f"{condition.type}={condition.status}" + (
+        f" for {minutes} min" if minutes is not None else ""
+    )
+    detail = f"{seen}: {condition.reason}" + (
+        f" ({condition.message})" if condition.message else ""
+    )
+    cordon = f"kubectl cordon {node}"
+    action = policy.action(condition.type, condition.reason or "")
+    wait = policy.wait_minutes(condition.type)
+    if condition.status != "False":
+        repair, fix = (
+            "the agent's state is not known",
+            f"kubectl describe node {node}: whether the node and its {AGENT_ADDON} pod run",
+        )
+    elif not policy.enabled:
+        repair, fix = (
+            f"repair is off for pool {pool.name}",
+            f"{cordon}, drain it and replace its instance; with repair on for the pool EKS "
+            "does that itself",
+        )
+    elif action is RepairAction.NO_ACTION:
+        repair, fix = (
+            f"repair takes no action on {condition.reason}",
+            f"run the DCGM diagnostics on the node (dcgmi diag -r 2); if they fail, {cordon}, "
+            "drain it and replace its instance",
+        )
+    elif minutes is not None and minutes >= wait:
+        repair, fix = (
+            f"repair ({action.lower()} after {wait} min) is {minutes - wait} min overdue",
+            "repair pauses while more than 20% of the pool's nodes are unhealthy (kubectl get "
+            f"nodes); otherwise {cordon}, drain it and replace its instance",
+        )
+    else:
+        repair, fix = (
+            f"repair will {action.lower()} it after {wait} min",
+            f"{cordon} keeps new pods off it until then",
+        )
+    status = "fail" if condition.status == "False" else "warn"
+    return Verdict(status, f"health {node}", f"{detail}; {repair}", fix)
+
+
+def _not_watched(pool: PoolRecord, node: str, cluster: str) -> Verdict:
+    """A GPU node without AcceleratedHardwareReady: no agent watches its GPUs, so no repair
+    sees a GPU fault there. Auto Mode's nodes include the agent (EKS best practices guide,
+    Auto Mode, "Run the Node Monitoring Agent")."""
+    fix = (
+        "Auto Mode's nodes run the agent themselves: kubectl describe node " + node
+        if pool.provisioner == "auto-mode"
+        else f"install the EKS add-on {AGENT_ADDON} (aws eks create-addon --cluster-name "
+        f"{cluster} --addon-name {AGENT_ADDON}), or see why its pod does not run on the node "
+        f"(kubectl get pods -A -o wide | grep {AGENT_ADDON})"
+    )
+    return Verdict(
+        "warn",
+        f"health {node}",
+        f"no {ACCELERATED_HARDWARE_READY} condition: the EKS node monitoring agent does not "
+        "watch its GPUs",
+        fix,
+    )
