@@ -4,8 +4,9 @@ Stages, each printed with its time since submission: Pending -> scale-up decisio
 Autoscaler's TriggeredScaleUp naming the node group, or a new Karpenter NodeClaim for the
 pool's NodePool) -> node joined -> node Ready -> allocatable nvidia.com/gpu (or the pool's
 share) > 0 -> pod scheduled -> pod succeeded, then the pod's nvidia-smi output. A stage that
-stalls past its timeout is classified with its evidence and the fix. The pod is deleted however
-the run ends.
+stalls past its timeout is classified with its evidence and the fix. A pod bound to a node whose
+GPU the EKS node monitoring agent reports unhealthy fails at once, at stage "gpu healthy". The
+pod is deleted however the run ends.
 
 A DRA pool's pod claims its GPU through a ResourceClaimTemplate (created first, deleted after),
 and after node Ready the stages are the driver's (`DRA_STAGES`): its kubelet plugin running on
@@ -43,6 +44,7 @@ from gpu_pool.cli.inspect.dra import (
     node_devices,
     resource_api,
 )
+from gpu_pool.cli.inspect.health import HEALTH_STAGE, gpu_fault
 from gpu_pool.cli.inspect.reserved import reservation_verdict
 from gpu_pool.cli.smoke_test import (
     COMPUTE_DOMAIN_API,
@@ -259,6 +261,9 @@ class Verifier:
             phases = [pod.status.phase for pod in pods]
             if all(phase == "Succeeded" for phase in phases):
                 return
+            nodes = [pod.spec.node_name for pod in pods]
+            if (unhealthy := self._gpu_fault(nodes)) is not None:
+                raise unhealthy
             if "Failed" in phases:
                 name = self.pod_names[phases.index("Failed")]
                 log = self._pod_log(name)
@@ -277,7 +282,6 @@ class Verifier:
                 self._watch_events(run)
             else:
                 self._watch_node_claims(run)
-            nodes = [pod.spec.node_name for pod in pods]
             if self.dra:
                 self._watch_resource_claims(run, pods)
             if all(nodes):
@@ -389,6 +393,20 @@ class Verifier:
         # the raw body.
         response = self.core.read_namespaced_pod_log(name, self.namespace, _preload_content=False)
         return str(response.data.decode(errors="replace"))
+
+    def _gpu_fault(self, nodes: list[str | None]) -> Failure | None:
+        """The pods' nodes: the first whose GPU the EKS node monitoring agent reports unhealthy
+        (AcceleratedHardwareReady not True) is the failed stage, whatever the pod does there."""
+        for node in self._pool_nodes() if any(nodes) else []:
+            verdict = gpu_fault(self.pool, node) if node.metadata.name in nodes else None
+            if verdict is not None:
+                return Failure(
+                    f"the pod landed on {node.metadata.name}, whose GPU is unhealthy",
+                    [verdict.detail],
+                    verdict.fix,
+                    stage=HEALTH_STAGE,
+                )
+        return None
 
     def _ready_pool_nodes(self) -> list[str]:
         return [n.metadata.name for n in self._pool_nodes() if node_ready(as_dict(n))[0]]

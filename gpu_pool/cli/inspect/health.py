@@ -62,12 +62,12 @@ def health_verdicts(pool: PoolRecord, nodes: list[Any], cluster: str) -> list[Ve
 
 
 def gpu_fault(pool: PoolRecord, node: Any) -> Verdict | None:
-    """The verdict on the node's AcceleratedHardwareReady when it is not True; None when it is,
-    or when the agent does not report it."""
+    """The verdict on the node's AcceleratedHardwareReady when the agent set it False (a GPU
+    fault); None otherwise."""
     condition = next(
         (c for c in node.status.conditions or [] if c.type == ACCELERATED_HARDWARE_READY), None
     )
-    if condition is None or condition.status == "True":
+    if condition is None or condition.status != "False":
         return None
     return unhealthy_verdict(
         pool, repair_policy(pool), node.metadata.name, condition, datetime.now(UTC)
