@@ -113,7 +113,7 @@ CASES = {
         [agent_condition(GPU, "False", agent_reason(GPU, "DCGMDiagnosticFailure"), minutes=15)],
         f"[fail] health {NODE}: AcceleratedHardwareReady=False for 15 min: "
         "DCGMDiagnosticFailure; repair takes no action on DCGMDiagnosticFailure",
-        f"run the DCGM diagnostics on the node (dcgmi diag -r 2); if they fail, {CORDON}, "
+        f"if the fault stays (for a DCGM reason: dcgmi diag -r 2 on the node), {CORDON}, "
         "drain it and replace its instance",
     ),
     # Other agent conditions wait 30 minutes.
@@ -128,6 +128,23 @@ CASES = {
         f"[fail] health {NODE}: KernelReady=False for 41 min: ForkFailedOutOfPIDs; repair "
         "(replace after 30 min) is 11 min overdue",
         OVERDUE_FIX,
+    ),
+    # Both are optional in the API: no time, no overdue; no reason, EKS's action for the
+    # condition.
+    "auto-mode-fault-without-time-or-reason": (
+        True,
+        [{"type": GPU, "status": "False"}],
+        f"[fail] health {NODE}: AcceleratedHardwareReady=False: no reason given; repair will "
+        "replace it after 10 min",
+        f"{CORDON} keeps new pods off it until then",
+    ),
+    # At its wait, not past it: not overdue yet.
+    "auto-mode-fault-at-its-wait": (
+        True,
+        [xid79(10)],
+        f"[fail] health {NODE}: AcceleratedHardwareReady=False for 10 min: NvidiaXID79Error "
+        f"({XID79_MESSAGE}); repair will replace it after 10 min",
+        f"{CORDON} keeps new pods off it until then",
     ),
     "gpu-state-unknown": (
         False,

@@ -84,11 +84,10 @@ def unhealthy_verdict(
     seen = f"{condition.type}={condition.status}" + (
         f" for {minutes} min" if minutes is not None else ""
     )
-    detail = f"{seen}: {condition.reason}" + (
-        f" ({condition.message})" if condition.message else ""
-    )
+    reason = condition.reason or "no reason given"
+    detail = f"{seen}: {reason}" + (f" ({condition.message})" if condition.message else "")
     cordon = f"kubectl cordon {node}"
-    action = policy.action(condition.type, condition.reason or "")
+    action = policy.action(condition.type, reason)
     wait = policy.wait_minutes(condition.type)
     if condition.status != "False":
         repair, fix = (
@@ -103,11 +102,11 @@ def unhealthy_verdict(
         )
     elif action is RepairAction.NO_ACTION:
         repair, fix = (
-            f"repair takes no action on {condition.reason}",
-            f"run the DCGM diagnostics on the node (dcgmi diag -r 2); if they fail, {cordon}, "
+            f"repair takes no action on {reason}",
+            f"if the fault stays (for a DCGM reason: dcgmi diag -r 2 on the node), {cordon}, "
             "drain it and replace its instance",
         )
-    elif minutes is not None and minutes >= wait:
+    elif minutes is not None and minutes > wait:
         repair, fix = (
             f"repair ({action.lower()} after {wait} min) is {minutes - wait} min overdue",
             "repair pauses while more than 20% of the pool's nodes are unhealthy (kubectl get "
