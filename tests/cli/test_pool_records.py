@@ -16,6 +16,7 @@ from gpu_pool.cli.sources import stack_pools
 from tests.support.aws_stubs import asg_group, stubbed
 from tests.support.command import run
 from tests.support.fake_kube import SCALE_UP, Scenario, autoscaler, daemon_set, node
+from tests.support.node_health import GPU_READY, agent_condition
 from tests.support.two_stacks import CLUSTER_NAME, POOLS_STACK
 
 pytestmark = pytest.mark.synth
@@ -62,9 +63,13 @@ def _asgs() -> Any:
     return {"autoscaling": autoscaling, "eks": stubbed("eks", [])}
 
 
+READY = {"type": "Ready", "status": "True", "message": "kubelet is posting ready status"}
+GPU_HEALTHY = agent_condition("AcceleratedHardwareReady", "True", *GPU_READY)
+
+
 def _cluster() -> Scenario:
     return Scenario(
-        nodes=[(0, node(pool="inference"))],
+        nodes=[(0, node(pool="inference", conditions=[READY, GPU_HEALTHY]))],
         daemon_sets=[daemon_set(pool="inference"), daemon_set(pool="training")],
         autoscaler=autoscaler(cluster=CLUSTER_NAME),
     )
@@ -84,6 +89,8 @@ DOCTOR_OUT = [
     "[  ok] pool training: no nodes: the pool is at zero",
     "[  ok] autoscaler: 1 ready, --node-group-auto-discovery=asg:tag="
     f"k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/{CLUSTER_NAME}",
+    "[  ok] health ip-10-0-1-5.ec2.internal: AcceleratedHardwareReady=True (NvidiaGPUIsReady); "
+    "repair off",
 ]
 
 
