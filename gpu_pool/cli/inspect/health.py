@@ -34,8 +34,8 @@ def repair_policy(pool: PoolRecord) -> RepairPolicy:
 
 def health_verdicts(pool: PoolRecord, nodes: list[Any], cluster: str) -> list[Verdict]:
     """Each node (V1Node) of the pool: its AcceleratedHardwareReady condition True, or a
-    warning where the agent does not report it; then each agent condition that is False, with
-    its reason, for how long and what repair does."""
+    warning where the agent does not report it; then each agent condition that is not True,
+    with its reason, for how long and what repair does."""
     policy, now = repair_policy(pool), datetime.now(UTC)
     verdicts = []
     for node in nodes:
@@ -54,7 +54,7 @@ def health_verdicts(pool: PoolRecord, nodes: list[Any], cluster: str) -> list[Ve
                 )
             )
         verdicts += [
-            unhealthy_verdict(pool, policy, name, conditions[c], now)
+            _unhealthy_verdict(pool, policy, name, conditions[c], now)
             for c in AGENT_CONDITIONS
             if c in conditions and conditions[c].status != "True"
         ]
@@ -69,12 +69,12 @@ def gpu_fault(pool: PoolRecord, node: Any) -> Verdict | None:
     )
     if condition is None or condition.status != "False":
         return None
-    return unhealthy_verdict(
+    return _unhealthy_verdict(
         pool, repair_policy(pool), node.metadata.name, condition, datetime.now(UTC)
     )
 
 
-def unhealthy_verdict(
+def _unhealthy_verdict(
     pool: PoolRecord, policy: RepairPolicy, node: str, condition: Any, now: datetime
 ) -> Verdict:
     """A condition that is not True: its reason and message, for how long, and what repair
