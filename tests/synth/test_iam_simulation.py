@@ -21,6 +21,7 @@ from tests.support.iam_simulation import (
     ACCOUNT,
     PARTITION,
     REGION,
+    STACK_ID,
     Call,
     Policy,
     arn_of,
@@ -205,8 +206,18 @@ HANDLER_CALLS: CallSet = {
         ASG_ARN,
         {**tags("resource", ASG_TAGS), "aws:TagKeys": sorted(_asg_tags(t))},
     ),
+    # The Auto Mode guard asks whether its stack is rolling back (the handler's _rolling_back):
+    # DescribeStacks on the request's StackId, this stack's ARN; no other stack.
+    "describe-own-stack": Call("cloudformation:DescribeStacks", STACK_ID),
 }
-HANDLER_DENIED: CallSet = {"tag-other-cluster": _tag_asg(OTHER_ASG_TAGS)}
+HANDLER_DENIED: CallSet = {
+    "tag-other-cluster": _tag_asg(OTHER_ASG_TAGS),
+    "describe-other-stack": Call(
+        "cloudformation:DescribeStacks",
+        f"arn:{PARTITION}:cloudformation:{REGION}:{ACCOUNT}:stack/Other/"
+        "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
+    ),
+}
 
 # Karpenter v1.14.1: the tags it launches with are the EC2NodeClass's spec.tags merged with
 # its own (pkg/utils GetTags: kubernetes.io/cluster/<name>=owned, karpenter.sh/nodepool,

@@ -22,7 +22,9 @@ group's own template ScalingConfig never changes (see scaling.py), so CloudForma
 pushes a desired size onto a group Cluster Autoscaler has scaled.
 
 Custom::GpuPoolAutoModeGuard (ClusterName, AutoMode, TurnOffConfirmed: "true"/"false") refuses
-an Update from AutoMode "true" to "false" unless TurnOffConfirmed is "true".
+an Update from AutoMode "true" to "false" unless TurnOffConfirmed is "true" or the stack is
+rolling back (then the Update restores the previous deploy's properties, and refusing it would
+leave the stack in UPDATE_ROLLBACK_FAILED).
 """
 
 from __future__ import annotations
@@ -136,12 +138,13 @@ def _tag(asg: str, key: str) -> dict[str, Any]:
 def _auto_mode_guard(event: dict[str, Any]) -> dict[str, Any]:
     """Fail an update that turns EKS Auto Mode off, unless the settings say so. The cluster
     depends on this resource, so CloudFormation updates it first and a failure here rolls the
-    deploy back before the cluster changes. Calls no AWS API: the old and new properties are
-    all it needs."""
+    deploy back before the cluster changes. The old and new properties are all it needs, but
+    for one question it asks CloudFormation only when it would refuse (_rolling_back)."""
     props = event["ResourceProperties"]
     if event["RequestType"] == "Update":
         was_on = event["OldResourceProperties"].get("AutoMode") == "true"
-        if was_on and props["AutoMode"] != "true" and props.get("TurnOffConfirmed") != "true":
+        turns_off = was_on and props["AutoMode"] != "true"
+        if turns_off and props.get("TurnOffConfirmed") != "true" and not _rolling_back(event):
             raise ValueError(
                 f"gpu-pool: this deploy turns EKS Auto Mode off on cluster {props['ClusterName']}, "
                 "which terminates its Auto Mode instances and deletes the load balancers it "
@@ -149,6 +152,21 @@ def _auto_mode_guard(event: dict[str, Any]) -> dict[str, Any]:
                 "to keep it, or cluster.auto_mode: false to turn it off."
             )
     return {"PhysicalResourceId": f"{props['ClusterName']}/auto-mode"}
+
+
+def _rolling_back(event: dict[str, Any]) -> bool:
+    """Whether this Update is CloudFormation rolling a failed update back. A failed deploy that
+    turned Auto Mode on rolls the guard back from on to off: CloudFormation sends an Update
+    whose ResourceProperties are the previous deploy's and OldResourceProperties the failed
+    one's, with no field telling a rollback from a deploy (CloudFormation user guide, "Update
+    request for CloudFormation custom resources"). The stack's status does: DescribeStacks on
+    the request's StackId (the stack's ARN) answers UPDATE_ROLLBACK_IN_PROGRESS while an update
+    rolls back, a continued rollback included (CloudFormation API reference, Stack.StackStatus;
+    ContinueUpdateRollback). Refusing then would leave the stack in UPDATE_ROLLBACK_FAILED, and
+    the rollback only restores what was deployed before the failed deploy."""
+    cloudformation = boto3.client("cloudformation")
+    (stack,) = cloudformation.describe_stacks(StackName=event["StackId"])["Stacks"]
+    return bool(stack["StackStatus"] == "UPDATE_ROLLBACK_IN_PROGRESS")
 
 
 HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
