@@ -1,5 +1,5 @@
 """The `custom_resources.Provider` on-event handler for gpu-pool's custom resources: two per
-node group, and the new cluster's Auto Mode guard.
+node group, the new cluster's Auto Mode guard, and a volume key's grant.
 
 The node group ones take ResourceProperties ClusterName and NodegroupName (the bare name), and
 run after their node group exists.
@@ -25,10 +25,18 @@ Custom::GpuPoolAutoModeGuard (ClusterName, AutoMode, TurnOffConfirmed: "true"/"f
 an Update from AutoMode "true" to "false" unless TurnOffConfirmed is "true" or the stack is
 rolling back (then the Update restores the previous deploy's properties, and refusing it would
 leave the stack in UPDATE_ROLLBACK_FAILED).
+
+Custom::GpuPoolVolumeKeyGrant (KeyArn, GranteePrincipal, Operations) gives EC2 Auto Scaling's
+service-linked role a grant on a node group pool's volume key (cdk/volume_key.py). Create and
+Update: create the role if the account has none yet, then the grant, named after the stack so a
+retried request returns the same grant; the physical id is `<KeyArn>/grant/<GrantId>`, so a new
+key (or new operations) is a new grant and CloudFormation deletes the old one. Delete: revoke
+the grant; one already gone is not an error.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -169,8 +177,53 @@ def _rolling_back(event: dict[str, Any]) -> bool:
     return bool(stack["StackStatus"] == "UPDATE_ROLLBACK_IN_PROGRESS")
 
 
+def _volume_key_grant(event: dict[str, Any]) -> dict[str, Any]:
+    props = event["ResourceProperties"]
+    kms = boto3.client("kms")
+    if event["RequestType"] == "Delete":
+        key, found, grant = event["PhysicalResourceId"].partition(_GRANT)
+        if found:  # else the Create failed before a grant existed
+            with contextlib.suppress(kms.exceptions.NotFoundException):
+                kms.revoke_grant(KeyId=key, GrantId=grant)
+        return {"PhysicalResourceId": event["PhysicalResourceId"]}
+    _ensure_service_linked_role(props["GranteePrincipal"])
+    created = kms.create_grant(
+        KeyId=props["KeyArn"],
+        GranteePrincipal=props["GranteePrincipal"],
+        Operations=props["Operations"],
+        # "When this value is present, you can retry a CreateGrant request with identical
+        # parameters; if the grant already exists, the original GrantId is returned" (KMS API
+        # reference, CreateGrant Name). The stack's id: a grant per stack and key.
+        Name=_grant_name(event["StackId"]),
+    )
+    return {"PhysicalResourceId": f"{props['KeyArn']}{_GRANT}{created['GrantId']}"}
+
+
+_GRANT = "/grant/"
+
+
+def _grant_name(stack_id: str) -> str:
+    """`gpu-pool-<stack name>-<stack uuid>` from arn:...:stack/<name>/<uuid>; a grant name
+    allows letters, digits and `:/_-` (KMS API reference, CreateGrant Name)."""
+    name, uuid = stack_id.split(":stack/", 1)[1].split("/", 1)
+    return f"gpu-pool-{name}-{uuid}"
+
+
+def _ensure_service_linked_role(role_arn: str) -> None:
+    """Create the service-linked role unless it exists: KMS grants only to an existing
+    principal, and EC2 Auto Scaling creates the role with an account's first ASG, which may be
+    the node group that needs this grant. IAM answers InvalidInput when the role exists ("Service
+    role name AWSServiceRoleForAutoScaling has been taken in this account", as recorded in
+    DataDog/pathfinding-labs#23)."""
+    service = role_arn.split("/aws-service-role/", 1)[1].split("/", 1)[0]
+    iam = boto3.client("iam")
+    with contextlib.suppress(iam.exceptions.InvalidInputException):
+        iam.create_service_linked_role(AWSServiceName=service)
+
+
 HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "Custom::GpuPoolAsgTags": _asg_tags,
     "Custom::GpuPoolNodegroupScaling": _scaling,
     "Custom::GpuPoolAutoModeGuard": _auto_mode_guard,
+    "Custom::GpuPoolVolumeKeyGrant": _volume_key_grant,
 }
