@@ -21,6 +21,7 @@ from aws_cdk import CustomResource, Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from gpu_pool.cdk.nag.acknowledge import acknowledge
 from gpu_pool.model.volume_keys import (
     AUTOSCALING_SERVICE,
     GRANT_OPERATIONS,
@@ -108,6 +109,13 @@ def allow_karpenter(controller_role: iam.Role, key_arn: str) -> iam.Policy:
         ],
     )
     controller_role.attach_inline_policy(policy)
+    for action in ("kms:ReEncrypt*", "kms:GenerateDataKey*"):
+        acknowledge(
+            policy,
+            f"AwsSolutions-IAM5[Action::{action}]",
+            "Karpenter's troubleshooting page names these action families (EBS re-encrypts and "
+            "makes data keys for the volumes), on the one key and through EC2 only",
+        )
     return policy
 
 

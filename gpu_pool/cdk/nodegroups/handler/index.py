@@ -210,10 +210,11 @@ def _grant_name(stack_id: str) -> str:
 
 
 def _ensure_service_linked_role(role_arn: str) -> None:
-    """Create the service-linked role unless it exists: KMS grants only to an existing
-    principal, and EC2 Auto Scaling creates the role with an account's first ASG, which may be
-    the node group that needs this grant. IAM answers InvalidInput when the role exists ("Service
-    role name AWSServiceRoleForAutoScaling has been taken in this account", as recorded in
+    """Create the service-linked role unless it exists: the grantee must be a principal of the
+    account (KMS API reference, CreateGrant GranteePrincipal), and EC2 Auto Scaling creates the
+    role only with an account's first ASG, which may be the node group that needs this grant.
+    IAM answers InvalidInput when the role exists ("Service role name
+    AWSServiceRoleForAutoScaling has been taken in this account", as recorded in
     DataDog/pathfinding-labs#23)."""
     service = role_arn.split("/aws-service-role/", 1)[1].split("/", 1)[0]
     iam = boto3.client("iam")
