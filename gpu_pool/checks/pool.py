@@ -18,6 +18,7 @@ from gpu_pool.checks.syntax import (
     exact_versions,
     pairs,
 )
+from gpu_pool.checks.volume_key import check_volume_key
 from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.aws_names import ZONE
 from gpu_pool.model.catalog import Architecture, GpuInstanceType
@@ -77,6 +78,7 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
                 )
             )
     findings += _check_disk(pool, prefix)
+    findings += check_volume_key(plan)
     findings += _check_zones(pool.zones, prefix)
     if plan.auto_mode is None:  # Auto Mode refuses the training settings (checks/auto_mode.py)
         findings += check_training(plan)

@@ -26,6 +26,10 @@ REGION = "us-east-1"
 PARTITION = "aws"
 # The stack name CloudFormation gives resources without a name of their own.
 STACK = "Test"
+STACK_ID = (
+    f"arn:{PARTITION}:cloudformation:{REGION}:{ACCOUNT}:stack/{STACK}/"
+    "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+)
 
 NODE = ROOT / "node_modules" / ".bin" / "node"
 SIMULATOR = ROOT / "node_modules" / "@cloud-copilot" / "iam-simulate" / "package.json"
@@ -56,6 +60,7 @@ _PSEUDO = {
     "AWS::AccountId": ACCOUNT,
     "AWS::URLSuffix": "amazonaws.com",
     "AWS::StackName": STACK,
+    "AWS::StackId": STACK_ID,
 }
 # The property holding a resource's name, where it has one; else CloudFormation generates one
 # from the stack and logical id (here without its random suffix).

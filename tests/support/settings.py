@@ -95,6 +95,14 @@ KARPENTER = {
     },
 }
 
+# A node group pool whose volumes a customer key of the stack's account encrypts: the key's
+# grant to EC2 Auto Scaling's service-linked role (issue 38 item 4).
+NODE_GROUP_KMS = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "pool": {"instance_types": ["g5.xlarge"], "volume_kms_key_arn": KMS_KEY},
+}
+
 # One pool of each provisioner on one cluster.
 MIXED = {
     "pools": {

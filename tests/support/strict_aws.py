@@ -22,6 +22,7 @@ from typing import Any
 
 import boto3
 import botocore.session
+from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 from botocore.loaders import create_loader
 from botocore.model import OperationModel
@@ -76,6 +77,12 @@ class StrictAws:
         events.register(
             "before-parameter-build.eks.UpdateNodegroupConfig", self._update_nodegroup_config
         )
+        events.register(
+            "before-parameter-build.iam.CreateServiceLinkedRole", self._create_service_linked_role
+        )
+        events.register("before-parameter-build.kms.CreateGrant", self._create_grant)
+        for operation in ("iam.CreateServiceLinkedRole", "kms.CreateGrant"):
+            events.register(f"before-call.{operation}", self._answer)
 
     @classmethod
     def install(cls, monkeypatch: Any) -> StrictAws:
@@ -186,6 +193,48 @@ class StrictAws:
         if problem:
             raise _error("UpdateNodegroupConfig", "InvalidParameterException", problem)
 
+    # -- IAM and KMS ---------------------------------------------------------------------------
+
+    def _create_service_linked_role(
+        self, params: dict[str, Any], context: dict[str, Any], **_: Any
+    ) -> None:
+        # IAM refuses a service-linked role that exists with InvalidInput, "Service role name
+        # AWSServiceRoleForAutoScaling has been taken in this account, please try a different
+        # suffix." (as recorded in DataDog/pathfinding-labs#23); moto answers EntityAlreadyExists.
+        # Answered as IAM's error response (_answer), so the client raises its modeled exception.
+        service = params.get("AWSServiceName", "")
+        roles = self._plain.client("iam").list_roles(PathPrefix=f"/aws-service-role/{service}/")
+        for role in roles["Roles"]:
+            context["strict_aws_answer"] = _failure(
+                "InvalidInput",
+                f"Service role name {role['RoleName']} has been taken in this account, please "
+                "try a different suffix.",
+            )
+
+    def _create_grant(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        # KMS API reference, CreateGrant Name: "When this value is present, you can retry a
+        # CreateGrant request with identical parameters; if the grant already exists, the
+        # original GrantId is returned without creating a new grant." moto creates another, so
+        # the existing grant is noted here and answered before the call reaches moto.
+        if "Name" not in params:
+            return
+        wanted = (params["Name"], params["GranteePrincipal"], sorted(params["Operations"]))
+        grants = self._plain.client("kms").list_grants(KeyId=params["KeyId"])["Grants"]
+        for grant in grants:
+            if (
+                grant.get("Name"),
+                grant["GranteePrincipal"],
+                sorted(grant["Operations"]),
+            ) == wanted:
+                context["strict_aws_answer"] = (
+                    AWSResponse("https://kms.local/", 200, {}, None),
+                    {"GrantId": grant["GrantId"], "GrantToken": "token"},
+                )
+
+    def _answer(self, context: dict[str, Any], **_: Any) -> Any:
+        """The response a rule gave in place of the local API's, if any."""
+        return context.get("strict_aws_answer")
+
 
 def _at_most_per_call(tags: list[dict[str, Any]], operation: str) -> None:
     if len(tags) > TAGS_PER_CALL:
@@ -193,6 +242,14 @@ def _at_most_per_call(tags: list[dict[str, Any]], operation: str) -> None:
         raise _error(
             operation, "ValidationError", f"{len(tags)} tags; at most {TAGS_PER_CALL} per call"
         )
+
+
+def _failure(code: str, message: str) -> tuple[AWSResponse, dict[str, Any]]:
+    """An error response as botocore parses one: the client raises its modeled exception."""
+    return AWSResponse("https://aws.local/", 400, {}, None), {
+        "Error": {"Code": code, "Message": message},
+        "ResponseMetadata": {"HTTPStatusCode": 400},
+    }
 
 
 def _error(operation: str, code: str, message: str) -> ClientError:

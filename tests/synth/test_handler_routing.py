@@ -7,10 +7,12 @@ CloudFormation finds the handler: resource -> ServiceToken -> the Provider frame
 -> its USER_ON_EVENT_FUNCTION_ARN -> the Lambda whose code is handler/index.py.
 """
 
+from gpu_pool.cdk import volume_key
 from gpu_pool.cdk.auto_mode import guard
 from gpu_pool.cdk.nodegroups import asg_tags, scaling
 from gpu_pool.cdk.nodegroups.handler import index
-from tests.support.cfn import resources
+from tests.support.cfn import resources, synth
+from tests.support.settings import NODE_GROUP_KMS
 
 
 def _arn_of(value):
@@ -59,3 +61,9 @@ def test_the_handler_routes_every_type_the_template_sends_it(default_template):
         guard.RESOURCE_TYPE,
     }
     assert set(sent.values()) <= index.HANDLERS.keys()
+
+
+def test_the_handler_routes_a_volume_keys_grant():
+    sent = set(handler_resource_types(synth(NODE_GROUP_KMS)).values())
+    assert volume_key.RESOURCE_TYPE in sent
+    assert sent <= index.HANDLERS.keys()

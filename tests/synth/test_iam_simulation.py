@@ -21,6 +21,7 @@ from tests.support.iam_simulation import (
     ACCOUNT,
     PARTITION,
     REGION,
+    STACK_ID,
     Call,
     Policy,
     arn_of,
@@ -47,6 +48,7 @@ from tests.support.settings import (
     MIXED,
     MIXED_AUTO_MODE,
     MULTI,
+    NODE_GROUP_KMS,
     THREE_POOLS,
     TRAINING,
 )
@@ -58,6 +60,7 @@ TEMPLATES = {
     "karpenter": KARPENTER,
     "auto-mode": AUTO_MODE,
     "cloudwatch": CLOUDWATCH_METRICS,
+    "node-group-kms": NODE_GROUP_KMS,
 }
 ALLOWED, DENIED = "Allowed", "ImplicitlyDenied"
 # A component's calls by name; a call that names a resource of the template is computed from it.
@@ -205,8 +208,18 @@ HANDLER_CALLS: CallSet = {
         ASG_ARN,
         {**tags("resource", ASG_TAGS), "aws:TagKeys": sorted(_asg_tags(t))},
     ),
+    # The Auto Mode guard asks whether its stack is rolling back (the handler's _rolling_back):
+    # DescribeStacks on the request's StackId, this stack's ARN; no other stack.
+    "describe-own-stack": Call("cloudformation:DescribeStacks", STACK_ID),
 }
-HANDLER_DENIED: CallSet = {"tag-other-cluster": _tag_asg(OTHER_ASG_TAGS)}
+HANDLER_DENIED: CallSet = {
+    "tag-other-cluster": _tag_asg(OTHER_ASG_TAGS),
+    "describe-other-stack": Call(
+        "cloudformation:DescribeStacks",
+        f"arn:{PARTITION}:cloudformation:{REGION}:{ACCOUNT}:stack/Other/"
+        "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
+    ),
+}
 
 # Karpenter v1.14.1: the tags it launches with are the EC2NodeClass's spec.tags merged with
 # its own (pkg/utils GetTags: kubernetes.io/cluster/<name>=owned, karpenter.sh/nodepool,
@@ -418,6 +431,75 @@ AUTO_MODE_KMS_DENIED: CallSet = {
         "kms:CreateGrant", KMS_KEY, **{"kms:GrantIsForAWSResource": "false"}
     ),
 }
+# A node group pool's customer key (issue 38 item 4). The node group handler gives EC2 Auto
+# Scaling's service-linked role the grant of the Auto Scaling user guide ("Required AWS KMS key
+# policy for use with encrypted volumes": grantee the role, Example 2's operations), after
+# creating the role where the account has none (the handler's _volume_key_grant), and revokes it
+# on delete; no other grantee, key, operation or service-linked role.
+AUTOSCALING_SLR = (
+    f"arn:{PARTITION}:iam::{ACCOUNT}:role/aws-service-role/autoscaling.amazonaws.com/"
+    "AWSServiceRoleForAutoScaling"
+)
+GRANT_OPERATIONS = [
+    "Encrypt",
+    "Decrypt",
+    "ReEncryptFrom",
+    "ReEncryptTo",
+    "GenerateDataKey",
+    "GenerateDataKeyWithoutPlaintext",
+    "DescribeKey",
+    "CreateGrant",
+]
+
+
+def _grant(key: str, grantee: str = AUTOSCALING_SLR, operations=tuple(GRANT_OPERATIONS)) -> Call:
+    context = {"kms:GranteePrincipal": grantee, "kms:GrantOperations": list(operations)}
+    return Call("kms:CreateGrant", key, context, DEFAULT_KEY_POLICY)
+
+
+KEY_GRANT_CALLS: CallSet = {
+    "create-service-linked-role": Call(
+        "iam:CreateServiceLinkedRole",
+        AUTOSCALING_SLR,
+        {"iam:AWSServiceName": "autoscaling.amazonaws.com"},
+    ),
+    "grant-key-to-auto-scaling": _grant(KMS_KEY),
+    "revoke-grant": Call("kms:RevokeGrant", KMS_KEY, {}, DEFAULT_KEY_POLICY),
+}
+KEY_GRANT_DENIED: CallSet = {
+    "grant-key-to-another-role": _grant(KMS_KEY, f"arn:{PARTITION}:iam::{ACCOUNT}:role/other"),
+    "grant-more-operations": _grant(KMS_KEY, operations=(*GRANT_OPERATIONS, "RetireGrant")),
+    "grant-another-key": _grant(OTHER_KMS_KEY),
+    "create-another-service-linked-role": Call(
+        "iam:CreateServiceLinkedRole",
+        f"arn:{PARTITION}:iam::{ACCOUNT}:role/aws-service-role/spot.amazonaws.com/"
+        "AWSServiceRoleForEC2Spot",
+        {"iam:AWSServiceName": "spot.amazonaws.com"},
+    ),
+}
+# Karpenter's controller encrypts the rocket pool's volumes with its key through EC2 (Karpenter
+# troubleshooting, "Node terminates before ready on failed encrypted EBS volume"); not directly,
+# and no other key.
+VIA_EC2 = {"kms:ViaService": f"ec2.{REGION}.amazonaws.com"}
+
+
+def _karpenter_kms(action: str, key: str, context: dict[str, str]) -> Call:
+    return Call(action, key, {**K_SESSION, **context}, DEFAULT_KEY_POLICY)
+
+
+KARPENTER_KMS_CALLS: CallSet = {
+    f"volume-key-{action.split(':')[1]}": _karpenter_kms(action, KMS_KEY, VIA_EC2)
+    for action in (
+        "kms:GenerateDataKeyWithoutPlaintext",
+        "kms:Decrypt",
+        "kms:CreateGrant",
+        "kms:DescribeKey",
+    )
+}
+KARPENTER_KMS_DENIED: CallSet = {
+    "volume-key-decrypt-directly": _karpenter_kms("kms:Decrypt", KMS_KEY, {}),
+    "other-key-decrypt": _karpenter_kms("kms:Decrypt", OTHER_KMS_KEY, VIA_EC2),
+}
 # Issue 32 item 2: the same launches with the pool's NodeClass tag, which AmazonEKSComputePolicy
 # alone denies (it allows only EKS's own tag keys); the cluster role's statement from the EKS user
 # guide (auto-cluster-iam-role.adoc, custom tags) allows them. These cases were denied before it.
@@ -506,6 +588,14 @@ HANDLER_ROLE = Role(
     (HANDLER_CALLS, HANDLER_LOG_CALLS),
     (HANDLER_DENIED,),
 )
+HANDLER_KEY_GRANT_ROLE = Role(
+    "node-group-kms",
+    "GpuPoolNodegroupHandlerRole",
+    "lambda.amazonaws.com",
+    False,
+    (KEY_GRANT_CALLS,),
+    (KEY_GRANT_DENIED,),
+)
 FRAMEWORK_ROLE = Role(
     "default",
     "GpuPoolNodegroupHandlerProviderframeworkonEventServiceRole",
@@ -521,8 +611,8 @@ KARPENTER_ROLE = Role(
     "KarpenterControllerRole",
     "pods.eks.amazonaws.com",
     True,
-    (KARPENTER_CALLS,),
-    (KARPENTER_DENIED,),
+    (KARPENTER_CALLS, KARPENTER_KMS_CALLS),
+    (KARPENTER_DENIED, KARPENTER_KMS_DENIED),
 )
 AUTO_MODE_CLUSTER_ROLE = Role(
     "auto-mode",
@@ -544,6 +634,7 @@ ROLES = (
     SYSTEM_NODE_ROLE,
     AUTOSCALER_ROLE,
     HANDLER_ROLE,
+    HANDLER_KEY_GRANT_ROLE,
     FRAMEWORK_ROLE,
     KARPENTER_NODE_ROLE,
     KARPENTER_ROLE,
@@ -601,6 +692,13 @@ def _cases() -> list[Case]:
         Case(HANDLER_ROLE, HANDLER_CALLS, "tag-asg", DENIED, "autoscaling:CreateOrUpdateTags"),
         # Without the app's key statement the default key policy alone allows nothing.
         Case(AUTO_MODE_CLUSTER_ROLE, AUTO_MODE_KMS_CALLS, "volume-key-decrypt", DENIED, "kms:Decrypt"),
+        Case(
+            HANDLER_KEY_GRANT_ROLE,
+            KEY_GRANT_CALLS,
+            "grant-key-to-auto-scaling",
+            DENIED,
+            "kms:CreateGrant",
+        ),
     ]
 
 
@@ -699,6 +797,7 @@ COVERAGE = {
     "mixed-auto-mode": MIXED_AUTO_MODE,
     "existing": EXISTING,
     "cloudwatch": CLOUDWATCH_METRICS,
+    "node-group-kms": NODE_GROUP_KMS,
 }
 
 

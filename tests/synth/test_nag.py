@@ -8,13 +8,29 @@ import pytest
 from gpu_pool.cdk.nag.acknowledge import MANAGED_POLICY_REASONS, apply_aws_solutions, nag_form
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
-from tests.support.settings import AUTO_MODE, EXISTING, KARPENTER, MIXED, MIXED_AUTO_MODE, MULTI
+from tests.support.settings import (
+    AUTO_MODE,
+    EXISTING,
+    KARPENTER,
+    MIXED,
+    MIXED_AUTO_MODE,
+    MULTI,
+    NODE_GROUP_KMS,
+)
 
 
 @pytest.mark.parametrize(
     "settings",
-    [MULTI, EXISTING, KARPENTER, MIXED, AUTO_MODE, MIXED_AUTO_MODE],
-    ids=["zones", "existing-cluster", "karpenter", "mixed", "auto-mode", "mixed-auto-mode"],
+    [MULTI, EXISTING, KARPENTER, MIXED, AUTO_MODE, MIXED_AUTO_MODE, NODE_GROUP_KMS],
+    ids=[
+        "zones",
+        "existing-cluster",
+        "karpenter",
+        "mixed",
+        "auto-mode",
+        "mixed-auto-mode",
+        "node-group-kms",
+    ],
 )
 def test_no_open_findings(tmp_path, settings):
     app = cdk.App(outdir=str(tmp_path))

@@ -689,6 +689,16 @@ CASES = {
             ),
         ],
     ),
+    # The app grants a key to whoever launches the nodes by its ARN (checks/volume_key.py).
+    "kms-key-alias": (
+        {"pool": {"volume_kms_key_arn": "arn:aws:kms:us-east-1:123456789012:alias/gpu-volumes"}},
+        [
+            (
+                "E",
+                "pool.volume_kms_key_arn: 'arn:aws:kms:us-east-1:123456789012:alias/gpu-volumes' is an alias; EC2 Auto Scaling launches the node groups' nodes with the key only once allowed to use it, and the app allows that by the key's ARN (a grant and an IAM policy name a key, not an alias): give the key's ARN (aws kms describe-key --key-id <the alias ARN> --query KeyMetadata.Arn)",
+            ),
+        ],
+    ),
     "kms-key-region-unknown-without-a-stack-region": (
         {
             "pool": {

@@ -7,13 +7,16 @@ instances and deletes the load balancers it manages, users' own included (EKS us
 unset, removing the last auto-mode pool renders the cluster with Auto Mode off. CloudFormation
 can: this custom resource holds the rendered state, the stack's handler (NodegroupHandler,
 handler/index.py) compares it with the previous deploy's and fails the update, and the cluster
-depends on it, so the update stops before the cluster is touched.
+depends on it, so the update stops before the cluster is touched. A rollback is never refused:
+the handler asks CloudFormation whether the stack is rolling back before it refuses, so its role
+may describe this stack (rollback_statement).
 """
 
 from __future__ import annotations
 
 from aws_cdk import CfnResource, CustomResource, Stack
 from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
 
 from gpu_pool.cdk.nodegroups.provider import NodegroupHandler
 
@@ -26,10 +29,12 @@ def guard_auto_mode(
     """The guard of `cluster` (named `name`), rendered with Auto Mode `enabled` or not;
     `turn_off_confirmed`: the settings say `cluster.auto_mode: false`."""
     stack = Stack.of(cluster)
+    handler = NodegroupHandler.of_stack(stack)
+    handler.role.add_to_principal_policy(rollback_statement(stack))
     guard = CustomResource(
         stack,
         "AutoModeGuard",
-        service_token=NodegroupHandler.of_stack(stack).provider.service_token,
+        service_token=handler.provider.service_token,
         resource_type=RESOURCE_TYPE,
         properties={
             "ClusterName": name,
@@ -42,3 +47,11 @@ def guard_auto_mode(
     if isinstance(resource, CfnResource):
         resource.node.add_dependency(guard)
     return guard
+
+
+def rollback_statement(stack: Stack) -> iam.PolicyStatement:
+    """DescribeStacks on this stack alone (AWS::StackId, the ARN the request's StackId gives),
+    which tells a rollback from a deploy."""
+    return iam.PolicyStatement(
+        actions=["cloudformation:DescribeStacks"], resources=[stack.stack_id]
+    )

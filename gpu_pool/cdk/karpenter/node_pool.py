@@ -12,7 +12,9 @@ from gpu_pool.cdk.efa import efa_network, placement
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
-from gpu_pool.cdk.report import names_itself
+from gpu_pool.cdk.report import names_itself, warn
+from gpu_pool.cdk.volume_key import allow_karpenter, stack_account
+from gpu_pool.checks.volume_key import check_key_account
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
 
@@ -80,4 +82,10 @@ class KarpenterNodePool(PoolConstruct):
         )
         self.node_pool.node.add_dependency(self.node_class)
         self.node_class.node.add_dependency(karpenter)
+        if plan.settings.volume_kms_key_arn:
+            # Karpenter launches as its controller, which then encrypts with the key. The
+            # policy sits on the controller's role, inside the installation the NodeClass waits
+            # for.
+            allow_karpenter(karpenter.role, plan.settings.volume_kms_key_arn)
+        warn(self, check_key_account(plan, stack_account(self)))
         self._finish(cluster, tags)

@@ -14,6 +14,7 @@ from gpu_pool.cdk.efa import efa_network, placement
 from gpu_pool.cdk.node_role import node_role as new_node_role
 from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
+from gpu_pool.cdk.nodegroups.provider import NodegroupHandler
 from gpu_pool.cdk.nodegroups.scaling import TEMPLATE_SCALING, NodegroupScaling
 from gpu_pool.cdk.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
@@ -24,8 +25,10 @@ from gpu_pool.cdk.registry import (
     as_icluster,
     created_cluster_version,
 )
-from gpu_pool.cdk.report import names_itself
+from gpu_pool.cdk.report import names_itself, warn
 from gpu_pool.cdk.stacks import check_priority_stacks
+from gpu_pool.cdk.volume_key import grant_to_auto_scaling, stack_account
+from gpu_pool.checks.volume_key import check_key_account
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -129,8 +132,18 @@ class GpuNodePool(PoolConstruct):
         self.asg_names: list[str] = []
         for autoscaler in pools.priority_autoscalers:
             check_priority_stacks(autoscaler, self, cluster)
+        key, key_grant = plan.settings.volume_kms_key_arn, None
+        if key:
+            # The ASG launches as its service-linked role, which needs a grant on the key.
+            handler = NodegroupHandler.of_stack(self)
+            key_grant = grant_to_auto_scaling(
+                self, key, handler.role, handler.provider.service_token
+            )
+        warn(self, check_key_account(plan, stack_account(self)))
         for group in plan.node_groups:
             nodegroup, asg_tags = self._add_group(cluster, group, placements[group.zone])
+            if key_grant is not None:
+                nodegroup.node.add_dependency(key_grant)
             self.nodegroups.append(nodegroup)
             self.asg_names.append(asg_tags.asg_name)
             pools.node_groups.append(PlacedNodeGroup(group, asg_tags.asg_name, self, asg_tags))

@@ -72,8 +72,8 @@ class NodegroupHandler(Construct):
 
     @classmethod
     def of_stack(cls, scope: Construct) -> NodegroupHandler:
-        """The stack's handler, created on first use, with no grants (the Auto Mode guard
-        calls no AWS API)."""
+        """The stack's handler, created on first use, with no grants of a cluster (the Auto
+        Mode guard adds its own)."""
         stack = Stack.of(scope)
         existing = stack.node.try_find_child(_PROVIDER_ID)
         return (

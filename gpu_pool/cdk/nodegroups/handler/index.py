@@ -1,5 +1,5 @@
 """The `custom_resources.Provider` on-event handler for gpu-pool's custom resources: two per
-node group, and the new cluster's Auto Mode guard.
+node group, the new cluster's Auto Mode guard, and a volume key's grant.
 
 The node group ones take ResourceProperties ClusterName and NodegroupName (the bare name), and
 run after their node group exists.
@@ -22,11 +22,21 @@ group's own template ScalingConfig never changes (see scaling.py), so CloudForma
 pushes a desired size onto a group Cluster Autoscaler has scaled.
 
 Custom::GpuPoolAutoModeGuard (ClusterName, AutoMode, TurnOffConfirmed: "true"/"false") refuses
-an Update from AutoMode "true" to "false" unless TurnOffConfirmed is "true".
+an Update from AutoMode "true" to "false" unless TurnOffConfirmed is "true" or the stack is
+rolling back (then the Update restores the previous deploy's properties, and refusing it would
+leave the stack in UPDATE_ROLLBACK_FAILED).
+
+Custom::GpuPoolVolumeKeyGrant (KeyArn, GranteePrincipal, Operations) gives EC2 Auto Scaling's
+service-linked role a grant on a node group pool's volume key (cdk/volume_key.py). Create and
+Update: create the role if the account has none yet, then the grant, named after the stack so a
+retried request returns the same grant; the physical id is `<KeyArn>/grant/<GrantId>`, so a new
+key (or new operations) is a new grant and CloudFormation deletes the old one. Delete: revoke
+the grant; one already gone is not an error.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -136,12 +146,13 @@ def _tag(asg: str, key: str) -> dict[str, Any]:
 def _auto_mode_guard(event: dict[str, Any]) -> dict[str, Any]:
     """Fail an update that turns EKS Auto Mode off, unless the settings say so. The cluster
     depends on this resource, so CloudFormation updates it first and a failure here rolls the
-    deploy back before the cluster changes. Calls no AWS API: the old and new properties are
-    all it needs."""
+    deploy back before the cluster changes. The old and new properties are all it needs, but
+    for one question it asks CloudFormation only when it would refuse (_rolling_back)."""
     props = event["ResourceProperties"]
     if event["RequestType"] == "Update":
         was_on = event["OldResourceProperties"].get("AutoMode") == "true"
-        if was_on and props["AutoMode"] != "true" and props.get("TurnOffConfirmed") != "true":
+        turns_off = was_on and props["AutoMode"] != "true"
+        if turns_off and props.get("TurnOffConfirmed") != "true" and not _rolling_back(event):
             raise ValueError(
                 f"gpu-pool: this deploy turns EKS Auto Mode off on cluster {props['ClusterName']}, "
                 "which terminates its Auto Mode instances and deletes the load balancers it "
@@ -151,8 +162,69 @@ def _auto_mode_guard(event: dict[str, Any]) -> dict[str, Any]:
     return {"PhysicalResourceId": f"{props['ClusterName']}/auto-mode"}
 
 
+def _rolling_back(event: dict[str, Any]) -> bool:
+    """Whether this Update is CloudFormation rolling a failed update back. A failed deploy that
+    turned Auto Mode on rolls the guard back from on to off: CloudFormation sends an Update
+    whose ResourceProperties are the previous deploy's and OldResourceProperties the failed
+    one's, with no field telling a rollback from a deploy (CloudFormation user guide, "Update
+    request for CloudFormation custom resources"). The stack's status does: DescribeStacks on
+    the request's StackId (the stack's ARN) answers UPDATE_ROLLBACK_IN_PROGRESS while an update
+    rolls back, a continued rollback included (CloudFormation API reference, Stack.StackStatus;
+    ContinueUpdateRollback). Refusing then would leave the stack in UPDATE_ROLLBACK_FAILED, and
+    the rollback only restores what was deployed before the failed deploy."""
+    cloudformation = boto3.client("cloudformation")
+    (stack,) = cloudformation.describe_stacks(StackName=event["StackId"])["Stacks"]
+    return bool(stack["StackStatus"] == "UPDATE_ROLLBACK_IN_PROGRESS")
+
+
+def _volume_key_grant(event: dict[str, Any]) -> dict[str, Any]:
+    props = event["ResourceProperties"]
+    kms = boto3.client("kms")
+    if event["RequestType"] == "Delete":
+        key, found, grant = event["PhysicalResourceId"].partition(_GRANT)
+        if found:  # else the Create failed before a grant existed
+            with contextlib.suppress(kms.exceptions.NotFoundException):
+                kms.revoke_grant(KeyId=key, GrantId=grant)
+        return {"PhysicalResourceId": event["PhysicalResourceId"]}
+    _ensure_service_linked_role(props["GranteePrincipal"])
+    created = kms.create_grant(
+        KeyId=props["KeyArn"],
+        GranteePrincipal=props["GranteePrincipal"],
+        Operations=props["Operations"],
+        # "When this value is present, you can retry a CreateGrant request with identical
+        # parameters; if the grant already exists, the original GrantId is returned" (KMS API
+        # reference, CreateGrant Name). The stack's id: a grant per stack and key.
+        Name=_grant_name(event["StackId"]),
+    )
+    return {"PhysicalResourceId": f"{props['KeyArn']}{_GRANT}{created['GrantId']}"}
+
+
+_GRANT = "/grant/"
+
+
+def _grant_name(stack_id: str) -> str:
+    """`gpu-pool-<stack name>-<stack uuid>` from arn:...:stack/<name>/<uuid>; a grant name
+    allows letters, digits and `:/_-` (KMS API reference, CreateGrant Name)."""
+    name, uuid = stack_id.split(":stack/", 1)[1].split("/", 1)
+    return f"gpu-pool-{name}-{uuid}"
+
+
+def _ensure_service_linked_role(role_arn: str) -> None:
+    """Create the service-linked role unless it exists: the grantee must be a principal of the
+    account (KMS API reference, CreateGrant GranteePrincipal), and EC2 Auto Scaling creates the
+    role only with an account's first ASG, which may be the node group that needs this grant.
+    IAM answers InvalidInput when the role exists ("Service role name
+    AWSServiceRoleForAutoScaling has been taken in this account", as recorded in
+    DataDog/pathfinding-labs#23)."""
+    service = role_arn.split("/aws-service-role/", 1)[1].split("/", 1)[0]
+    iam = boto3.client("iam")
+    with contextlib.suppress(iam.exceptions.InvalidInputException):
+        iam.create_service_linked_role(AWSServiceName=service)
+
+
 HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "Custom::GpuPoolAsgTags": _asg_tags,
     "Custom::GpuPoolNodegroupScaling": _scaling,
     "Custom::GpuPoolAutoModeGuard": _auto_mode_guard,
+    "Custom::GpuPoolVolumeKeyGrant": _volume_key_grant,
 }
