@@ -85,6 +85,7 @@ def karpenter_refuses(key: str) -> bool:
     head = key.partition("/")[0]
     return any(head.endswith(domain) for domain in KARPENTER_LABEL_DOMAINS)
 
+
 # The instance types Karpenter has NVIDIA DRA device metadata for, the only ones it launches for
 # a pod's gpu.nvidia.com claim ("Instance types absent from this map get no NVIDIA
 # DynamicResources"): the keys of GPUMetadataByInstanceType in aws/karpenter-provider-aws

@@ -2,11 +2,12 @@
 
 The statements are upstream's, grouped as its getting-started CloudFormation groups them into
 managed policies (website/content/en/v1.15/reference/cloudformation.md, which describes the
-v1.15.0 getting-started cloudformation.yaml statement by statement): one policy each for node lifecycle, IAM integration, EKS integration,
-interruption, zonal shift and resource discovery (together about 6.8k characters, over the
-6,144 one managed policy holds). Every mutating action is limited to resources tagged for this
-cluster (and for a NodePool or EC2NodeClass), in this region and account; the reads that EC2,
-pricing and IAM allow on no narrower resource are on `*`.
+v1.15.0 getting-started cloudformation.yaml statement by statement): one policy each for node
+lifecycle, IAM integration, EKS integration, interruption, zonal shift and resource discovery
+(together about 6.8k characters, over the 6,144 one managed policy holds). Every mutating action
+is limited to resources tagged for this cluster (and for a NodePool or EC2NodeClass), in this
+region and account; the reads that EC2, pricing and IAM allow on no narrower resource are on
+`*`.
 """
 
 from __future__ import annotations
