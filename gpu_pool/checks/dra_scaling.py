@@ -30,7 +30,7 @@ the block starts (checks/reserved.py, GP-TRAIN-06/07), so it runs as static capa
 block's length, sized through the EKS API when the block starts (docs/dra-and-ultraservers.md).
 
 Karpenter pools are not judged here: from 1.15.0, with settings.enableDRA (which gpu-pool sets
-for a cluster with a Karpenter DRA pool, plan/karpenter.py), Karpenter evaluates a pending pod's
+for a cluster with a Karpenter DRA pool, plan/dra.py), Karpenter evaluates a pending pod's
 claims against device metadata built into the release for each supported instance type, so it
 launches a DRA pool's first node from zero. checks/dra.py refuses the types without that
 metadata (GP-DRA-06) and an older Karpenter (GP-DRA-07).
