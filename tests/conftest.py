@@ -10,6 +10,7 @@ from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     EXISTING,
     GPU_TAINT,
     KARPENTER,
+    KARPENTER_DRA,
     KARPENTER_OPERATOR,
     KMS_KEY,
     MIXED,
@@ -89,6 +90,13 @@ def dra_template():
     from tests.support.cfn import synth
 
     return synth(DRA)
+
+
+@pytest.fixture(scope="session")
+def karpenter_dra_template():
+    from tests.support.cfn import synth
+
+    return synth(KARPENTER_DRA)
 
 
 @pytest.fixture(scope="session")

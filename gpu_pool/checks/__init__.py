@@ -15,6 +15,7 @@ from gpu_pool.checks.app import check_app, check_zones_known, uses_autoscaler, u
 from gpu_pool.checks.between_pools import check_pool_among
 from gpu_pool.checks.cluster import check_cluster, check_reservation_zones
 from gpu_pool.checks.controllers import check_node_selector
+from gpu_pool.checks.dra import check_karpenter_dra_version
 from gpu_pool.checks.dra_scaling import check_dra_scaling
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
@@ -103,6 +104,7 @@ def check_settings(
     app += check_metrics(settings.metrics, plans)
     for plan in plans:
         app += check_karpenter_features(plan, settings.karpenter.chart_version)
+        app += check_karpenter_dra_version(plan, settings.karpenter.chart_version)
         app += check_efa_on_existing_cluster(plan, settings.cluster.existing is not None)
     for selector, setting, used in (
         (settings.autoscaler.node_selector, "autoscaler", uses_autoscaler(settings)),

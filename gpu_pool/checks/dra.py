@@ -2,8 +2,11 @@
 dra-driver`, plan/dra.py): where EKS documents the driver as unsupported, or where it cannot
 work beside what gpu-pool builds. The EKS user guide's page is "Use the NVIDIA DRA driver or
 device plugin on Amazon EKS" (ml/device-management-nvidia-dra-device-plugin.adoc); its table
-lists Kubernetes 1.34 or later, Karpenter static capacity, managed node groups and self-managed
-nodes, and the AL2023 NVIDIA and Bottlerocket AMIs.
+lists Kubernetes 1.34 or later, managed node groups and self-managed nodes, and the AL2023
+NVIDIA and Bottlerocket AMIs; "Manage hardware devices on Amazon EKS" adds Karpenter, whose
+dynamic provisioning for DRA claims came in 1.15 behind its feature gates (settings.enableDRA,
+karpenter.sh "Utilizing GPUs and EFAs with Dynamic Resource Allocation"): only on the
+instance types its release has DRA device metadata for.
 
 Scaling rules (min_size, scale from zero) and UltraServer rules are GP-DRA-10 and later and
 GP-ULTRA-* (checks of their own modules).
@@ -14,12 +17,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpu_pool.model.findings import Finding, error
-from gpu_pool.model.versions import minor_key
+from gpu_pool.model.karpenter_api import KARPENTER_DRA_INSTANCE_TYPES
+from gpu_pool.model.versions import (
+    EXACT_VERSION,
+    KARPENTER,
+    KARPENTER_DRA_SINCE,
+    minor_key,
+    version_key,
+)
 from gpu_pool.plan.dra import DRA_DRIVER
 from gpu_pool.plan.gpu_software import is_bottlerocket
 from gpu_pool.plan.pool import PoolPlan
 
-# DRA's resource.k8s.io/v1 API is GA from Kubernetes 1.34, and EKS's guide requires it.
+# DRA's resource.k8s.io/v1 API is GA from Kubernetes 1.34, and EKS's guide requires it (so
+# does Karpenter's DRA support: karpenter.sh "Utilizing GPUs and EFAs with Dynamic Resource
+# Allocation", "DRA requires Kubernetes 1.34 or later").
 DRA_MIN_KUBERNETES = (1, 34)
 
 
@@ -38,15 +50,7 @@ def check_dra_pool(plan: PoolPlan) -> Iterator[Finding]:
         )
         return
     if plan.provisioner == "karpenter":
-        yield error(
-            "GP-DRA-05",
-            setting,
-            "'dra-driver' with provisioner: karpenter: EKS documents the DRA driver with "
-            "Karpenter before 1.15 for static capacity only (a NodePool with spec.replicas, "
-            "alpha), and gpu-pool's Karpenter pools are NodePools that launch nodes for "
-            "pending pods (dynamic capacity): use provisioner: cluster-autoscaler, or "
-            "gpu_software: device-plugin",
-        )
+        yield from _karpenter_types(plan)
     if is_bottlerocket(plan.settings):
         yield error(
             "GP-DRA-03",
@@ -102,4 +106,46 @@ def check_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[F
             "resource.k8s.io/v1, which Kubernetes serves from 1.34 (EKS supports the driver on "
             "1.34 or later): set cluster.kubernetes_version to 1.34 or later, or use "
             "gpu_software: device-plugin",
+        )
+
+
+def _karpenter_types(plan: PoolPlan) -> Iterator[Finding]:
+    """A Karpenter DRA pool's types that Karpenter cannot size a GPU claim for: it launches a
+    node for a pending pod's claims only on types with built-in DRA device metadata
+    (model/karpenter_api.KARPENTER_DRA_INSTANCE_TYPES), so a pod that only such a type could
+    serve would stay Pending."""
+    types = [t for group in plan.entries for t in group]
+    for index, gpu_type in enumerate(types):
+        if gpu_type.name not in KARPENTER_DRA_INSTANCE_TYPES:
+            yield error(
+                "GP-DRA-06",
+                f"{plan.setting}.instance_types[{index}]",
+                f"'{gpu_type.name}' with gpu_software: dra-driver and provisioner: karpenter: "
+                f"Karpenter {KARPENTER.version} has no DRA device metadata for it "
+                "(pkg/providers/drametadata; a new type needs a new Karpenter release), so it "
+                "never launches one for a pod's GPU claim: use a type it describes (g4dn, g5, "
+                "g5g, g6, g6e, g6f, gr6, gr6f, p3dn, p4d, p4de, p5, p5e, p5en, p6-b200, "
+                "p6-b300), or provisioner: cluster-autoscaler",
+            )
+
+
+def check_karpenter_dra_version(plan: PoolPlan, chart_version: str | None) -> Iterator[Finding]:
+    """A Karpenter DRA pool against the Karpenter that runs it: before 1.15.0 Karpenter ignores
+    a pod's ResourceClaims when it sizes nodes, so a DRA pool would never scale from zero."""
+    version = chart_version or KARPENTER.version
+    if (
+        plan.gpu_software != DRA_DRIVER
+        or plan.provisioner != "karpenter"
+        or not EXACT_VERSION.match(version)
+    ):
+        return
+    if version_key(version) < version_key(KARPENTER_DRA_SINCE):
+        yield error(
+            "GP-DRA-07",
+            "karpenter.chart_version",
+            f"{version} with pool '{plan.name}' on gpu_software: dra-driver: Karpenter before "
+            f"{KARPENTER_DRA_SINCE} ignores a pod's ResourceClaims when it launches nodes "
+            f"(settings.enableDRA came in {KARPENTER_DRA_SINCE}), so the pool would never "
+            f"scale from zero: set karpenter.chart_version to {KARPENTER_DRA_SINCE} or newer "
+            f"(the pin is {KARPENTER.version}), or leave it unset",
         )

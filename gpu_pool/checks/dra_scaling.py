@@ -29,10 +29,11 @@ own template, so each keeps one node). A Capacity Block pool cannot: its groups 
 the block starts (checks/reserved.py, GP-TRAIN-06/07), so it runs as static capacity for the
 block's length, sized through the EKS API when the block starts (docs/dra-and-ultraservers.md).
 
-Karpenter 1.14.1 is not judged here: it ignores a pod's ResourceClaims (upgrade guide, v1.7.0
-notes: "Pods with ResourceClaim requests are explicitly ignored ... DRA is not currently
-supported by Karpenter"); its static NodePools (`replicas`) are alpha behind the StaticCapacity
-gate, off by default. The DRA driver's own refusals (checks/dra.py) cover that provisioner.
+Karpenter pools are not judged here: from 1.15.0, with settings.enableDRA (which gpu-pool sets
+for a cluster with a Karpenter DRA pool, plan/dra.py), Karpenter evaluates a pending pod's
+claims against device metadata built into the release for each supported instance type, so it
+launches a DRA pool's first node from zero. checks/dra.py refuses the types without that
+metadata (GP-DRA-06) and an older Karpenter (GP-DRA-07).
 """
 
 from __future__ import annotations

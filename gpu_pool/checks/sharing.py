@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 
 from gpu_pool.model.catalog import GPU_FAMILIES, GpuInstanceType, MigGpu
 from gpu_pool.model.findings import Finding, error
+from gpu_pool.model.versions import KARPENTER
 from gpu_pool.plan.gpu_software import is_bottlerocket
 from gpu_pool.plan.pool import PoolPlan
 
@@ -42,7 +43,7 @@ def check_sharing(plan: PoolPlan) -> Iterator[Finding]:
             "EC2's data, not the shares its device plugin advertises (kubernetes-sigs/"
             "karpenter#2140), so it launches a node per pod asking for nvidia.com/gpu and none "
             "for other GPU resources; NodeOverlay, which could tell it, is alpha in Karpenter "
-            "1.14.1: use provisioner: cluster-autoscaler",
+            f"{KARPENTER.version}: use provisioner: cluster-autoscaler",
         )
         return
     if plan.provisioner == "auto-mode":

@@ -84,3 +84,28 @@ def karpenter_refuses(key: str) -> bool:
     # CEL's x.find("^([^/]+)"): everything before the first "/", the whole key without one.
     head = key.partition("/")[0]
     return any(head.endswith(domain) for domain in KARPENTER_LABEL_DOMAINS)
+
+
+# The instance types Karpenter has NVIDIA DRA device metadata for, the only ones it launches for
+# a pod's gpu.nvidia.com claim ("Instance types absent from this map get no NVIDIA
+# DynamicResources"): the keys of GPUMetadataByInstanceType in aws/karpenter-provider-aws
+# pkg/providers/drametadata/zz_generated_gpu_metadata.go (stored version at commit
+# 25682c4906fe80a6ed5c9ace36fceba65bc5c684), the same list as the "Supported Instance Types"
+# table of karpenter.sh "Utilizing GPUs and EFAs with Dynamic Resource Allocation" (v1.15).
+# "Support for a new instance type requires a new Karpenter release"; p6e-gb200 (UltraServers)
+# is not in it, and Karpenter does not provision for ComputeDomains at all.
+KARPENTER_DRA_INSTANCE_TYPES = frozenset(
+    [f"g4dn.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")]
+    + ["g4dn.metal"]
+    + [
+        f"{family}.{s}"
+        for family in ("g5", "g6", "g6e")
+        for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
+    ]
+    + ["g5.48xlarge", "g6.48xlarge", "g6e.48xlarge"]
+    + [f"g5g.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "16xlarge", "metal")]
+    + [f"g6f.{s}" for s in ("large", "xlarge", "2xlarge", "4xlarge")]
+    + ["gr6.4xlarge", "gr6.8xlarge", "gr6f.4xlarge", "p3dn.24xlarge"]
+    + ["p4d.24xlarge", "p4de.24xlarge", "p5.4xlarge", "p5.48xlarge", "p5e.48xlarge"]
+    + ["p5en.48xlarge", "p6-b200.48xlarge", "p6-b300.48xlarge"]
+)

@@ -170,23 +170,29 @@ def autoscaler_image_tag(minor: str) -> str | None:
 
 
 # Karpenter (aws/karpenter-provider-aws). Both charts are published per release to public ECR
-# as OCI artifacts; 1.14.1 is the newest tag (2026-08-20) in the fetched repository. The CRD
-# chart goes first: Helm installs a chart's bundled CRDs once and never upgrades them.
+# as OCI artifacts. 1.15.0 is the newest release whose files could be read and verified: the
+# release commit d77d1a3a5a44d7ce9c041bcc51da1e567de3f2ec sets charts/karpenter/Chart.yaml and
+# charts/karpenter-crd/Chart.yaml to version 1.15.0 and values.yaml's controller image to tag
+# 1.15.0 (digest sha256:ab0f953e...); its website/content/en/v1.15 pages install
+# KARPENTER_VERSION="1.15.0". Patches 1.15.1 and 1.15.2 are reported but their files were not
+# readable here. 1.15 is the first release with the AWS DRA support (settings.enableDRA). The
+# CRD chart goes first: Helm installs a chart's bundled CRDs once and never upgrades them.
 KARPENTER = ChartPin(
     chart="karpenter",
     repository="oci://public.ecr.aws/karpenter/karpenter",
-    version="1.14.1",
+    version="1.15.0",
     namespace="kube-system",
 )
 KARPENTER_CRD = ChartPin(
     chart="karpenter-crd",
     repository="oci://public.ecr.aws/karpenter/karpenter-crd",
-    version="1.14.1",
+    version="1.15.0",
     namespace="kube-system",
 )
 
 # The oldest Karpenter that supports each Kubernetes minor: the compatibility matrix in
-# website/content/en/v1.14/upgrading/compatibility.md (it starts at 1.30).
+# website/content/en/v1.15/upgrading/compatibility.md (it starts at 1.31 there; 1.30's entry
+# is from the v1.14 page, and 1.37, which needs 1.15.x, is not a minor gpu-pool offers).
 KARPENTER_MIN_VERSION = {
     "1.30": "0.37.0",
     "1.31": "1.0.5",
@@ -214,6 +220,11 @@ KARPENTER_AMI_ALIASES = {
 # (aws/karpenter-provider-aws#9030, first tagged in v1.11.0).
 KARPENTER_RESERVED_CAPACITY_SINCE = "1.6.0"
 KARPENTER_PLACEMENT_GROUP_SINCE = "1.11.0"
+# Dynamic provisioning for DRA claims (the chart's settings.enableDRA, the DRANVIDIAGPU and
+# DRAEFA AWS feature gates): from v1.15.0 (charts/karpenter/values.yaml at the release commit
+# above; karpenter.sh "Utilizing GPUs and EFAs with Dynamic Resource Allocation"). Earlier
+# releases ignore a pod's ResourceClaims when they size nodes (ignoreDRARequests true).
+KARPENTER_DRA_SINCE = "1.15.0"
 
 # aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml (master, 2026-08-03): version
 # v0.5.30 (spelled with its v), image v0.5.20. Its default tolerations are CriticalAddonsOnly

@@ -131,3 +131,22 @@ def dra_driver_chart(plans: Sequence[PoolPlan]) -> GpuSoftwareChart | None:
         },
         device_plugin_pod=kubelet_plugin_pod(kubelet_plugin),
     )
+
+
+# Karpenter's chart setting for DRA (charts/karpenter/values.yaml at 1.15.0, ALPHA, default
+# false): it turns on the AWS feature gates draNVIDIAGPU and draEFA and sets ignoreDRARequests
+# to false, so Karpenter sizes new nodes for a pending pod's ResourceClaims from the device
+# metadata built into the release (karpenter.sh "Utilizing GPUs and EFAs with Dynamic Resource
+# Allocation", "Enabling Karpenter Support"). The chart fails the render when it is combined
+# with any of those three keys (templates/_helpers.tpl "karpenter.dra"), so gpu-pool sets none
+# of them. draEFA acts only on claims for dra.net devices, through the DeviceClass
+# efa.networking.k8s.aws that the EFA DRA driver's chart creates; with the NVIDIA driver alone
+# no such claim can be allocated anywhere, on a new node or an old one.
+KARPENTER_DRA_SETTINGS = {"enableDRA": True}
+
+
+def karpenter_dra_settings(plans: Sequence[PoolPlan]) -> dict[str, bool]:
+    """Karpenter's `settings` for DRA: KARPENTER_DRA_SETTINGS when a Karpenter pool of the
+    cluster uses the DRA driver, else none (the chart's default, false)."""
+    dra = any(p.provisioner == "karpenter" for p in dra_pools(plans))
+    return dict(KARPENTER_DRA_SETTINGS) if dra else {}

@@ -260,6 +260,37 @@ DRA = {
     },
 }
 
+# Karpenter 1.15's DRA support (issue #37): a Karpenter DRA pool beside a Karpenter
+# device-plugin pool, each selected by its own pool label, and a node-group DRA pool behind a
+# taint of its own (the Karpenter pools share another, so no GPU pod fits pools of both
+# provisioners), one driver release for both.
+KARPENTER_TAINT = {"key": "dedicated", "value": "karpenter", "effect": "NoSchedule"}
+KARPENTER_DRA = {
+    "pools": {
+        "dra": {
+            "provisioner": "karpenter",
+            "gpu_software": "dra-driver",
+            "instance_types": ["g6e.xlarge", "p5.48xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "dra"},
+            "taints": [GPU_TAINT, KARPENTER_TAINT],
+        },
+        "plugin": {
+            "provisioner": "karpenter",
+            "instance_types": ["g6.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "plugin"},
+            "taints": [GPU_TAINT, KARPENTER_TAINT],
+        },
+        "nodes": {
+            "gpu_software": "dra-driver",
+            "instance_types": ["g6.2xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "nodes"},
+            "taints": [GPU_TAINT, DRA_TAINT],
+            "min_size": 1,
+            "desired_size": 1,
+        },
+    },
+}
+
 NAMED_SETTINGS: dict[str, dict] = {
     "multi": MULTI,
     "existing": EXISTING,
@@ -273,4 +304,5 @@ NAMED_SETTINGS: dict[str, dict] = {
     "operator": OPERATOR,
     "training": TRAINING,
     "dra": DRA,
+    "karpenter-dra": KARPENTER_DRA,
 }

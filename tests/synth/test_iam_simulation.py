@@ -299,6 +299,8 @@ KARPENTER_CALLS: CallSet = {
         "ec2:CreateTags", INSTANCE_ARN, {**K_OWNED, **tags("request", NODECLAIM_TAGS)}
     ),
     "terminate": Call("ec2:TerminateInstances", INSTANCE_ARN, K_OWNED),
+    # Node repair's in-place reboot (v1.15 RebootForRepair gate), scoped as terminate is.
+    "reboot": Call("ec2:RebootInstances", INSTANCE_ARN, K_OWNED),
     "delete-launch-template": Call("ec2:DeleteLaunchTemplate", LAUNCH_TEMPLATE_ARN, K_OWNED),
     "pass-node-role": lambda t: Call(
         "iam:PassRole",
@@ -347,6 +349,17 @@ KARPENTER_DENIED: CallSet = {
         "ec2:TerminateInstances",
         INSTANCE_ARN,
         {**K_SESSION, **tags("resource", {"kubernetes.io/cluster/other": "owned"})},
+    ),
+    "reboot-other-cluster": Call(
+        "ec2:RebootInstances",
+        INSTANCE_ARN,
+        {**K_SESSION, **tags("resource", {"kubernetes.io/cluster/other": "owned"})},
+    ),
+    # An instance of this cluster that no NodePool launched (a node group's).
+    "reboot-node-group-instance": Call(
+        "ec2:RebootInstances",
+        INSTANCE_ARN,
+        {**K_SESSION, **tags("resource", {f"kubernetes.io/cluster/{CLUSTER}": "owned"})},
     ),
     # Any role but its node role.
     "pass-cluster-role": lambda t: Call(

@@ -64,7 +64,7 @@ def test_crd_chart_then_controller_chart_pinned_from_public_ecr(karpenter_templa
     assert {k: crd["Properties"][k] for k in ("Chart", "Repository", "Version", "Namespace")} == {
         "Chart": "karpenter-crd",
         "Repository": "oci://public.ecr.aws/karpenter/karpenter-crd",
-        "Version": "1.14.1",
+        "Version": "1.15.0",
         "Namespace": "kube-system",
     }
     assert {
@@ -72,7 +72,7 @@ def test_crd_chart_then_controller_chart_pinned_from_public_ecr(karpenter_templa
     } == {
         "Chart": "karpenter",
         "Repository": "oci://public.ecr.aws/karpenter/karpenter",
-        "Version": "1.14.1",
+        "Version": "1.15.0",
         "Namespace": "kube-system",
     }
     association = logical_id(
@@ -187,7 +187,8 @@ def test_exactly_five_rules_each_sending_one_event_type_to_the_queue(karpenter_t
         assert rule["Properties"]["State"] == "ENABLED"
 
 
-# Every controller statement, as upstream's v1.14 getting-started CloudFormation has it, with
+# Every controller statement, as upstream's v1.15 getting-started CloudFormation has it
+# (website/content/en/v1.15/reference/cloudformation.md; 1.15 added ec2:RebootInstances), with
 # this cluster's name: Sid -> (actions, resources, conditions).
 P, R, A = "<Ref:AWS::Partition>", "<Ref:AWS::Region>", "<Ref:AWS::AccountId>"
 EC2 = f"arn:{P}:ec2:{R}:*"
@@ -265,7 +266,7 @@ EXPECTED_STATEMENTS = {
             },
         ),
         "AllowScopedDeletion": (
-            ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+            ["ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"],
             [f"{EC2}:instance/*", f"{EC2}:launch-template/*"],
             {
                 "StringEquals": OWNED,

@@ -21,13 +21,21 @@ DRA_SOFTWARE = {"gpu_software": "dra-driver"}
 # A node-group DRA pool keeps a node (GP-DRA-10: Cluster Autoscaler cannot scale it from zero).
 DRA = {**DRA_SOFTWARE, "min_size": 1, "desired_size": 1}
 
-KARPENTER_REFUSED = (
+KARPENTER_TYPE_REFUSED = (
     "E",
-    "pool.gpu_software: 'dra-driver' with provisioner: karpenter: EKS documents the DRA driver "
-    "with Karpenter before 1.15 for static capacity only (a NodePool with spec.replicas, alpha), "
-    "and gpu-pool's Karpenter pools are NodePools that launch nodes for pending pods (dynamic "
-    "capacity): use provisioner: cluster-autoscaler, or gpu_software: device-plugin",
+    "pool.instance_types[0]: '{}' with gpu_software: dra-driver and provisioner: karpenter: "
+    "Karpenter 1.15.0 has no DRA device metadata for it (pkg/providers/drametadata; a new type "
+    "needs a new Karpenter release), so it never launches one for a pod's GPU claim: use a type "
+    "it describes (g4dn, g5, g5g, g6, g6e, g6f, gr6, gr6f, p3dn, p4d, p4de, p5, p5e, p5en, "
+    "p6-b200, p6-b300), or provisioner: cluster-autoscaler",
 )
+ULTRASERVER_ON_KARPENTER = (
+    "E",
+    "pool.provisioner: karpenter with p6e-gb200.36xlarge: EKS runs UltraServers on managed or "
+    "self-managed node groups only, not on Karpenter or EKS Auto Mode (EKS UG \"Use P6e-GB200 "
+    "UltraServers with Amazon EKS\"): use provisioner: cluster-autoscaler",
+)
+KARPENTER = {"provisioner": "karpenter", **DRA_SOFTWARE}
 BOTTLEROCKET_REFUSED = (
     "E",
     "pool.gpu_software: 'dra-driver' on Bottlerocket: its NVIDIA AMI runs the NVIDIA device "
@@ -106,10 +114,58 @@ CASES = {
         },
         [sharing_refused("mig")],
     ),
-    "with-karpenter": ({"pool": {"provisioner": "karpenter", **DRA_SOFTWARE}}, [KARPENTER_REFUSED]),
+    # Karpenter 1.15 sizes nodes for DRA claims (settings.enableDRA): a DRA pool scales from
+    # zero, no min_size needed, on every type its DRA metadata describes.
+    "with-karpenter": ({"pool": KARPENTER}, []),
+    "with-karpenter-on-every-described-family": (
+        {
+            "pool": {
+                "instance_types": ["g6.xlarge", "g6e.12xlarge", "p5.48xlarge", "p6-b200.48xlarge"],
+                **KARPENTER,
+            }
+        },
+        [],
+    ),
     "with-karpenter-on-bottlerocket": (
-        {"pool": {"provisioner": "karpenter", "ami_family": "BOTTLEROCKET", **DRA_SOFTWARE}},
-        [KARPENTER_REFUSED, BOTTLEROCKET_REFUSED],
+        {"pool": {"ami_family": "BOTTLEROCKET", **KARPENTER}},
+        [BOTTLEROCKET_REFUSED],
+    ),
+    # Karpenter has no DRA metadata for p6e-gb200 (nor for newer types such as g7e).
+    "with-karpenter-on-p6e-gb200": (
+        {"pool": {"instance_types": ["p6e-gb200.36xlarge"], **KARPENTER}},
+        [
+            (KARPENTER_TYPE_REFUSED[0], KARPENTER_TYPE_REFUSED[1].format("p6e-gb200.36xlarge")),
+            ULTRASERVER_ON_KARPENTER,
+        ],
+    ),
+    "with-karpenter-on-g7e": (
+        {"pool": {"instance_types": ["g7e.2xlarge"], **KARPENTER}},
+        [(KARPENTER_TYPE_REFUSED[0], KARPENTER_TYPE_REFUSED[1].format("g7e.2xlarge"))],
+    ),
+    "with-karpenter-before-1.15": (
+        {"karpenter": {"chart_version": "1.14.1"}, "pool": KARPENTER},
+        [
+            (
+                "E",
+                "karpenter.chart_version: 1.14.1 with pool 'gpu' on gpu_software: dra-driver: "
+                "Karpenter before 1.15.0 ignores a pod's ResourceClaims when it launches nodes "
+                "(settings.enableDRA came in 1.15.0), so the pool would never scale from zero: "
+                "set karpenter.chart_version to 1.15.0 or newer (the pin is 1.15.0), or leave "
+                "it unset",
+            )
+        ],
+    ),
+    "with-karpenter-on-kubernetes-1.33": (
+        {"cluster": {"kubernetes_version": "1.33"}, "pool": KARPENTER},
+        [
+            (
+                "E",
+                "pool.gpu_software: 'dra-driver' on Kubernetes 1.33: the NVIDIA DRA driver "
+                "needs resource.k8s.io/v1, which Kubernetes serves from 1.34 (EKS supports the "
+                "driver on 1.34 or later): set cluster.kubernetes_version to 1.34 or later, or "
+                "use gpu_software: device-plugin",
+            )
+        ],
     ),
     # Two DRA pools share the cluster's one release; beside a GPU Operator pool, the DRA nodes'
     # operand opt-out keeps the operator's device plugin off them.

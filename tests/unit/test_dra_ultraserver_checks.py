@@ -120,8 +120,8 @@ CASES = {
             )
         ],
     ),
-    # The device plugin, so the case shows this rule alone (with the DRA driver, Karpenter is
-    # also refused as a DRA pool's provisioner: branch dra's GP-DRA-05).
+    # The device plugin, so the case shows this rule alone (with the DRA driver, GP-DRA-06 also
+    # refuses it: Karpenter has no DRA metadata for p6e-gb200).
     "ultraserver-on-karpenter": (
         ultraserver(provisioner="karpenter", gpu_software=None),
         [

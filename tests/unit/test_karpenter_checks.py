@@ -167,7 +167,7 @@ CASES = {
         [
             (
                 "E",
-                "karpenter.chart_version: Karpenter 1.12.3 does not support Kubernetes 1.36 (it needs 1.13.0 or newer): use 1.14.1, or leave it unset",
+                "karpenter.chart_version: Karpenter 1.12.3 does not support Kubernetes 1.36 (it needs 1.13.0 or newer): use 1.15.0, or leave it unset",
             )
         ],
     ),
@@ -340,7 +340,7 @@ CASES = {
         [
             (
                 "W",
-                "pool.efa: true with provisioner: karpenter, which counts only an instance type's own capacity, and hugepages are not part of it (they enter only through a NodeOverlay, alpha and off by default in Karpenter 1.14.1): a pod requesting hugepages-2Mi never gets a node; let EFA pods request none and set FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
+                "pool.efa: true with provisioner: karpenter, which counts only an instance type's own capacity, and hugepages are not part of it (they enter only through a NodeOverlay, alpha and off by default in Karpenter 1.15.0): a pod requesting hugepages-2Mi never gets a node; let EFA pods request none and set FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
             )
         ],
     ),

@@ -255,7 +255,7 @@ CASES = {
             (
                 "E",
                 "pool.capacity_reservation: Karpenter v1.5.0 has no reserved capacity (it came in "
-                "1.6.0): set karpenter.chart_version to 1.6.0 or newer (the pin is 1.14.1), or "
+                "1.6.0): set karpenter.chart_version to 1.6.0 or newer (the pin is 1.15.0), or "
                 "use provisioner: cluster-autoscaler",
             )
         ],

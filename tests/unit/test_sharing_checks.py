@@ -220,7 +220,7 @@ CASES = {
         [
             (
                 "E",
-                "pool.sharing.mode: 'time-slicing' with provisioner: karpenter: Karpenter counts a node's physical GPUs from EC2's data, not the shares its device plugin advertises (kubernetes-sigs/karpenter#2140), so it launches a node per pod asking for nvidia.com/gpu and none for other GPU resources; NodeOverlay, which could tell it, is alpha in Karpenter 1.14.1: use provisioner: cluster-autoscaler",
+                "pool.sharing.mode: 'time-slicing' with provisioner: karpenter: Karpenter counts a node's physical GPUs from EC2's data, not the shares its device plugin advertises (kubernetes-sigs/karpenter#2140), so it launches a node per pod asking for nvidia.com/gpu and none for other GPU resources; NodeOverlay, which could tell it, is alpha in Karpenter 1.15.0: use provisioner: cluster-autoscaler",
             )
         ],
     ),

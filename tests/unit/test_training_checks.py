@@ -14,7 +14,7 @@ HUGEPAGES_WARNING = (
     "W",
     "pool.efa: true with provisioner: karpenter, which counts only an instance type's own "
     "capacity, and hugepages are not part of it (they enter only through a NodeOverlay, alpha "
-    "and off by default in Karpenter 1.14.1): a pod requesting hugepages-2Mi never gets a node; "
+    "and off by default in Karpenter 1.15.0): a pod requesting hugepages-2Mi never gets a node; "
     "let EFA pods request none and set FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: "
     "cluster-autoscaler",
 )
@@ -104,7 +104,7 @@ CASES = {
         [
             (
                 "E",
-                "pool.capacity_reservation.placement_group: Karpenter 1.10.0 has no EC2NodeClass placementGroupSelector (it came in 1.11.0): set karpenter.chart_version to 1.11.0 or newer (the pin is 1.14.1), or use provisioner: cluster-autoscaler",
+                "pool.capacity_reservation.placement_group: Karpenter 1.10.0 has no EC2NodeClass placementGroupSelector (it came in 1.11.0): set karpenter.chart_version to 1.11.0 or newer (the pin is 1.15.0), or use provisioner: cluster-autoscaler",
             )
         ],
     ),

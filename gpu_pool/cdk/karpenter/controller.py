@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from aws_cdk import Lazy
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -23,6 +24,7 @@ from gpu_pool.cdk.karpenter.interruption import InterruptionQueue
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
 from gpu_pool.cdk.node_role import node_role
 from gpu_pool.cdk.registry import (
+    AtSynth,
     ClusterPools,
     EksCluster,
     as_icluster,
@@ -37,6 +39,7 @@ from gpu_pool.checks.controllers import (
 )
 from gpu_pool.checks.syntax import exact_versions
 from gpu_pool.model.versions import KARPENTER, KARPENTER_CRD
+from gpu_pool.plan.dra import karpenter_dra_settings
 from gpu_pool.settings import ConfigError, KarpenterSettings
 
 SERVICE_ACCOUNT = "karpenter"
@@ -52,12 +55,23 @@ CONTROLLER_RESOURCES = {
 
 
 def karpenter_values(
-    cluster_name: str, queue_name: str, node_selector: Mapping[str, str]
+    cluster_name: str, queue_name: str, node_selector: Mapping[str, str], pools: ClusterPools
 ) -> dict[str, object]:
-    """The controller chart's values: which cluster and queue, its resources, and where it runs
-    (the chart's own affinity already keeps it off nodes Karpenter launched)."""
+    """The controller chart's values: which cluster and queue, DRA support when a Karpenter pool
+    of the cluster uses the DRA driver (read from the registry at synth, so pools added after
+    the controller count), its resources, and where it runs (the chart's own affinity already
+    keeps it off nodes Karpenter launched).
+
+    Every upgrade of the release gets these values whole: aws-cdk-lib's Helm handler runs
+    `helm upgrade --install ... --values <file>` and never --reuse-values
+    (custom-resource-handlers/dist/aws-eks-v2/kubectl-handler/helm/__init__.py, aws-cdk-lib
+    2.275.0), and Helm reuses a release's old values only with --reuse-values or when an
+    upgrade brings none. So a cluster deployed with Karpenter 1.14 keeps no old
+    ignoreDRARequests default that would fail enableDRA's validation, the trap Karpenter's DRA
+    page documents for `helm upgrade --reuse-values`."""
+    settings = {"clusterName": cluster_name, "interruptionQueue": queue_name}
     return {
-        "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
+        "settings": Lazy.any(AtSynth(lambda: {**settings, **karpenter_dra_settings(pools.plans)})),
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT},
         "controller": {"resources": CONTROLLER_RESOURCES},
         "nodeSelector": dict(node_selector),
@@ -158,7 +172,9 @@ class Karpenter(Construct):
             role_id="ControllerRole",
             description=f"Karpenter controller for EKS cluster {cluster_name}",
             version=settings.chart_version,
-            values=karpenter_values(cluster_name, self.queue.queue_name, node_selector),
+            values=karpenter_values(
+                cluster_name, self.queue.queue_name, node_selector, ClusterPools.of(cluster)
+            ),
             install_pod_identity_agent=install_pod_identity_agent,
             after=(self.crd_chart,),
         )
@@ -170,7 +186,7 @@ class Karpenter(Construct):
             )
             acknowledge_wildcard_resources(
                 policy,
-                "Karpenter's own policy (v1.14 getting-started): launches and deletions are "
+                "Karpenter's own policy (v1.15 getting-started): launches and deletions are "
                 "limited to resources tagged for this cluster and a NodePool; reads EC2, "
                 "pricing and IAM allow on no narrower resource",
             )

@@ -1,12 +1,13 @@
 """The Karpenter controller's permissions.
 
 The statements are upstream's, grouped as its getting-started CloudFormation groups them into
-managed policies (website/content/en/v1.14/getting-started/getting-started-with-karpenter/
-cloudformation.yaml): one policy each for node lifecycle, IAM integration, EKS integration,
-interruption, zonal shift and resource discovery (together about 6.8k characters, over the
-6,144 one managed policy holds). Every mutating action is limited to resources tagged for this
-cluster (and for a NodePool or EC2NodeClass), in this region and account; the reads that EC2,
-pricing and IAM allow on no narrower resource are on `*`.
+managed policies (website/content/en/v1.15/reference/cloudformation.md, which describes the
+v1.15.0 getting-started cloudformation.yaml statement by statement): one policy each for node
+lifecycle, IAM integration, EKS integration, interruption, zonal shift and resource discovery
+(together about 6.8k characters, over the 6,144 one managed policy holds). Every mutating action
+is limited to resources tagged for this cluster (and for a NodePool or EC2NodeClass), in this
+region and account; the reads that EC2, pricing and IAM allow on no narrower resource are on
+`*`.
 """
 
 from __future__ import annotations
@@ -121,9 +122,12 @@ def _node_lifecycle(cluster_name: str) -> list[iam.PolicyStatement]:
                 },
             },
         ),
+        # RebootInstances (new in v1.15): node repair reboots a node in place for a fault a
+        # reboot clears, behind the RebootForRepair AWS feature gate; scoped as upstream scopes
+        # it, exactly as TerminateInstances (reference/cloudformation.md, AllowScopedDeletion).
         _statement(
             "AllowScopedDeletion",
-            ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+            ["ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"],
             _ec2_arns("instance", "launch-template"),
             {"StringEquals": owned, **of_node_pool},
         ),
