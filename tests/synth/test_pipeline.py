@@ -417,6 +417,9 @@ def test_its_group_reads_exactly_what_verify_reads_cluster_wide(cluster_stacks):
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": read},
         {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments"], "verbs": read},
         {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodepools"], "verbs": read},
+        # A stalled pool's node class (fails before: verify's diagnosis got a 403).
+        {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": read},
+        {"apiGroups": ["eks.amazonaws.com"], "resources": ["nodeclasses"], "verbs": read},
         {
             "apiGroups": ["resource.k8s.io"],
             "resources": ["resourceslices", "resourceclaims", "deviceclasses"],
