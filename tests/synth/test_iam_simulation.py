@@ -9,8 +9,9 @@ in one Node process (tests/support/iam_simulation.py).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -46,6 +47,7 @@ from tests.support.settings import (
     CLOUDWATCH_METRICS,
     DEFAULT,
     EXISTING,
+    IN_PARTITION,
     KARPENTER,
     KARPENTER_OPERATOR,
     KMS_KEY,
@@ -53,6 +55,7 @@ from tests.support.settings import (
     MIXED_AUTO_MODE,
     MULTI,
     NODE_GROUP_KMS,
+    PARTITION_REGIONS,
     THREE_POOLS,
     TRAINING,
 )
@@ -883,6 +886,27 @@ VERIFY_ROLE = Role(
     (VERIFY_ROLE_DENIED,),
     VERIFY_STEP_ROLE,
 )
+# The other partitions (issue 38 item 7): node group, Karpenter and CloudWatch roles, and
+# aws-cdk-lib's, of one stack in China's and one in GovCloud's Region, making the same calls in
+# that partition and Region (`_in_environment`); Karpenter's pool there has no volume key.
+PARTITION_ROLES = tuple(
+    replace(role, template=partition, name=name, **({"denied": role.denied[:1]} if kms else {}))
+    for partition in IN_PARTITION
+    for role, name, kms in (
+        (NODE_GROUP_ROLE, "GpuPoolInferenceNodeRole", False),
+        (SYSTEM_NODE_ROLE, SYSTEM_NODE_ROLE.name, False),
+        (AUTOSCALER_ROLE, AUTOSCALER_ROLE.name, False),
+        (HANDLER_ROLE, HANDLER_ROLE.name, False),
+        (FRAMEWORK_ROLE, FRAMEWORK_ROLE.name, False),
+        (KARPENTER_NODE_ROLE, KARPENTER_NODE_ROLE.name, False),
+        (KARPENTER_ROLE, KARPENTER_ROLE.name, True),
+        (CLOUDWATCH_ROLE, CLOUDWATCH_ROLE.name, False),
+        (FLOW_LOG_ROLE, FLOW_LOG_ROLE.name, False),
+        (KUBECTL_ROLE, KUBECTL_ROLE.name, False),
+        (KUBECTL_FRAMEWORK_ROLE, KUBECTL_FRAMEWORK_ROLE.name, False),
+    )
+    for role in [replace(role, allowed=role.allowed[:1]) if kms else role]
+)
 ROLES = (
     NODE_GROUP_ROLE,
     SYSTEM_NODE_ROLE,
@@ -903,6 +927,7 @@ ROLES = (
     SYNTH_ROLE,
     VERIFY_STEP_ROLE,
     VERIFY_ROLE,
+    *PARTITION_ROLES,
 )
 
 # The roles no gpu-pool component makes calls with: aws-cdk-lib's own, or EKS's with no
@@ -977,7 +1002,11 @@ def _template(name: str) -> dict[str, Any]:
         return deployed_in(
             example_cluster_template(PIPELINE_CLUSTER), Environment(account=PIPELINE_ACCOUNT)
         )
-    template: dict[str, Any] = synth(TEMPLATES[name]).to_json()
+    if name in IN_PARTITION:
+        env = Environment(partition=name, region=PARTITION_REGIONS[name])
+        template = deployed_in(synth(IN_PARTITION[name]).to_json(), env)
+    else:
+        template = synth(TEMPLATES[name]).to_json()
     (cluster,) = (r for r in template["Resources"].values() if r["Type"] == "AWS::EKS::Cluster")
     assert cluster["Properties"]["Name"] == CLUSTER
     return template
@@ -994,9 +1023,20 @@ def _identity_request(case: Case) -> dict[str, Any]:
     return identity_request(
         session_principal(physical_name(template, role), env=env),
         policies,
-        call if isinstance(call, Call) else call(template),
+        _in_environment(call if isinstance(call, Call) else call(template), env),
         env,
     )
+
+
+def _in_environment(call: Call, env: Environment) -> Call:
+    """`call` as made in `env`'s partition and Region: its ARNs, Region names and the
+    Region-scoped condition values of the commercial case, in `env`'s."""
+    if (env.partition, env.region) == (PARTITION, REGION):
+        return call
+    text = json.dumps([call.resource, call.context, call.resource_policy])
+    text = text.replace(f"arn:{PARTITION}:", f"arn:{env.partition}:").replace(REGION, env.region)
+    resource, context, resource_policy = json.loads(text)
+    return replace(call, resource=resource, context=context, resource_policy=resource_policy)
 
 
 def _assume_actions(role: Role) -> list[str]:
@@ -1114,3 +1154,20 @@ def _grants(template: dict[str, Any], role: str) -> tuple[Any, Any]:
 @cache
 def _simulated_grants() -> list[tuple[Any, Any]]:
     return [_grants(t, role_id(t, r.name)) for r in ROLES for t in [_template(r.template)]]
+
+
+@pytest.mark.parametrize("partition", IN_PARTITION)
+def test_a_stack_in_another_partition_names_every_arn_in_that_partition(partition):
+    """No ARN hard-codes the aws partition (a China or GovCloud deploy would name resources
+    that do not exist there), and every AWS managed policy is the partition's own:
+    arn:<partition>:iam::aws:policy/... once deployed."""
+    template = _template(partition)
+    assert "arn:aws:" not in json.dumps(template["Resources"])
+    arns = [
+        arn
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Role"
+        for arn in resolve(template, r["Properties"].get("ManagedPolicyArns", []))
+    ]
+    assert arns
+    assert [a for a in arns if not a.startswith(f"arn:{partition}:iam::aws:policy/")] == []
