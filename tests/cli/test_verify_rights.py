@@ -98,5 +98,9 @@ def test_a_403_without_the_api_servers_text_is_named_by_its_message_and_others_a
     proxy.body = '{"message": "denied by policy"}'
     right = missing_right(proxy)
     assert right is not None
-    assert (right.verb, right.message) == ("?", "denied by policy")
+    assert (right.verb, right.message) == (None, "denied by policy")
+    assert right.cause == "the Kubernetes API refused a request (403 Forbidden)"
+    page = ApiException(status=403, reason="Forbidden")
+    page.body = "<html>403 Forbidden</html>"
+    assert missing_right(page).message == "<html>403 Forbidden</html>"
     assert missing_right(ApiException(status=404, reason="Not Found")) is None

@@ -19,22 +19,27 @@ _FORBIDDEN = re.compile(
 
 @dataclass(frozen=True)
 class MissingRight:
-    """What the API server refused, and its message."""
+    """What the API server refused, and its message; verb, group and resource are None for a
+    403 that does not name them."""
 
-    verb: str
-    group: str
-    resource: str
+    verb: str | None
+    group: str | None
+    resource: str | None
     namespace: str | None
     message: str
 
     @property
     def cause(self) -> str:
+        if self.verb is None:
+            return "the Kubernetes API refused a request (403 Forbidden)"
         group = self.group or "core"
         scope = f"in namespace {self.namespace}" if self.namespace else "cluster-wide"
         return f"no Kubernetes right to {self.verb} {self.resource} (API group {group}) {scope}"
 
     @property
     def fix(self) -> str:
+        if self.verb is None:
+            return "the refusal's message names who refused: your RBAC, or a webhook or proxy"
         rule = (
             f'{{apiGroups: ["{self.group}"], resources: ["{self.resource}"], '
             f'verbs: ["{self.verb}"]}}'
@@ -51,14 +56,16 @@ def missing_right(err: client.ApiException) -> MissingRight | None:
     if err.status != 403:
         return None
     try:
-        message = str(json.loads(err.body or "{}").get("message", ""))
+        status = json.loads(err.body or "{}")
     except (TypeError, ValueError):
-        message = str(err.body or err.reason)
+        status = None
+    # The API server's Status object; anything else (a proxy's page) is its own message.
+    message = str(status.get("message", "") if isinstance(status, dict) else err.body or "")
     found = _FORBIDDEN.search(message)
     if found is None:
         # A 403 without the API server's text (a webhook authorizer's, a proxy's): its
         # message is all there is to name.
-        return MissingRight("?", "?", "?", None, message or str(err.reason))
+        return MissingRight(None, None, None, None, message or str(err.reason))
     return MissingRight(
         found["verb"], found["group"], found["resource"], found["namespace"], message
     )
