@@ -1,4 +1,6 @@
-"""An IAM policy simulation over every role the app creates (issue 32).
+"""An IAM policy simulation over every role the app creates (issue 32), examples/pipeline's
+roles and the cluster verify role it assumes, and, once more, in the aws-cn and aws-us-gov
+partitions (issue 38 item 7).
 
 For each role, the calls its component makes, with their request context (action, resource
 ARN, request and resource tags), are evaluated by @cloud-copilot/iam-simulate against the
@@ -930,8 +932,8 @@ ROLES = (
     *PARTITION_ROLES,
 )
 
-# The roles no gpu-pool component makes calls with: aws-cdk-lib's own, or EKS's with no
-# gpu-pool-specific call (a cluster without Auto Mode).
+# The roles no gpu-pool component makes calls with: EKS's with no gpu-pool-specific call (a
+# cluster without Auto Mode).
 NOT_SIMULATED = {
     "ClusterRole": "without Auto Mode, only EKS's control plane uses it (AmazonEKSClusterPolicy)",
 }
