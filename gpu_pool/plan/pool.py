@@ -27,6 +27,7 @@ from gpu_pool.plan.gpu_software import (
     GpuSoftwareChart,
     efa_device_plugin_chart,
     gpu_software_chart,
+    resolved_compute_domains,
     resolved_gpu_software,
 )
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
@@ -70,6 +71,9 @@ class PoolPlan:
     unresolved: tuple[Finding, ...]
     # How pods share the pool's GPUs; None: they do not (mode none).
     sharing: SharingPlan | None = None
+    # Whether its nodes run the NVIDIA DRA driver's ComputeDomains (multi-node NVLink), whatever
+    # advertises the GPUs (`gpu_software`).
+    compute_domains: bool = False
 
     @property
     def name(self) -> str:
@@ -127,11 +131,13 @@ def plan_pool(
     """Resolve one pool's settings (on a cluster whose `metrics.gpu` is `metrics`). Entries the
     catalog cannot resolve become `unresolved`."""
     entries, unresolved = _resolve_entries(settings, setting)
-    software = resolved_gpu_software(settings)
-    sharing = sharing_plan(settings, [t for _, group in entries for t in group])
+    instance_types = [t for _, group in entries for t in group]
+    ultraserver = any(t.family.ultraserver for t in instance_types)
+    software = resolved_gpu_software(settings, ultraserver=ultraserver)
+    compute_domains = resolved_compute_domains(settings, ultraserver=ultraserver)
+    sharing = sharing_plan(settings, instance_types)
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = auto_mode = None
-    instance_types = [t for _, group in entries for t in group]
     # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ), on
     # the cards of its types' layout. The one type with a layout of its own, p6e-gb200, runs only
     # on a Capacity Block (GP-ULTRA-02), and a block pool has one type (checks/reserved.py).
@@ -177,10 +183,13 @@ def plan_pool(
         auto_mode=auto_mode,
         capacity=capacity,
         gpu_software=software,
-        chart=gpu_software_chart(settings, software, sharing, metrics=metrics),
+        chart=gpu_software_chart(
+            settings, software, sharing, metrics=metrics, compute_domains=compute_domains
+        ),
         efa_chart=efa_device_plugin_chart(settings),
         unresolved=tuple(unresolved),
         sharing=sharing,
+        compute_domains=compute_domains,
     )
 
 
