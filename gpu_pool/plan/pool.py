@@ -30,6 +30,7 @@ from gpu_pool.plan.gpu_software import (
     resolved_compute_domains,
     resolved_gpu_software,
 )
+from gpu_pool.plan.instance_store import resolved_instance_store
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
@@ -74,6 +75,8 @@ class PoolPlan:
     # Whether its nodes run the NVIDIA DRA driver's ComputeDomains (multi-node NVLink), whatever
     # advertises the GPUs (`gpu_software`).
     compute_domains: bool = False
+    # Whether its nodes stripe their NVMe instance store as RAID0 (plan/instance_store.py).
+    instance_store_raid0: bool = False
 
     @property
     def name(self) -> str:
@@ -135,6 +138,7 @@ def plan_pool(
     ultraserver = any(t.family.ultraserver for t in instance_types)
     software = resolved_gpu_software(settings, ultraserver=ultraserver)
     compute_domains = resolved_compute_domains(settings, ultraserver=ultraserver)
+    raid0 = resolved_instance_store(settings, ultraserver=ultraserver)
     sharing = sharing_plan(settings, instance_types)
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = auto_mode = None
@@ -150,7 +154,9 @@ def plan_pool(
     if settings.provisioner in ("karpenter", "auto-mode"):
         labels = node_labels(settings.name, settings.labels, instance_types, software)
         if settings.provisioner == "karpenter":
-            karpenter = karpenter_pool_plan(settings, setting, instance_types, labels, capacity)
+            karpenter = karpenter_pool_plan(
+                settings, setting, instance_types, labels, capacity, instance_store_raid0=raid0
+            )
         else:
             auto_mode = auto_mode_pool_plan(settings, setting, instance_types, labels)
     else:
@@ -170,6 +176,7 @@ def plan_pool(
                 gpu_resources=_advertised(software, sharing, group[0].gpu_count),
                 reserved=capacity.reserved,
                 efa_interfaces=capacity.efa_interfaces,
+                instance_store_gb=min(t.instance_store_gb for t in group) if raid0 else 0,
             )
             for zone in _zones(settings)
             for index, group in entries
@@ -190,6 +197,7 @@ def plan_pool(
         unresolved=tuple(unresolved),
         sharing=sharing,
         compute_domains=compute_domains,
+        instance_store_raid0=raid0,
     )
 
 

@@ -49,7 +49,6 @@ NvidiaAmiType = Literal[
     "BOTTLEROCKET_ARM_64_NVIDIA",
 ]
 GpuSoftware = Literal["device-plugin", "gpu-operator", "dra-driver", "none"]
-ComputeDomains = Literal["dra-driver", "none"]
 Provisioner = Literal["cluster-autoscaler", "karpenter", "auto-mode"]
 SubnetId = Annotated[
     str,
@@ -370,13 +369,13 @@ class PoolSettings(_Settings):
     taints: list[Taint] = Field(default_factory=_default_taints)
     """Node taints; the default keeps pods that do not ask for GPUs off the pool."""
     gpu_software: GpuSoftware | None = None
-    """What advertises the GPUs. None: device plugin on AL2023, nothing on Bottlerocket (its AMI
-    ships it), gpu-operator on UltraServer types (EKS's UltraServer guide). dra-driver: the NVIDIA
-    DRA driver allocates them as ResourceClaims (DeviceClass gpu.nvidia.com), no device plugin;
-    Kubernetes 1.34+, AL2023, no sharing (docs/dra-and-ultraservers.md)."""
-    compute_domains: ComputeDomains | None = None
-    """Multi-node NVLink (IMEX) through the NVIDIA DRA driver's ComputeDomains, beside the GPUs'
-    advertiser. None: dra-driver on UltraServer types, none elsewhere."""
+    """What advertises the GPUs. None: device plugin on AL2023, none on Bottlerocket (its AMI has
+    one), gpu-operator on UltraServers (EKS's guide). dra-driver: the NVIDIA DRA driver allocates
+    them as ResourceClaims; Kubernetes 1.34+, AL2023, no sharing (docs/dra-and-ultraservers.md)."""
+    compute_domains: Literal["dra-driver", "none"] | None = None
+    """Multi-node NVLink by the DRA driver's ComputeDomains; None: dra-driver on UltraServers."""
+    instance_store: Literal["raid0", "none"] | None = None
+    """raid0: NVMe instance store striped for kubelet and images; None: raid0 on UltraServers."""
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
     """GPU Operator components, with gpu_software: gpu-operator."""
     versions: ChartVersions = ChartVersions()

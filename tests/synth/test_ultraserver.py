@@ -269,3 +269,35 @@ def test_eks_shape_node_template_advertises_the_device_plugins_gpus(ultraserver_
     assert tags["k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator"]
     autoscaler = helm_values(_release(template, "cluster-autoscaler"))
     assert "enable-dynamic-resource-allocation" not in autoscaler.get("extraArgs", {})
+
+
+def test_eks_shape_stripes_the_instance_store_through_the_launch_templates_node_config(
+    ultraserver_template,
+):
+    """The guide's RAID0 for the type's 3 x 7.5 TB: the pool's launch template carries one
+    MIME part of type application/node.eks.aws whose NodeConfig passes nodeadm's CRD, and CA's
+    template counts the array as the node's ephemeral storage."""
+    import email
+
+    import yaml
+
+    from tests.support.crd_validation import validate
+
+    template = ultraserver_template.to_json()
+    (data,) = [
+        r["Properties"]["LaunchTemplateData"]
+        for k, r in _of_type(template, "AWS::EC2::LaunchTemplate").items()
+        if k.startswith("GpuPoolGb200")
+    ]
+    message = email.message_from_string(data["UserData"]["Fn::Base64"])
+    (part,) = message.get_payload()
+    assert part.get_content_type() == "application/node.eks.aws"
+    config = yaml.safe_load(part.get_payload())
+    assert config["spec"] == {"instance": {"localStorage": {"strategy": "RAID0"}}}
+    assert validate(config) == []
+    (tags,) = [
+        {render(t["Key"]): t["Value"] for t in r["Properties"]["Tags"]}
+        for k, r in _of_type(template, "Custom::GpuPoolAsgTags").items()
+        if k.startswith("GpuPoolGb200")
+    ]
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage"] == "22500G"
