@@ -162,3 +162,16 @@ def test_the_ultraserver_pool_gets_a_node_only_subnet_in_its_local_zone(tmp_path
     }
     nat_subnet = resources[nat]["Properties"]["SubnetId"]["Ref"]
     assert resources[nat_subnet]["Properties"]["AvailabilityZone"] == "us-east-1a"
+
+
+def test_adding_a_local_zone_pool_changes_no_existing_network_or_cluster_resource():
+    """The Local Zone's subnet takes a CIDR block of its own: the VPC's subnets (whose
+    default layout may fill the primary block), the NAT gateway and the cluster stay."""
+    before = synth_looked_up({"account": ACCOUNT, "region": REGION, "pools": {"i": INFERENCE}})
+    local = {**INFERENCE, "zones": [DALLAS]}
+    after = synth_looked_up(
+        {"account": ACCOUNT, "region": REGION, "pools": {"i": INFERENCE, "edge": local}}
+    )
+    old = _of_types(before, NETWORK)
+    assert {k: r for k, r in _of_types(after, NETWORK).items() if k in old} == old
+    assert dependency_changes(before, after) == []
