@@ -121,7 +121,9 @@ def test_a_lookup_with_local_zones_gives_the_cluster_availability_zones_only():
     template = synth_looked_up({"account": ACCOUNT, "region": REGION, "pools": {"i": INFERENCE}})
     assert _subnet_zones(template) == ["us-east-1a", "us-east-1b", "us-east-1c"]
     resources = template["Resources"]
-    zones = [resources[s["Ref"]]["Properties"]["AvailabilityZone"] for s in _cluster_subnets(template)]
+    zones = [
+        resources[s["Ref"]]["Properties"]["AvailabilityZone"] for s in _cluster_subnets(template)
+    ]
     assert sorted(zones) == ["us-east-1a", "us-east-1b", "us-east-1c"]
 
 

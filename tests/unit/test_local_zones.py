@@ -20,6 +20,7 @@ from gpu_pool.model.aws_names import is_local_zone, is_zone, zone_group, zone_re
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.cluster import cluster_zones, local_zones, placeholder_zones
 from gpu_pool.plan.pool import plan_pools
+from gpu_pool.plan.region import RegionFacts
 from gpu_pool.settings import ConfigError, load_settings
 from tests.support.rules import documented
 
@@ -107,7 +108,7 @@ def test_a_local_zone_is_never_the_clusters():
     expected = [
         "cluster.zones: 'us-east-1-dfw-2a' is a Local Zone: EKS refuses Local Zone subnets at "
         'cluster creation (EKS user guide, "Launch low-latency EKS clusters with AWS Local '
-        'Zones"); list only Availability Zones here and name the Local Zone in the pool\'s '
+        "Zones\"); list only Availability Zones here and name the Local Zone in the pool's "
         "zones, which get node-only subnets there"
     ]
     assert _errors(settings, LOOKUP) == expected
@@ -128,6 +129,28 @@ def test_an_imported_vpc_may_give_local_zone_subnets_to_pools():
         "cluster.existing.subnets_by_zone: 'us-west-2-lax-1a' is not in region us-east-1, "
         "where the stack and the cluster are: use that region's subnets"
     ]
+
+
+def test_an_imported_vpcs_local_zone_is_no_zone_of_a_pool_without_zones():
+    """A pool naming no zone never uses a Local Zone's subnet, so a type offered only there is
+    offered in none of the zones its node groups use (GP-REGION-03)."""
+    existing = {
+        "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:f",
+        "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/kubectl",
+        "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaa"], DALLAS: ["subnet-0ddddddd"]},
+    }
+    loaded = load_settings(
+        {
+            **BOUND,
+            "cluster": {"existing": existing},
+            "pools": {"i": {"instance_types": ["g6.xlarge"]}},
+        },
+        None,
+    )
+    facts = RegionFacts("us-east-1", offerings={"g6.xlarge": (DALLAS,)})
+    found = check_settings(loaded, plan_pools(loaded), region_facts=facts).all()
+    assert [f.rule for f in documented(found) if f.error] == ["GP-REGION-03"]
+    assert "none of the cluster's zones (us-east-1a)" in str(found[0])
 
 
 def test_a_pool_without_zones_stays_out_of_local_zones():
