@@ -370,13 +370,13 @@ class PoolSettings(_Settings):
     taints: list[Taint] = Field(default_factory=_default_taints)
     """Node taints; the default keeps pods that do not ask for GPUs off the pool."""
     gpu_software: GpuSoftware | None = None
-    """None: device plugin on AL2023, nothing on Bottlerocket (its NVIDIA AMI ships the plugin).
-    dra-driver: the NVIDIA DRA driver (chart nvidia-dra-driver-gpu) allocates the GPUs as
-    ResourceClaims of DeviceClass gpu.nvidia.com instead of nvidia.com/gpu, with no device
-    plugin on the pool's nodes; one release per cluster serves every such pool, with
-    ComputeDomains for UltraServer types. Kubernetes 1.34 or later, AL2023, provisioner
-    cluster-autoscaler (which then runs with --enable-dynamic-resource-allocation), no sharing
-    (docs/how-it-works.md)."""
+    """What advertises the GPUs. None: device plugin on AL2023, none on Bottlerocket (its AMI has
+    one), gpu-operator on UltraServers (EKS's guide). dra-driver: the NVIDIA DRA driver allocates
+    them as ResourceClaims; Kubernetes 1.34+, AL2023, no sharing (docs/dra-and-ultraservers.md)."""
+    compute_domains: Literal["dra-driver", "none"] | None = None
+    """Multi-node NVLink by the DRA driver's ComputeDomains; None: dra-driver on UltraServers."""
+    instance_store: Literal["raid0", "none"] | None = None
+    """raid0: NVMe instance store striped for kubelet and images; None: raid0 on UltraServers."""
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
     """GPU Operator components, with gpu_software: gpu-operator."""
     versions: ChartVersions = ChartVersions()

@@ -291,6 +291,25 @@ KARPENTER_DRA = {
     },
 }
 
+# A P6e-GB200 UltraServer pool as EKS's guide builds it ("Use P6e-GB200 UltraServers with
+# Amazon EKS"), every choice gpu-pool's default: the GPU Operator's device plugin for the GPUs,
+# the DRA driver for ComputeDomains only.
+ULTRASERVER = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "cluster": {"kubernetes_version": "1.35"},
+    "pools": {
+        "gb200": {
+            "instance_types": ["p6e-gb200.36xlarge"],
+            "zones": ["us-east-1a"],
+            "labels": TRAINING_LABELS,
+            "max_size": 18,
+            "capacity_reservation": {"type": "capacity-block", "id": CAPACITY_BLOCK_ID},
+            "efa": True,
+        },
+    },
+}
+
 NAMED_SETTINGS: dict[str, dict] = {
     "multi": MULTI,
     "existing": EXISTING,
@@ -305,4 +324,5 @@ NAMED_SETTINGS: dict[str, dict] = {
     "training": TRAINING,
     "dra": DRA,
     "karpenter-dra": KARPENTER_DRA,
+    "ultraserver": ULTRASERVER,
 }

@@ -56,7 +56,7 @@ def test_two_broken_files_are_both_named_and_the_good_one_hides_neither(tmp_path
         f"{folder / 'b-typo.yaml'}: pool.max_sise: unknown setting; did you mean 'max_size'? "
         "(valid: name, provisioner, instance_types, zones, ami_family, ami_type, "
         "ami_release_version, capacity_type, min_size, desired_size, max_size, disk_size_gib, "
-        "volume_kms_key_arn, imds_hop_limit, labels, taints, gpu_software, gpu_operator, "
+        "volume_kms_key_arn, imds_hop_limit, labels, taints, gpu_software, compute_domains, instance_store, gpu_operator, "
         "versions, karpenter, sharing, capacity_reservation, efa)",
         f"config: '{folder / 'c-broken.yml'}' is not valid YAML: expected the node content, but "
         "found '<stream end>' (line 3, column 1)",

@@ -13,7 +13,7 @@ from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.efa import efa_network, placement
 from gpu_pool.cdk.node_role import node_role as new_node_role
 from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
-from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
+from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate, add_node_config
 from gpu_pool.cdk.nodegroups.provider import NodegroupHandler
 from gpu_pool.cdk.nodegroups.scaling import TEMPLATE_SCALING, NodegroupScaling
 from gpu_pool.cdk.placement import subnets_by_zone
@@ -29,6 +29,7 @@ from gpu_pool.cdk.report import names_itself, warn
 from gpu_pool.cdk.stacks import check_priority_stacks
 from gpu_pool.cdk.volume_key import grant_to_auto_scaling, stack_account
 from gpu_pool.checks.volume_key import check_key_account
+from gpu_pool.plan.instance_store import local_storage_node_config
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings
@@ -128,6 +129,8 @@ class GpuNodePool(PoolConstruct):
             security_group_ids=security_group_ids,
             placement_group=placement_group_name,
         )
+        if plan.instance_store_raid0:
+            add_node_config(self.launch_template, local_storage_node_config())
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []
         for autoscaler in pools.priority_autoscalers:

@@ -21,6 +21,12 @@ HEALTH_STAGE = "gpu healthy"
 AGENT_ADDON = "eks-node-monitoring-agent"
 
 
+def utc_now() -> datetime:
+    """The time conditions are aged against: the one seam tests pin, since the API server's
+    lastTransitionTime is wall-clock time."""
+    return datetime.now(UTC)
+
+
 def repair_policy(pool: PoolRecord) -> RepairPolicy:
     """The pool's repair, the one place the command reads it. Until the pool record carries
     the pool's repair setting, what gpu-pool deploys: Auto Mode repairs always and cannot be
@@ -36,7 +42,7 @@ def health_verdicts(pool: PoolRecord, nodes: list[Any], cluster: str) -> list[Ve
     """Each node (V1Node) of the pool: its AcceleratedHardwareReady condition True, or a
     warning where the agent does not report it; then each agent condition that is not True,
     with its reason, for how long and what repair does."""
-    policy, now = repair_policy(pool), datetime.now(UTC)
+    policy, now = repair_policy(pool), utc_now()
     verdicts = []
     for node in nodes:
         name = node.metadata.name
@@ -69,9 +75,7 @@ def gpu_fault(pool: PoolRecord, node: Any) -> Verdict | None:
     )
     if condition is None or condition.status != "False":
         return None
-    return _unhealthy_verdict(
-        pool, repair_policy(pool), node.metadata.name, condition, datetime.now(UTC)
-    )
+    return _unhealthy_verdict(pool, repair_policy(pool), node.metadata.name, condition, utc_now())
 
 
 def _unhealthy_verdict(
