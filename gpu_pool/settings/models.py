@@ -331,7 +331,8 @@ class PoolSettings(_Settings):
     """Each entry is one node group: an instance type, or a list of interchangeable types with the
     same GPU count (for Spot diversity)."""
     zones: list[str] = Field(default_factory=list)
-    """Empty: one node group per entry across all subnets. Otherwise one per entry per zone."""
+    """Empty: one node group per entry across the cluster's subnets. Otherwise one per entry per
+    zone; a Local Zone (us-east-1-dfw-2a) gets a node-only subnet (docs/training.md#local-zones)."""
     ami_family: AmiFamily = "AL2023"
     """AL2023 or BOTTLEROCKET; the NVIDIA AMI type follows from it."""
     ami_type: NvidiaAmiType | None = None
@@ -526,7 +527,7 @@ class ExistingClusterSettings(_Settings):
     )
     """The role the kubectl provider assumes, mapped to the cluster's administrators."""
     subnets_by_zone: dict[str, list[SubnetId]] = Field(min_length=1)
-    """Subnets for the GPU node groups, by availability zone."""
+    """Subnets for the GPU node groups, by zone (a Local Zone's only for pools naming it)."""
     cluster_security_group_id: str | None = matching(
         r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$",
         "a security group id (sg- and 8 or 17 hex digits)",
@@ -552,11 +553,10 @@ class ClusterSettings(_Settings):
     kubectl_layer_version: str | None = None
     """kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs."""
     zones: list[str] = Field(default_factory=list)
-    """The new VPC's availability zones, which the cluster's subnets span (EKS needs two or
-    more); pools place nodes in some of them. Empty: the region's first three zones, as the
-    availability-zones lookup cached in cdk.context.json lists them (two in an
-    environment-agnostic stack). Pools never change them: a change replaces the VPC's subnets,
-    its NAT gateway and every node group (docs/day2.md)."""
+    """The new VPC's Availability Zones (no Local Zone), where the cluster's subnets are (EKS
+    needs two or more). Empty: the region's first three Availability Zones in the cached lookup
+    (two in an environment-agnostic stack). Pools never change them: a change replaces the
+    VPC's subnets, its NAT gateway and every node group (docs/day2.md)."""
     auto_mode: bool | None = None
     """EKS Auto Mode compute, block storage and load balancing on the new cluster. None: on
     while some pool uses provisioner auto-mode. true keeps it on with no such pool. Turning it

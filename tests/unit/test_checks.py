@@ -499,7 +499,11 @@ CASES = {
     "bad-zone": (
         {"account": "123456789012", "region": "us-east-1", "pool": {"zones": ["us-east-1"]}},
         [
-            ("E", "pool.zones: 'us-east-1' is not an availability zone name such as us-east-1a"),
+            (
+                "E",
+                "pool.zones: 'us-east-1' is not an availability zone name such as us-east-1a "
+                "(or a Local Zone's, such as us-east-1-dfw-2a)",
+            ),
         ],
     ),
     "zone-other-region": (
@@ -570,6 +574,18 @@ CASES = {
             (
                 "E",
                 "cluster.zones: 'eu-west-1b' is not an availability zone of us-east-1, such as us-east-1a",
+            ),
+        ],
+    ),
+    "cluster-local-zone": (
+        {"region": "us-east-1", "cluster": {"zones": ["us-east-1a", "us-east-1b", "us-east-1-dfw-2a"]}},
+        [
+            (
+                "E",
+                "cluster.zones: 'us-east-1-dfw-2a' is a Local Zone: EKS refuses Local Zone subnets "
+                'at cluster creation (EKS user guide, "Launch low-latency EKS clusters with AWS '
+                'Local Zones"); list only Availability Zones here and name the Local Zone in the '
+                "pool's zones, which get node-only subnets there",
             ),
         ],
     ),

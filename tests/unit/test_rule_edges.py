@@ -131,7 +131,7 @@ CASES = {
             (
                 "E",
                 "cluster.existing.subnets_by_zone: 'euwest1' is not an availability zone name "
-                "such as us-east-1a",
+                "such as us-east-1a (or a Local Zone's, such as us-east-1-dfw-2a)",
             ),
             (
                 "E",

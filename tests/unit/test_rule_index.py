@@ -70,6 +70,8 @@ NOT_IN_TABLES = [
     # only as strings: tests/synth/test_day2.py, test_checks.py's existing-cluster cases.
     "GP-APP-11",
     "GP-APP-16",
+    # A Local Zone the lookup lacks (no opt-in): tests/unit/test_local_zones.py.
+    "GP-APP-29",
     # A looked-up reservation against the cluster's zones: tests/unit/test_cluster_zones.py.
     "GP-APP-20",
     # What an Auto Mode cluster role needs where the app cannot grant it: the pool construct
