@@ -32,6 +32,7 @@ from gpu_pool.plan.gpu_software import (
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
+from gpu_pool.plan.repair import RepairPlan, repair_plan
 from gpu_pool.plan.sharing import SharingPlan, shared_node_labels, sharing_plan
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
 from gpu_pool.settings.models import GpuMetricsChoice, Provisioner
@@ -67,6 +68,8 @@ class PoolPlan:
     chart: GpuSoftwareChart | None
     # EFA pools: the EFA device plugin, one release per pool.
     efa_chart: GpuSoftwareChart | None
+    # Node repair of its unhealthy nodes, per provisioner (plan/repair.py).
+    repair: RepairPlan
     unresolved: tuple[Finding, ...]
     # How pods share the pool's GPUs; None: they do not (mode none).
     sharing: SharingPlan | None = None
@@ -179,6 +182,7 @@ def plan_pool(
         gpu_software=software,
         chart=gpu_software_chart(settings, software, sharing, metrics=metrics),
         efa_chart=efa_device_plugin_chart(settings),
+        repair=repair_plan(settings, instance_types, capacity),
         unresolved=tuple(unresolved),
         sharing=sharing,
     )
