@@ -112,7 +112,7 @@ class GpuPoolStack(Stack):
                 built[plan.name] = self._auto_mode_pool(plan, subnets)
         self.pools = [built[plan.name] for plan in plans]
         # Repair acts on the agent's conditions; Auto Mode's nodes run their own agent.
-        wants_agent = existing.node_monitoring_agent if existing else True
+        wants_agent = existing is None or existing.node_monitoring_agent is True
         if wants_agent and any(plan.provisioner != "auto-mode" for plan in plans):
             self.node_monitoring_agent = node_monitoring_agent(self, self.cluster)
         if settings.metrics.gpu != "none":

@@ -56,10 +56,10 @@ def check_repair(plan: PoolPlan, others: Sequence[PoolPlan]) -> Iterator[Finding
 
 
 def check_agent_installed(settings: AppSettings, plans: Sequence[PoolPlan]) -> Iterator[Finding]:
-    """An imported cluster whose pools repair, without the node monitoring agent the app would
-    create: repair acts only on the conditions the agent sets."""
+    """An imported cluster whose pools repair, and no word on the node monitoring agent:
+    repair acts only on the conditions the agent sets."""
     existing = settings.cluster.existing
-    if existing is None or existing.node_monitoring_agent:
+    if existing is None or existing.node_monitoring_agent is not None:
         return
     repairing = [p.name for p in plans if p.repair.enabled and p.provisioner != "auto-mode"]
     if not repairing:
@@ -68,9 +68,10 @@ def check_agent_installed(settings: AppSettings, plans: Sequence[PoolPlan]) -> I
     yield warning(
         "GP-REPAIR-04",
         "cluster.existing.node_monitoring_agent",
-        f"false, and pool(s) {', '.join(repairing)} repair their nodes, which works only where "
-        "the EKS node monitoring agent reports their health; unless the cluster has it, set "
-        "node_monitoring_agent: true, or install it: aws eks create-addon --cluster-name "
-        f"{settings.cluster.name} --addon-name {NODE_MONITORING_AGENT_ADDON} --addon-version "
-        f"{NODE_MONITORING_AGENT_ADDON_VERSION} --configuration-values '{configuration}'",
+        f"unset, and pool(s) {', '.join(repairing)} repair their nodes, which works only where "
+        "the EKS node monitoring agent reports their health: set true to create its add-on, "
+        "or false where the cluster has it (or once you install it: aws eks create-addon "
+        f"--cluster-name {settings.cluster.name} --addon-name {NODE_MONITORING_AGENT_ADDON} "
+        f"--addon-version {NODE_MONITORING_AGENT_ADDON_VERSION} --configuration-values "
+        f"'{configuration}')",
     )

@@ -13,9 +13,10 @@ on every cluster the app creates (cdk/node_health.py), with the configuration va
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpu_pool.model.catalog import GpuInstanceType
 from gpu_pool.model.node_health import (
@@ -29,9 +30,6 @@ from gpu_pool.model.node_health import (
 from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.settings import PoolSettings
 from gpu_pool.settings.models import Provisioner
-
-if TYPE_CHECKING:
-    from gpu_pool.plan.pool import PoolPlan
 
 NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
 # The add-on's configuration values. Its node agent tolerates every taint by default, but its
@@ -109,13 +107,22 @@ class RepairPlan:
             return "on (Karpenter's nodeRepair: replace; stops above 20% unhealthy)"
         unhealthy = _limit(self.max_unhealthy_count, self.max_unhealthy_percentage)
         parallel = _limit(self.max_parallel_count, self.max_parallel_percentage)
-        reboots = [o.reason for o in self.overrides if o.action is RepairAction.REBOOT]
+        reboots = [
+            _XID_ERROR.sub(r"XID \1", o.reason)
+            for o in self.overrides
+            if o.action is RepairAction.REBOOT
+        ]
         text = f"on; stops above {unhealthy} unhealthy; {parallel} at a time"
-        return text + (f"; reboots {', '.join(reboots)}" if reboots else "")
+        return text + (f"; reboots on {', '.join(reboots)}" if reboots else "")
+
+
+_XID_ERROR = re.compile(r"^NvidiaXID(\d+)Error$")
 
 
 def _limit(count: int | None, percentage: int | None) -> str:
-    return f"{percentage}%" if percentage is not None else f"{count} node(s)"
+    if percentage is not None:
+        return f"{percentage}%"
+    return f"{count} node" + ("" if count == 1 else "s")
 
 
 def repair_plan(
@@ -164,9 +171,9 @@ def repair_plan(
     )
 
 
-def karpenter_repair_settings(plans: Sequence[PoolPlan]) -> dict[str, Any]:
-    """Karpenter's chart `settings` for repair: the nodeRepair feature gate on when a Karpenter
-    pool of the cluster repairs, else none (the chart's default, off). Helm merges the map
-    with the chart's, so the other gates keep their defaults."""
-    repairs = any(p.provisioner == "karpenter" and p.repair.enabled for p in plans)
-    return {"featureGates": {"nodeRepair": True}} if repairs else {}
+def karpenter_repair_settings(repairs: Iterable[RepairPlan]) -> dict[str, Any]:
+    """Karpenter's chart `settings` for repair, from the cluster's pools' `repairs`: the
+    nodeRepair feature gate on when a Karpenter pool repairs, else none (the chart's default,
+    off). Helm merges the map with the chart's, so the other gates keep their defaults."""
+    on = any(r.provisioner == "karpenter" and r.enabled for r in repairs)
+    return {"featureGates": {"nodeRepair": True}} if on else {}

@@ -519,9 +519,9 @@ class ExistingClusterSettings(_Settings):
     )
     """The cluster security group EKS created (DescribeCluster:
     resourcesVpcConfig.clusterSecurityGroupId); Karpenter pools put their nodes in it."""
-    node_monitoring_agent: bool = False
-    """Create the EKS add-on eks-node-monitoring-agent, which repair needs (the app creates it on
-    its own clusters); false: the cluster has it already, or you install it."""
+    node_monitoring_agent: bool | None = None
+    """true: create the EKS add-on eks-node-monitoring-agent, whose node conditions repair acts
+    on (the app creates it on its own clusters); false: the cluster has it. None: a warning."""
 
 
 class ClusterSettings(_Settings):

@@ -39,7 +39,7 @@ def test_bad_config_file_exits_non_zero_with_the_message_and_no_traceback(tmp_pa
         "  pool.max_sise: unknown setting; did you mean 'max_size'? (valid: name, provisioner, "
         "instance_types, zones, ami_family, ami_type, ami_release_version, capacity_type, min_size, desired_size, max_size, "
         "disk_size_gib, volume_kms_key_arn, imds_hop_limit, labels, taints, gpu_software, "
-        "gpu_operator, versions, karpenter, sharing, capacity_reservation, efa)",
+        "gpu_operator, versions, karpenter, sharing, capacity_reservation, efa, repair)",
     ]
     assert "Traceback" not in result.stderr
     assert not list((tmp_path / "out").glob("*.template.json"))

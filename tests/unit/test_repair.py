@@ -114,9 +114,11 @@ def test_karpenter_gate_on_while_a_karpenter_pool_repairs():
     on = plan_pool(PoolSettings(provisioner="karpenter"))
     off = plan_pool(PoolSettings(provisioner="karpenter", repair={"enabled": False}))
     nodes = plan_pool(PoolSettings())
-    assert karpenter_repair_settings([nodes, on]) == {"featureGates": {"nodeRepair": True}}
-    assert karpenter_repair_settings([nodes, off]) == {}
-    assert karpenter_repair_settings([nodes]) == {}
+    assert karpenter_repair_settings([nodes.repair, on.repair]) == {
+        "featureGates": {"nodeRepair": True}
+    }
+    assert karpenter_repair_settings([nodes.repair, off.repair]) == {}
+    assert karpenter_repair_settings([nodes.repair]) == {}
 
 
 def test_a_reserved_only_karpenter_pool_is_marked_for_terminate_first():
@@ -145,8 +147,7 @@ def test_the_record_carries_repair_and_plan_shows_it():
     read = PoolRecord.from_json(json.loads(json.dumps(record.to_json())))
     assert read.repair == record.repair
     assert pool_summary(read).repair == (
-        "on; stops above 20% unhealthy; 1 node(s) at a time; reboots NvidiaXID48Error, "
-        "NvidiaXID63Error, NvidiaXID64Error, NvidiaXID95Error"
+        "on; stops above 20% unhealthy; 1 node at a time; reboots on XID 48, XID 63, XID 64, XID 95"
     )
     older = {k: v for k, v in record.to_json().items() if k != "repair"}
     assert pool_summary(PoolRecord.from_json(older)).repair is None
@@ -199,7 +200,7 @@ CASES = {
         [
             (
                 "W",
-                'cluster.existing.node_monitoring_agent: false, and pool(s) gpu repair their nodes, which works only where the EKS node monitoring agent reports their health; unless the cluster has it, set node_monitoring_agent: true, or install it: aws eks create-addon --cluster-name prod --addon-name eks-node-monitoring-agent --addon-version v1.7.0-eksbuild.1 --configuration-values \'{"dcgmAgent":{"tolerations":[{"operator":"Exists"}]}}\'',
+                'cluster.existing.node_monitoring_agent: unset, and pool(s) gpu repair their nodes, which works only where the EKS node monitoring agent reports their health: set true to create its add-on, or false where the cluster has it (or once you install it: aws eks create-addon --cluster-name prod --addon-name eks-node-monitoring-agent --addon-version v1.7.0-eksbuild.1 --configuration-values \'{"dcgmAgent":{"tolerations":[{"operator":"Exists"}]}}\')',
             )
         ],
     ),
@@ -208,6 +209,15 @@ CASES = {
             "cluster": {
                 **EXISTING,
                 "existing": {**EXISTING["existing"], "node_monitoring_agent": True},
+            }
+        },
+        [],
+    ),
+    "existing-cluster-that-has-the-agent": (
+        {
+            "cluster": {
+                **EXISTING,
+                "existing": {**EXISTING["existing"], "node_monitoring_agent": False},
             }
         },
         [],

@@ -22,6 +22,7 @@ TABLES = (
     "tests.unit.test_metrics_checks",
     "tests.unit.test_dra_ultraserver_checks",
     "tests.unit.test_dra_checks",
+    "tests.unit.test_repair",
 )
 
 

@@ -11,7 +11,7 @@ POOL_KEYS = (
     "name, provisioner, instance_types, zones, ami_family, ami_type, ami_release_version, "
     "capacity_type, min_size, desired_size, max_size, disk_size_gib, volume_kms_key_arn, "
     "imds_hop_limit, labels, taints, gpu_software, gpu_operator, versions, karpenter, sharing, "
-    "capacity_reservation, efa"
+    "capacity_reservation, efa, repair"
 )
 
 

@@ -77,7 +77,7 @@ def karpenter_values(
                 lambda: {
                     **settings,
                     **karpenter_dra_settings(pools.plans),
-                    **karpenter_repair_settings(pools.plans),
+                    **karpenter_repair_settings(p.repair for p in pools.plans),
                 }
             )
         ),
