@@ -144,7 +144,7 @@ def repair_plan(
         parallel = DEFAULT_MAX_PARALLEL_COUNT, None
     if repair.overrides is not None:
         overrides = tuple(
-            RepairOverridePlan(o.condition, o.reason, o.wait_minutes, o.action)
+            RepairOverridePlan(o.condition, o.reason, o.wait_minutes, RepairAction(o.action))
             for o in repair.overrides
         )
     else:

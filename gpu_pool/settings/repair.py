@@ -12,7 +12,6 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpu_pool.model.node_health import RepairAction
 from gpu_pool.settings.base import _Settings
 
 # The agent's conditions (model/node_health.py AGENT_CONDITIONS; a test holds the two equal).
@@ -36,8 +35,9 @@ class RepairOverride(_Settings):
     (docs/gpu-health.md lists them)."""
     wait_minutes: int = Field(ge=1)
     """Minutes the condition stays False with this reason before repair acts."""
-    action: RepairAction
-    """Replace (a new instance), Reboot (the same instance) or NoAction."""
+    action: Literal["Replace", "Reboot", "NoAction"]
+    """Replace (a new instance), Reboot (the same instance) or NoAction (model/node_health.py
+    RepairAction)."""
 
 
 class RepairSettings(_Settings):
