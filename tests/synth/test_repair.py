@@ -5,6 +5,7 @@ GPU node group, valid against CloudFormation's registry schema of AWS::EKS::Node
 
 from __future__ import annotations
 
+import copy
 import json
 
 import jsonschema
@@ -120,3 +121,17 @@ def test_an_imported_cluster_gets_the_agent_only_when_asked(existing_template):
     }
     (addon,) = agent_addons(synth(with_agent))
     assert addon["ClusterName"] == EXISTING["cluster"]["name"]
+
+
+def test_the_first_deploy_with_repair_replaces_and_rolls_no_node_group(training_template):
+    """A stack deployed before repair (its node groups without NodeRepairConfig, no agent
+    add-on): `gpu-pool replacements` (CloudFormation's create-only properties) names nothing."""
+    from gpu_pool.cli.replacements import nodegroup_losses, nodegroup_rolls
+
+    new = training_template.to_json()
+    deployed = copy.deepcopy(new)
+    for resource in deployed["Resources"].values():
+        if resource["Type"] == "AWS::EKS::Nodegroup":
+            resource["Properties"].pop("NodeRepairConfig", None)
+    assert nodegroup_losses(deployed, new) == []
+    assert nodegroup_rolls(deployed, new) == []
