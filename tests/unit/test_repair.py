@@ -245,3 +245,49 @@ def test_the_karpenter_limit_rule_names_each_setting():
     }
     assert rules.rule_ids(settings).count("GP-REPAIR-02") == 2
     assert plan_pools(load_settings(settings, None))[0].repair.overrides == ()
+
+
+@pytest.mark.parametrize(
+    ("settings", "line"),
+    [
+        (
+            PoolSettings(repair={"enabled": False}),
+            "off",
+        ),
+        (
+            PoolSettings(provisioner="karpenter"),
+            "on (Karpenter's nodeRepair: replace; stops above 20% unhealthy)",
+        ),
+        (
+            PoolSettings(
+                repair={"max_unhealthy_count": 3, "max_parallel_count": 2, "overrides": []}
+            ),
+            "on; stops above 3 nodes unhealthy; 2 nodes at a time",
+        ),
+        (
+            PoolSettings(
+                repair={
+                    "max_parallel_percentage": 25,
+                    "overrides": [
+                        {"reason": "NvidiaNVLinkError", "wait_minutes": 5, "action": "Reboot"},
+                        {"reason": "NvidiaXID79Error", "wait_minutes": 5, "action": "Replace"},
+                    ],
+                }
+            ),
+            "on; stops above 20% unhealthy; 25% at a time; reboots on NvidiaNVLinkError",
+        ),
+    ],
+    ids=["off", "karpenter", "counts", "percentage-and-own-overrides"],
+)
+def test_plan_describes_repair_in_one_line(settings, line):
+    assert plan_pool(settings).repair.describe() == line
+
+
+def test_the_policy_doctor_reads():
+    nodes = plan_pool(PoolSettings()).repair.policy()
+    assert (nodes.enabled, nodes.reboots) == (True, True)
+    assert nodes.action("AcceleratedHardwareReady", "NvidiaXID64Error") is RepairAction.REBOOT
+    karpenter = plan_pool(PoolSettings(provisioner="karpenter")).repair.policy()
+    # Karpenter replaces where EKS would reboot.
+    assert karpenter.reboots is False
+    assert karpenter.action("AcceleratedHardwareReady", "NvidiaXID64Error") is RepairAction.REPLACE
