@@ -15,7 +15,7 @@ from gpu_pool.model.labels import POOL_LABEL
 from gpu_pool.model.versions import NODE_MONITORING_AGENT_ADDON_VERSION
 from tests.support.cfn import helm_values, resources, synth
 from tests.support.paths import FIXTURES
-from tests.support.settings import EXISTING
+from tests.support.settings import EXISTING, EXISTING_WITH_AGENT, REPAIR_OFF
 
 SCHEMA = json.loads((FIXTURES / "eks-nodegroup-schema" / "aws-eks-nodegroup.json").read_text())
 # The registry schema's NodeRepairConfig definition, its $refs resolved within the schema.
@@ -93,18 +93,7 @@ def test_karpenter_node_repair_gate_on(name, request):
 
 
 def test_repair_off_renders_enabled_false_and_no_gate():
-    template = synth(
-        {
-            "pools": {
-                "ng": {"repair": {"enabled": False}},
-                "k": {
-                    "provisioner": "karpenter",
-                    "labels": {"workload": "k"},
-                    "repair": {"enabled": False},
-                },
-            }
-        }
-    )
+    template = synth(REPAIR_OFF)
     for props in gpu_nodegroups(template).values():
         assert props["NodeRepairConfig"] == {"Enabled": False}
     assert karpenter_gates(template) == {}
@@ -112,14 +101,7 @@ def test_repair_off_renders_enabled_false_and_no_gate():
 
 def test_an_imported_cluster_gets_the_agent_only_when_asked(existing_template):
     assert agent_addons(existing_template) == []
-    with_agent = {
-        **EXISTING,
-        "cluster": {
-            **EXISTING["cluster"],
-            "existing": {**EXISTING["cluster"]["existing"], "node_monitoring_agent": True},
-        },
-    }
-    (addon,) = agent_addons(synth(with_agent))
+    (addon,) = agent_addons(synth(EXISTING_WITH_AGENT))
     assert addon["ClusterName"] == EXISTING["cluster"]["name"]
 
 
