@@ -34,6 +34,7 @@ from gpu_pool.plan.instance_store import resolved_instance_store
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
+from gpu_pool.plan.repair import RepairPlan, repair_plan
 from gpu_pool.plan.sharing import SharingPlan, shared_node_labels, sharing_plan
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
 from gpu_pool.settings.models import GpuMetricsChoice, Provisioner
@@ -69,6 +70,8 @@ class PoolPlan:
     chart: GpuSoftwareChart | None
     # EFA pools: the EFA device plugin, one release per pool.
     efa_chart: GpuSoftwareChart | None
+    # Node repair of its unhealthy nodes, per provisioner (plan/repair.py).
+    repair: RepairPlan
     unresolved: tuple[Finding, ...]
     # How pods share the pool's GPUs; None: they do not (mode none).
     sharing: SharingPlan | None = None
@@ -194,6 +197,7 @@ def plan_pool(
             settings, software, sharing, metrics=metrics, compute_domains=compute_domains
         ),
         efa_chart=efa_device_plugin_chart(settings),
+        repair=repair_plan(settings, instance_types, capacity),
         unresolved=tuple(unresolved),
         sharing=sharing,
         compute_domains=compute_domains,

@@ -6,14 +6,11 @@ span several settings, or need the GPU catalog, live in gpu_pool/checks/.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -22,23 +19,9 @@ from gpu_pool.model.aws_names import REGION
 from gpu_pool.model.findings import RULE_ID
 from gpu_pool.model.rule_levels import rule_levels
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
-from gpu_pool.settings.errors import ConfigError, describe_validation_error, matching
-
-
-class _Settings(BaseModel):
-    # A string right after a field is its description (use_attribute_docstrings): the docs
-    # settings reference is generated from them.
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True
-    )
-
-    def __init__(self, **data: Any) -> None:
-        """Construct from keyword settings; a wrong one raises ConfigError, naming it."""
-        try:
-            super().__init__(**data)
-        except ValidationError as err:
-            raise ConfigError(describe_validation_error(err, type(self))) from None
-
+from gpu_pool.settings.base import _Settings
+from gpu_pool.settings.errors import matching
+from gpu_pool.settings.repair import RepairSettings
 
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
 AmiFamily = Literal["AL2023", "BOTTLEROCKET"]
@@ -392,6 +375,8 @@ class PoolSettings(_Settings):
     """Elastic Fabric Adapter: one EFA interface per network card, a security group open within
     the pool and, outside reserved capacity, a cluster placement group of its own; needs one
     zone and an EFA type (docs/training.md)."""
+    repair: RepairSettings = RepairSettings()
+    """Node repair of the pool's unhealthy nodes: on by default (docs/gpu-health.md)."""
 
 
 class AutoscalerSettings(_Settings):
@@ -535,6 +520,9 @@ class ExistingClusterSettings(_Settings):
     )
     """The cluster security group EKS created (DescribeCluster:
     resourcesVpcConfig.clusterSecurityGroupId); Karpenter pools put their nodes in it."""
+    node_monitoring_agent: bool | None = None
+    """true: create the EKS add-on eks-node-monitoring-agent, whose node conditions repair acts
+    on (the app creates it on its own clusters); false: the cluster has it. None: a warning."""
 
 
 class ClusterSettings(_Settings):

@@ -309,6 +309,25 @@ ULTRASERVER = {
         },
     },
 }
+# Repair turned off on a node group pool and a Karpenter pool (docs/gpu-health.md).
+REPAIR_OFF = {
+    "pools": {
+        "ng": {"repair": {"enabled": False}},
+        "k": {
+            "provisioner": "karpenter",
+            "labels": {"workload": "k"},
+            "repair": {"enabled": False},
+        },
+    }
+}
+# The imported cluster, with the node monitoring agent add-on created by the app.
+EXISTING_WITH_AGENT = {
+    **EXISTING,
+    "cluster": {
+        **EXISTING["cluster"],
+        "existing": {**EXISTING["cluster"]["existing"], "node_monitoring_agent": True},
+    },
+}
 
 NAMED_SETTINGS: dict[str, dict] = {
     "multi": MULTI,
@@ -325,4 +344,6 @@ NAMED_SETTINGS: dict[str, dict] = {
     "dra": DRA,
     "karpenter-dra": KARPENTER_DRA,
     "ultraserver": ULTRASERVER,
+    "repair-off": REPAIR_OFF,
+    "existing-with-agent": EXISTING_WITH_AGENT,
 }

@@ -16,6 +16,7 @@ _EXISTING_ONE_ZONE = {
         "existing": {
             "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
             "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+            "node_monitoring_agent": False,
             "subnets_by_zone": {"eu-west-1a": ["subnet-0123abcd"]},
         }
     },
@@ -390,6 +391,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:1:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "node_monitoring_agent": False,
                     "subnets_by_zone": {"us-west-2a": ["subnet-0123abcd"]},
                 }
             },
@@ -530,6 +532,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "node_monitoring_agent": False,
                     "subnets_by_zone": {"eu-west-1a": ["subnet-0123abcd"]},
                 }
             },
@@ -774,6 +777,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "node_monitoring_agent": False,
                     "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"]},
                 },
             },

@@ -23,6 +23,7 @@ TABLES = (
     "tests.unit.test_dra_ultraserver_checks",
     "tests.unit.test_dra_checks",
     "tests.unit.test_instance_store",
+    "tests.unit.test_repair",
 )
 
 
