@@ -28,11 +28,12 @@ def utc_now() -> datetime:
 
 
 def repair_policy(pool: PoolRecord) -> RepairPolicy:
-    """The pool's repair, the one place the command reads it. Until the pool record carries
-    the pool's repair setting, what gpu-pool deploys: Auto Mode repairs always and cannot be
-    configured (EKS user guide, "Automatically repair nodes"); node groups have no
-    NodeRepairConfig and Karpenter no nodeRepair gate, so neither repairs (both off by
-    default). Only managed node groups reboot."""
+    """The pool's repair, the one place the command reads it: the record's resolved repair
+    (plan/repair.py). A record written before repair existed describes a pool deployed without
+    it: Auto Mode repairs always (EKS user guide, "Automatically repair nodes"); node groups
+    had no NodeRepairConfig and Karpenter no nodeRepair gate, so neither repairs."""
+    if pool.repair is not None:
+        return pool.repair.policy()
     if pool.provisioner == "auto-mode":
         return RepairPolicy(enabled=True, reboots=False)
     return RepairPolicy(enabled=False, reboots=pool.provisioner == "cluster-autoscaler")
