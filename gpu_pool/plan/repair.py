@@ -172,8 +172,20 @@ def repair_plan(
 
 
 def karpenter_repair_settings(repairs: Iterable[RepairPlan]) -> dict[str, Any]:
-    """Karpenter's chart `settings` for repair, from the cluster's pools' `repairs`: the
-    nodeRepair feature gate on when a Karpenter pool repairs, else none (the chart's default,
-    off). Helm merges the map with the chart's, so the other gates keep their defaults."""
-    on = any(r.provisioner == "karpenter" and r.enabled for r in repairs)
-    return {"featureGates": {"nodeRepair": True}} if on else {}
+    """Karpenter's chart `settings` for repair, from the cluster's pools' `repairs` (Karpenter
+    1.15.0 charts/karpenter/values.yaml; each gate is one per cluster). While a Karpenter pool
+    repairs: `featureGates.nodeRepair`; `awsFeatureGates.rebootForRepair`, so that a
+    reboot-clearable GPU fault reboots the node in place, as EKS does for node groups, instead
+    of giving up the instance (the controller may reboot only its own instances:
+    ec2:RebootInstances in cdk/karpenter/iam.py); and `featureGates.terminateFirstRepair` when
+    one of them runs on reserved capacity alone, where a full block or reservation has no room
+    to launch the replacement first (Karpenter applies it to capacity-constrained NodePools
+    only). None of them otherwise: the chart's defaults, off. Helm merges these maps with the
+    chart's, so the other gates keep their defaults."""
+    karpenter = [r for r in repairs if r.provisioner == "karpenter" and r.enabled]
+    if not karpenter:
+        return {}
+    gates: dict[str, bool] = {"nodeRepair": True}
+    if any(r.reserved for r in karpenter):
+        gates["terminateFirstRepair"] = True
+    return {"featureGates": gates, "awsFeatureGates": {"rebootForRepair": True}}

@@ -91,8 +91,10 @@ def test_controller_values_name_the_cluster_and_queue_and_run_on_system_nodes(ka
         "settings": {
             "clusterName": "gpu-pool",
             "interruptionQueue": f"<GetAtt:{queue}.QueueName>",
-            # Its pools repair by default (plan/repair.py).
+            # Its pools repair by default (plan/repair.py), rebooting in place where a reboot
+            # clears the fault.
             "featureGates": {"nodeRepair": True},
+            "awsFeatureGates": {"rebootForRepair": True},
         },
         "serviceAccount": {"create": True, "name": "karpenter"},
         # Upstream's getting-started sizing, requests equal to limits: Guaranteed QoS.

@@ -114,8 +114,11 @@ def test_karpenter_gate_on_while_a_karpenter_pool_repairs():
     on = plan_pool(PoolSettings(provisioner="karpenter"))
     off = plan_pool(PoolSettings(provisioner="karpenter", repair={"enabled": False}))
     nodes = plan_pool(PoolSettings())
+    # Karpenter 1.15.0 charts/karpenter/values.yaml: settings.featureGates.nodeRepair,
+    # settings.awsFeatureGates.rebootForRepair ("no effect without the nodeRepair feature gate").
     assert karpenter_repair_settings([nodes.repair, on.repair]) == {
-        "featureGates": {"nodeRepair": True}
+        "featureGates": {"nodeRepair": True},
+        "awsFeatureGates": {"rebootForRepair": True},
     }
     assert karpenter_repair_settings([nodes.repair, off.repair]) == {}
     assert karpenter_repair_settings([nodes.repair]) == {}
@@ -134,6 +137,21 @@ def test_a_reserved_only_karpenter_pool_is_marked_for_terminate_first():
     )
     assert plan_pool(reserved).repair.reserved
     assert not plan_pool(fallback).repair.reserved
+    # A full reservation has no room for the replacement first: terminateFirstRepair
+    # (Karpenter 1.15.0 values.yaml settings.featureGates), for the cluster when one repairs.
+    gates = karpenter_repair_settings([plan_pool(fallback).repair, plan_pool(reserved).repair])
+    assert gates["featureGates"] == {"nodeRepair": True, "terminateFirstRepair": True}
+    assert "terminateFirstRepair" not in karpenter_repair_settings(
+        [plan_pool(fallback).repair]
+    )["featureGates"]
+    # A reserved pool that does not repair asks for nothing.
+    reserved_off = PoolSettings(
+        provisioner="karpenter",
+        capacity_reservation={"type": "odcr", "id": "cr-0fedcba9876543210"},
+        repair={"enabled": False},
+    )
+    gates = karpenter_repair_settings([plan_pool(fallback).repair, plan_pool(reserved_off).repair])
+    assert gates["featureGates"] == {"nodeRepair": True}
 
 
 def test_auto_mode_repairs_always():
