@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from gpu_pool.settings import KarpenterSettings as KarpenterSettings
     from gpu_pool.settings import MetricsSettings as MetricsSettings
     from gpu_pool.settings import PoolSettings as PoolSettings
+    from gpu_pool.settings import RepairOverride as RepairOverride
+    from gpu_pool.settings import RepairSettings as RepairSettings
     from gpu_pool.settings import SharingSettings as SharingSettings
     from gpu_pool.settings import SystemNodesSettings as SystemNodesSettings
     from gpu_pool.settings import Taint as Taint
@@ -66,6 +68,8 @@ _EXPORTS = {
     "GpuOperatorSettings": "gpu_pool.settings",
     "PoolPlan": "gpu_pool.plan.pool",
     "PoolSettings": "gpu_pool.settings",
+    "RepairOverride": "gpu_pool.settings",
+    "RepairSettings": "gpu_pool.settings",
     "SystemNodesSettings": "gpu_pool.settings",
     "Taint": "gpu_pool.settings",
     "load_settings": "gpu_pool.settings",

@@ -19,6 +19,7 @@ from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     OPERATOR,
     THREE_POOLS,
     TRAINING,
+    ULTRASERVER,
 )
 
 
@@ -62,6 +63,13 @@ def training_template():
     from tests.support.cfn import synth
 
     return synth(TRAINING)
+
+
+@pytest.fixture(scope="session")
+def ultraserver_template():
+    from tests.support.cfn import synth
+
+    return synth(ULTRASERVER)
 
 
 @pytest.fixture(scope="session")

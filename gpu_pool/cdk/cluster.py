@@ -15,10 +15,16 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from gpu_pool.cdk.auto_mode.guard import guard_auto_mode
+from gpu_pool.cdk.local_zones import local_zone_subnets
 from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_provider_framework
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
 from gpu_pool.model.versions import KUBERNETES_RELEASES
-from gpu_pool.plan.cluster import auto_mode_enabled, cluster_zones, placeholder_zones
+from gpu_pool.plan.cluster import (
+    auto_mode_enabled,
+    cluster_zones,
+    local_zones,
+    placeholder_zones,
+)
 from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
 
 # Label on the system node group; the controllers (autoscaler, Karpenter) select it.
@@ -38,7 +44,8 @@ def new_cluster(
     stack: Stack, settings: AppSettings, known_zones: Sequence[str]
 ) -> tuple[eks.Cluster, list[ec2.ISubnet]]:
     """The VPC, its flow log, the control-plane log group, the cluster with its kubectl
-    layer, and the system node group; with the private subnets GPU nodes go into.
+    layer, and the system node group; with the private subnets GPU nodes go into (the
+    cluster's, and a node-only one in each Local Zone a pool names).
     `known_zones`: the region's zones from the cached lookup (empty: not looked up)."""
     cluster_settings = settings.cluster
     # The cluster's own zones; pools choose among them and never change them.
@@ -100,7 +107,9 @@ def new_cluster(
             "cluster): set your own ranges, or endpoint_access: private",
             plugin="GpuPool",
         )
-    return cluster, list(vpc.private_subnets)
+    return cluster, list(vpc.private_subnets) + local_zone_subnets(
+        stack, vpc, local_zones(settings)
+    )
 
 
 def existing_cluster(

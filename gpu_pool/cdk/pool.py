@@ -55,9 +55,12 @@ class PoolConstruct(Construct):
         self.gpu_software: eks.HelmChart | None = None
         if self.plan.chart is not None:
             self.gpu_software = install_gpu_software(self, cluster, self.plan.chart)
-        elif self.plan.gpu_software == DRA_DRIVER:
-            # One release per cluster, shared by its DRA pools (cdk/dra.py).
-            self.gpu_software = install_dra_driver(cluster)
+        # One release per cluster, shared by the pools that run the DRA driver for their GPUs
+        # or their ComputeDomains (cdk/dra.py).
+        if self.plan.gpu_software == DRA_DRIVER or self.plan.compute_domains:
+            dra_driver = install_dra_driver(cluster)
+            if self.plan.chart is None:
+                self.gpu_software = dra_driver
         self.efa_device_plugin = (
             install_gpu_software(self, cluster, self.plan.efa_chart)
             if self.plan.efa_chart is not None

@@ -18,6 +18,7 @@ from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
 from gpu_pool.cdk.metrics import GpuMetrics
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
+from gpu_pool.cdk.node_health import node_monitoring_agent
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
 from gpu_pool.cdk.region import region_facts
@@ -110,6 +111,10 @@ class GpuPoolStack(Stack):
             if plan.provisioner == "auto-mode":
                 built[plan.name] = self._auto_mode_pool(plan, subnets)
         self.pools = [built[plan.name] for plan in plans]
+        # Repair acts on the agent's conditions; Auto Mode's nodes run their own agent.
+        wants_agent = existing is None or existing.node_monitoring_agent is True
+        if wants_agent and any(plan.provisioner != "auto-mode" for plan in plans):
+            self.node_monitoring_agent = node_monitoring_agent(self, self.cluster)
         if settings.metrics.gpu != "none":
             self.metrics = GpuMetrics(
                 self, "GpuMetrics", cluster=self.cluster, settings=settings.metrics

@@ -17,6 +17,7 @@ from gpu_pool.checks.cluster import check_cluster, check_reservation_zones
 from gpu_pool.checks.controllers import check_node_selector
 from gpu_pool.checks.dra import check_karpenter_dra_version
 from gpu_pool.checks.dra_scaling import check_dra_scaling
+from gpu_pool.checks.instance_store import check_instance_store
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
 from gpu_pool.checks.region import (
@@ -25,6 +26,7 @@ from gpu_pool.checks.region import (
     cluster_zone_names,
     reservations_in_region,
 )
+from gpu_pool.checks.repair import check_agent_installed, check_repair
 from gpu_pool.checks.reserved import (
     check_efa_on_existing_cluster,
     check_karpenter_features,
@@ -41,7 +43,12 @@ from gpu_pool.settings import AppSettings
 
 def check_pool_on_cluster(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Finding]:
     """A pool's rules: on its own, then against the pools already on its cluster (`others`)."""
-    own = [*check_dra_scaling(plan), *check_ultraserver(plan)]
+    own = [
+        *check_dra_scaling(plan),
+        *check_ultraserver(plan),
+        *check_instance_store(plan),
+        *check_repair(plan, others),
+    ]
     return check_pool(plan) + own + check_pool_among(plan, others)
 
 
@@ -102,6 +109,7 @@ def check_settings(
     app += check_cluster(settings, known_zones)
     app += check_reservation_zones(settings, looked_up, known_zones)
     app += check_metrics(settings.metrics, plans)
+    app += check_agent_installed(settings, plans)
     for plan in plans:
         app += check_karpenter_features(plan, settings.karpenter.chart_version)
         app += check_karpenter_dra_version(plan, settings.karpenter.chart_version)

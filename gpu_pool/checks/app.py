@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path
 
 from gpu_pool.checks.controllers import check_autoscaler, check_karpenter_install
-from gpu_pool.model.aws_names import ZONE
+from gpu_pool.model.aws_names import is_local_zone, is_zone, zone_group, zone_region
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION, EXACT_VERSION, KUBERNETES_RELEASES
 from gpu_pool.plan.cluster import uses_auto_mode
@@ -151,13 +151,14 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
     existing = settings.cluster.existing
     if existing is not None:
         for zone in existing.subnets_by_zone:
-            if not ZONE.match(zone):
+            if not is_zone(zone):
                 yield error(
                     "GP-APP-11",
                     "cluster.existing.subnets_by_zone",
-                    f"'{zone}' is not an availability zone name such as us-east-1a",
+                    f"'{zone}' is not an availability zone name such as us-east-1a (or a Local "
+                    "Zone's, such as us-east-1-dfw-2a)",
                 )
-            elif settings.region and zone[:-1] != settings.region:
+            elif settings.region and zone_region(zone) != settings.region:
                 yield error(
                     "GP-APP-12",
                     "cluster.existing.subnets_by_zone",
@@ -183,7 +184,7 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
                 "needs region: zone names only mean something in a known region",
             )
         for zone in zones:
-            if settings.region and ZONE.match(zone) and zone[:-1] != settings.region:
+            if settings.region and is_zone(zone) and zone_region(zone) != settings.region:
                 yield error(
                     "GP-APP-15", f"{prefix}.zones", f"'{zone}' is not in region {settings.region}"
                 )
@@ -192,14 +193,18 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
 def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
     """A new cluster's zones and its pools' against the zones the stack knows for its region
     (the availability-zones lookup cached in cdk.context.json); nothing to say before the
-    lookup."""
+    lookup. The lookup lists a Local Zone only once the account has opted in to its group
+    (DescribeAvailabilityZones without AllAvailabilityZones; EC2 API Reference), so a missing
+    one is a missing opt-in (GP-APP-29); a Local Zone in cluster.zones is GP-APP-28's."""
     if settings.cluster.existing is not None or not known:
         return []
     named = [("cluster", settings.cluster.zones)] + [
         (prefix, pool.zones) for prefix, pool in settings.pool_settings()
     ]
     return [
-        error(
+        _not_opted_in(settings, prefix, zone, known)
+        if is_local_zone(zone)
+        else error(
             "GP-APP-16",
             f"{prefix}.zones",
             f"'{zone}' is not an availability zone of {settings.region} this account has "
@@ -207,8 +212,23 @@ def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Findi
         )
         for prefix, zones in named
         for zone in zones
-        if zone not in known
+        if zone not in known and not (prefix == "cluster" and is_local_zone(zone))
     ]
+
+
+def _not_opted_in(settings: AppSettings, prefix: str, zone: str, known: Sequence[str]) -> Finding:
+    key = f"availability-zones:account={settings.account}:region={settings.region}"
+    return error(
+        "GP-APP-29",
+        f"{prefix}.zones",
+        f"'{zone}' is not among the zones this account has in {settings.region} "
+        f"({', '.join(known)}, from cdk.context.json): the lookup lists a Local Zone once the "
+        "account has opted in to its group; check it with `aws ec2 "
+        "describe-availability-zones --all-availability-zones --filters "
+        f"Name=zone-name,Values={zone}`, opt in with `aws ec2 modify-availability-zone-group "
+        f"--group-name {zone_group(zone)} --opt-in-status opted-in`, then `cdk context "
+        f"--reset {key}` to look again",
+    )
 
 
 def check_cli_pin(package_json: Path) -> list[Finding]:

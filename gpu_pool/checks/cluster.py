@@ -1,13 +1,16 @@
 """The rules about the new cluster's own zones and Auto Mode (what they resolve to is
 plan/cluster.py's). EKS needs the cluster's subnets in at least two Availability
-Zones (EKS user guide, "View Amazon EKS networking requirements for VPC and subnets").
+Zones (EKS user guide, "View Amazon EKS networking requirements for VPC and subnets"), and none
+in a Local Zone: EKS cannot place its network interfaces there, so Local Zone subnets must not be
+given at cluster creation (EKS user guide, "Launch low-latency EKS clusters with AWS Local
+Zones"). A pool's Local Zone gets node-only subnets instead (cdk/local_zones.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from gpu_pool.model.aws_names import ZONE
+from gpu_pool.model.aws_names import ZONE, is_local_zone
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.cluster import cluster_zones, placeholder_zones, uses_auto_mode
@@ -38,8 +41,13 @@ def check_cluster(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
         return findings
     source = "cluster.zones" if settings.cluster.zones else "the region's first three"
     for prefix, pool in settings.pool_settings():
-        # A zone the account does not have is GP-APP-16's to name.
-        outside = [z for z in pool.zones if z not in zones and (not known or z in known)]
+        # A zone the account does not have is GP-APP-16's (GP-APP-29's) to name; a Local
+        # Zone is never the cluster's: its pools get node-only subnets.
+        outside = [
+            z
+            for z in pool.zones
+            if z not in zones and not is_local_zone(z) and (not known or z in known)
+        ]
         if outside:
             findings.append(
                 error(
@@ -58,7 +66,8 @@ def check_reservation_zones(
     settings: AppSettings, reservations: Mapping[str, ReservationFacts], known: Sequence[str]
 ) -> list[Finding]:
     """Each looked-up reservation (pool name -> facts) must be in one of the cluster's zones:
-    its nodes can only use subnets of its zone."""
+    its nodes can only use subnets of its zone. A Local Zone's is never the cluster's: its
+    pool names it (GP-TRAIN-15) and gets a node-only subnet there."""
     zones = cluster_zones(settings, known)
     if settings.cluster.existing is not None or zones is None:
         return []
@@ -71,7 +80,7 @@ def check_reservation_zones(
             "cluster's first deploy (a deployed cluster keeps the zones it was created in)",
         )
         for name, facts in reservations.items()
-        if facts.zone not in zones
+        if facts.zone not in zones and not is_local_zone(facts.zone)
     ]
 
 
@@ -106,7 +115,16 @@ def _check_named_zones(settings: AppSettings) -> Iterator[Finding]:
             "needs region: zone names only mean something in a known region",
         )
     for zone in zones:
-        if not ZONE.match(zone) or (region is not None and zone[:-1] != region):
+        if is_local_zone(zone):
+            yield error(
+                "GP-APP-28",
+                "cluster.zones",
+                f"'{zone}' is a Local Zone: EKS refuses Local Zone subnets at cluster creation "
+                '(EKS user guide, "Launch low-latency EKS clusters with AWS Local Zones"); '
+                "list only Availability Zones here and name the Local Zone in the pool's zones, "
+                "which get node-only subnets there",
+            )
+        elif not ZONE.match(zone) or (region is not None and zone[:-1] != region):
             where = f"{region}, such as {region}a" if region else "a region, such as us-east-1a"
             yield error(
                 "GP-APP-22", "cluster.zones", f"'{zone}' is not an availability zone of {where}"

@@ -94,18 +94,20 @@ _SHARING_REFUSED = {
 
 
 def check_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[Finding]:
-    """A DRA pool against its cluster's Kubernetes minor (None: unknown)."""
-    if plan.gpu_software != DRA_DRIVER or kubernetes_minor is None:
+    """A pool that runs the DRA driver (for its GPUs, or its ComputeDomains) against its
+    cluster's Kubernetes minor (None: unknown)."""
+    gpus = plan.gpu_software == DRA_DRIVER
+    if not (gpus or plan.compute_domains) or kubernetes_minor is None:
         return
     key = minor_key(kubernetes_minor)
     if key is not None and key < DRA_MIN_KUBERNETES:
         yield error(
             "GP-DRA-01",
-            f"{plan.setting}.gpu_software",
+            f"{plan.setting}.{'gpu_software' if gpus else 'compute_domains'}",
             f"'dra-driver' on Kubernetes {kubernetes_minor}: the NVIDIA DRA driver needs "
             "resource.k8s.io/v1, which Kubernetes serves from 1.34 (EKS supports the driver on "
-            "1.34 or later): set cluster.kubernetes_version to 1.34 or later, or use "
-            "gpu_software: device-plugin",
+            "1.34 or later): set cluster.kubernetes_version to 1.34 or later"
+            + (", or use gpu_software: device-plugin" if gpus else ""),
         )
 
 

@@ -20,7 +20,7 @@ from gpu_pool.checks.syntax import (
 )
 from gpu_pool.checks.volume_key import check_volume_key
 from gpu_pool.model.ami import nvidia_ami_type
-from gpu_pool.model.aws_names import ZONE
+from gpu_pool.model.aws_names import is_zone
 from gpu_pool.model.catalog import Architecture, GpuInstanceType
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.labels import (
@@ -352,11 +352,12 @@ def _check_disk(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
 
 def _check_zones(zones: Sequence[str], prefix: str) -> Iterator[Finding]:
     for zone in zones:
-        if not ZONE.match(zone):
+        if not is_zone(zone):
             yield error(
                 "GP-POOL-29",
                 f"{prefix}.zones",
-                f"'{zone}' is not an availability zone name such as us-east-1a",
+                f"'{zone}' is not an availability zone name such as us-east-1a (or a Local "
+                "Zone's, such as us-east-1-dfw-2a)",
             )
     if len(set(zones)) != len(zones):
         yield error("GP-POOL-30", f"{prefix}.zones", "lists a zone twice")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from gpu_pool.model.aws_names import zone_region
+from gpu_pool.model.aws_names import is_local_zone, zone_region
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.cluster import cluster_zones
@@ -42,10 +42,13 @@ def check_pool_region(
 
 
 def cluster_zone_names(settings: AppSettings, known: Sequence[str]) -> list[str] | None:
-    """The zones the cluster's subnets are in: an existing cluster's subnet zones, or the new
-    VPC's (plan/cluster.py; None before the zone lookup is cached)."""
+    """The zones the cluster's subnets are in, where a pool without zones goes: an existing
+    cluster's subnet zones but Local Zones (cdk/placement.py), or the new VPC's (plan/cluster.py;
+    None before the zone lookup is cached)."""
     existing = settings.cluster.existing
-    return list(existing.subnets_by_zone) if existing else cluster_zones(settings, known)
+    if existing is None:
+        return cluster_zones(settings, known)
+    return [z for z in existing.subnets_by_zone if not is_local_zone(z)]
 
 
 def _check_offerings(

@@ -41,14 +41,22 @@ def _ultraserver_types(plan: PoolPlan) -> list[GpuInstanceType]:
 
 
 def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
-    """An UltraServer pool on its own: provisioner, GPU software, capacity, labels (its EFA
-    layout is the catalog's, from EC2's user guide; GP-ULTRA-04, which refused EFA, is
-    retired). Its AMI is AL2023_ARM_64_NVIDIA, derived from ami_family AL2023 and the type's
-    architecture, as the EKS guide names it: Bottlerocket is refused for every DRA pool
+    """An UltraServer pool on its own: provisioner, ComputeDomains, capacity, labels, AMI
+    release (its EFA layout is the catalog's, from EC2's user guide; GP-ULTRA-04, which refused
+    EFA, is retired). Its AMI is AL2023_ARM_64_NVIDIA, derived from ami_family AL2023 and the
+    type's architecture, as the EKS guide names it: Bottlerocket is refused for every DRA pool
     (checks/dra.py, GP-DRA-03) and an ami_type of the other architecture for every pool
-    (GP-POOL-07)."""
+    (GP-POOL-07). ComputeDomains on any other pool are GP-ULTRA-08."""
     types = _ultraserver_types(plan)
     if not types:
+        if plan.compute_domains:
+            yield error(
+                "GP-ULTRA-08",
+                f"{plan.setting}.compute_domains",
+                "'dra-driver' without an UltraServer type: ComputeDomains run IMEX for GPUs "
+                "that share an NVLink domain across instances (catalog: p6e-gb200.36xlarge), "
+                "which these instances do not: remove compute_domains",
+            )
         return
     pool, prefix = plan.settings, plan.setting
     names = ", ".join(t.name for t in types)
@@ -61,14 +69,25 @@ def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
             "cluster-autoscaler",
         )
         return  # the other provisioners' GPU software and AMIs are their own rules'
-    if plan.gpu_software != "dra-driver":
+    if not plan.compute_domains:
         yield error(
             "GP-ULTRA-01",
-            f"{prefix}.gpu_software",
-            f"'{plan.gpu_software}' with {names}: the GPUs of an UltraServer's instances share "
-            "one NVLink domain only through IMEX, which the NVIDIA DRA driver's ComputeDomains "
-            f"run ({EKS_GUIDE}): set gpu_software: dra-driver",
+            f"{prefix}.compute_domains",
+            f"'none' with {names}: the GPUs of an UltraServer's instances share one NVLink "
+            "domain only through IMEX, which the NVIDIA DRA driver's ComputeDomains run "
+            f"({EKS_GUIDE}): remove compute_domains (the default is dra-driver here)",
         )
+    elif plan.gpu_software == "device-plugin":
+        yield warning(
+            "GP-ULTRA-09",
+            f"{prefix}.gpu_software",
+            f"'device-plugin' with {names}: no GPU Feature Discovery runs on the pool (the "
+            "device plugin chart brings one only with a Node Feature Discovery release of its "
+            "own), so its nodes get no nvidia.com/gpu.clique label, which the EKS guide's jobs "
+            "select their NVLink domain by; the GPU Operator runs both: remove gpu_software "
+            "(the default is gpu-operator here)",
+        )
+    yield from _ami_release(plan, names)
     reservation = pool.capacity_reservation
     if reservation is None or not reservation.capacity_block:
         given = "unset" if reservation is None else f"type {reservation.type}"
@@ -89,12 +108,35 @@ def check_ultraserver(plan: PoolPlan) -> Iterator[Finding]:
             )
 
 
+# The EKS guide's AMI floor for P6e-GB200: "EKS-optimized AMI release v20251103 or later,
+# which includes NVIDIA driver version 580" (CDMM, against memory over-reporting). An AL2023
+# release version is `<kubernetes>-<YYYYMMDD>` (EKS API Nodegroup releaseVersion, e.g.
+# 1.34.2-20251103), so its date part orders releases.
+MIN_AMI_RELEASE = "20251103"
+
+
+def _ami_release(plan: PoolPlan, names: str) -> Iterator[Finding]:
+    """A pinned `ami_release_version` against the guide's floor for GB200."""
+    release = plan.settings.ami_release_version
+    date = "" if release is None else release.rsplit("-", 1)[1]
+    if not (date.isdigit() and len(date) == len(MIN_AMI_RELEASE)) or date >= MIN_AMI_RELEASE:
+        return
+    yield error(
+        "GP-ULTRA-10",
+        f"{plan.setting}.ami_release_version",
+        f"'{release}' with {names}: EKS asks for AMI release v{MIN_AMI_RELEASE} or later, "
+        f"with NVIDIA driver 580 ({EKS_GUIDE}): pin a release dated {MIN_AMI_RELEASE} or "
+        "later, or remove ami_release_version (the newest)",
+    )
+
+
 def check_ultraserver_minor(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[Finding]:
-    """An UltraServer pool against its cluster's Kubernetes minor (None: unknown). A pool with
-    the DRA driver is held to the driver's 1.34 by checks/dra.py (GP-DRA-01), which covers
-    EKS's 1.33: this rule speaks for the pool that does not run the driver yet (GP-ULTRA-01)."""
+    """An UltraServer pool against its cluster's Kubernetes minor (None: unknown). A pool that
+    runs the DRA driver (for its GPUs or its ComputeDomains) is held to the driver's 1.34 by
+    checks/dra.py (GP-DRA-01), which covers EKS's 1.33: this rule speaks for the pool that
+    does not run the driver (GP-ULTRA-01)."""
     types = _ultraserver_types(plan)
-    if not types or kubernetes_minor is None or plan.gpu_software == "dra-driver":
+    if not types or kubernetes_minor is None or plan.compute_domains:
         return
     key = minor_key(kubernetes_minor)
     if key is not None and key < MIN_MINOR:

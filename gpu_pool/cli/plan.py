@@ -61,6 +61,7 @@ def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
         ),
         ("device software", _software(summary)),
         ("pods tolerate", ", ".join(summary.tolerations) or "nothing (no taints)"),
+        ("repair", summary.repair or f"{UNKNOWN} (the record predates repair)"),
         ("on-demand at max", _cost(summary)),
     ]
     return rows

@@ -78,18 +78,23 @@ def smoke_test_objects(
     pool: PoolRecord, name: str = SMOKE_TEST_NAME, resource: str | None = None
 ) -> list[dict[str, Any]]:
     """Every object of the pool's smoke test, in the order they are created: the pod; on a DRA
-    pool its ResourceClaimTemplate first; on an UltraServer pool the ComputeDomain, the GPU
-    claim template and the two pods."""
+    pool its ResourceClaimTemplate first; on an UltraServer pool (whose ComputeDomains every
+    synth keeps on, GP-ULTRA-01) the ComputeDomain, on a DRA pool the GPU claim template, and
+    the two pods, each asking for its node's GPUs as the pool advertises them."""
+    gpus = max(pool.gpus_per_node, 1)
+    if ultraserver(pool):
+        dra = uses_dra(pool)
+        claims = {"gpus": f"{name}-gpus"} if dra else {}
+        claims["imex-channel"] = f"{name}-channel"
+        limits = {} if dra else {smoke_resources(pool)[0]: str(gpus)}
+        return [
+            compute_domain(name, claims["imex-channel"]),
+            *([gpu_claim_template(claims["gpus"], gpus)] if dra else []),
+            *(imex_pod(pool, f"{name}-{i}", name, claims, limits) for i in (0, 1)),
+        ]
     if not uses_dra(pool):
         return [smoke_test_pod(pool, name, resource=resource)]
-    if not ultraserver(pool):
-        return [gpu_claim_template(f"{name}-gpu", 1), dra_pod(pool, name, {"gpu": f"{name}-gpu"})]
-    claims = {"gpus": f"{name}-gpus", "imex-channel": f"{name}-channel"}
-    return [
-        compute_domain(name, claims["imex-channel"]),
-        gpu_claim_template(claims["gpus"], max(pool.gpus_per_node, 1)),
-        *(imex_pod(pool, f"{name}-{index}", name, claims) for index in (0, 1)),
-    ]
+    return [gpu_claim_template(f"{name}-gpu", 1), dra_pod(pool, name, {"gpu": f"{name}-gpu"})]
 
 
 def smoke_test_pod(
@@ -151,20 +156,23 @@ def compute_domain(name: str, channel_template: str) -> dict[str, Any]:
     }
 
 
-def imex_pod(pool: PoolRecord, name: str, run: str, claims: dict[str, str]) -> dict[str, Any]:
+def imex_pod(
+    pool: PoolRecord, name: str, run: str, claims: dict[str, str], limits: dict[str, str]
+) -> dict[str, Any]:
     """One of an UltraServer test's two pods: on its own node (anti-affinity on the hostname),
-    with the channel and GPU claims of `claims`, running `IMEX_CHECK`.
+    with the channel (and on a DRA pool GPU) claims of `claims` and the GPU `limits` of a
+    device-plugin pool, running `IMEX_CHECK`.
 
     No pod affinity keeps the two in one NVLink partition: the pool's node selector keeps them
     on the pool, whose nodes are one Capacity Block of one type in one zone (GP-ULTRA-02 and the
     Capacity Block rules), the instances of one UltraServer, one NVLink domain. The label that
-    names a node's partition, `nvidia.com/gpu.clique`, is GPU Feature Discovery's, which no DRA
-    node runs (the DRA driver reads the clique from NVML and writes no such label), and a
+    names a node's partition, `nvidia.com/gpu.clique`, is GPU Feature Discovery's, which runs
+    only with the GPU Operator (the DRA driver reads the clique from NVML and writes none), and a
     required affinity term fails every node without its topologyKey: both pods would stay
     Pending. Whether the nodes share a clique is what `verify` reads from the ComputeDomain's
     status (cli/verify.py)."""
     container = {"name": "imex-check", "command": ["bash", "-c", IMEX_CHECK]}
-    pod = _pod(pool, name, container, {}, claims=claims)
+    pod = _pod(pool, name, container, limits, claims=claims)
     pod["metadata"]["labels"][RUN_LABEL] = run
     peers = {"labelSelector": {"matchLabels": {RUN_LABEL: run}}}
     pod["spec"]["affinity"] = {

@@ -12,7 +12,9 @@ A DRA pool's pod claims its GPU through a ResourceClaimTemplate (created first, 
 and after node Ready the stages are the driver's (`DRA_STAGES`): its kubelet plugin running on
 the node, the node's GPUs published as ResourceSlices, the pod's ResourceClaim allocated; an
 UltraServer pool's two pods then wait for the ComputeDomain's IMEX daemons ("imex ready"), and
-pass only when the domain lists both of their nodes Ready and each pod saw its IMEX channel.
+pass only when the domain lists both of their nodes Ready and each pod saw its IMEX channel; in
+EKS's shape (GPUs through the device plugin, the driver for ComputeDomains only) the same two
+pods follow the device plugin's stages up to "imex ready".
 """
 
 from __future__ import annotations
@@ -67,7 +69,6 @@ DRA_STAGES = (
     "claim allocated",
     "scheduled",
 )
-IMEX_STAGES = (*DRA_STAGES, "imex ready")
 # What an UltraServer pod prints once it saw its IMEX channel (smoke_test.IMEX_CHECK).
 IMEX_CHANNEL_SEEN = "imex-channel: channel0"
 
@@ -160,8 +161,11 @@ class Verifier:
         self.autoscaling, self.ec2 = autoscaling, ec2
         self.clock = clock or SystemClock()
         self.resource = resource or smoke_resources(pool)[0]
-        self.dra, self.imex = uses_dra(pool), uses_dra(pool) and ultraserver(pool)
-        self.stages = IMEX_STAGES if self.imex else DRA_STAGES if self.dra else STAGES
+        # An UltraServer pool's test is the IMEX one, whoever advertises its GPUs: the DRA
+        # driver, or in EKS's shape the device plugin (its stages up to "gpu allocatable").
+        self.dra, self.imex = uses_dra(pool), ultraserver(pool)
+        stages = DRA_STAGES if self.dra else STAGES
+        self.stages = (*stages, "imex ready") if self.imex else stages
         self.run_name = f"gpu-pool-smoke-test-{secrets.token_hex(3)}"
         self.objects = smoke_test_objects(pool, self.run_name, resource=self.resource)
         self.pod_names = [o["metadata"]["name"] for o in self.objects if o["kind"] == "Pod"]

@@ -124,6 +124,8 @@ class GpuInstanceType:
     efa_interfaces: int = 0
     # The cards carrying them, where not cards 0 to efa_interfaces - 1 (empty: those).
     efa_cards: tuple[int, ...] = ()
+    # NVMe instance store, total GB; 0: none.
+    instance_store_gb: int = 0
 
     @property
     def architecture(self) -> Architecture:
@@ -298,6 +300,75 @@ _FAMILIES = [
 
 GPU_FAMILIES: dict[str, GpuFamily] = {f.family: f for f in _FAMILIES}
 
+# NVMe instance store per family and size, total GB (EC2 DescribeInstanceTypes
+# InstanceStorageInfo.TotalSizeInGB, as Karpenter publishes it, karpenter.k8s.aws/
+# instance-local-nvme in aws/karpenter-provider-aws v1.14.1
+# website/content/en/docs/reference/instance-types.md).
+# Not listed: none (g5g, p3: EBS only). p6e-gb200, which that table lacks: 3 x 7500 GB (EKS UG
+# "Use P6e-GB200 UltraServers with Amazon EKS": "3x 7.5TB instance store storage").
+INSTANCE_STORE_GB: dict[str, dict[str, int]] = {
+    "g4dn": {
+        "xlarge": 125,
+        "2xlarge": 225,
+        "4xlarge": 225,
+        "8xlarge": 900,
+        "12xlarge": 900,
+        "16xlarge": 900,
+        "metal": 1800,
+    },
+    "g5": {
+        "xlarge": 250,
+        "2xlarge": 450,
+        "4xlarge": 600,
+        "8xlarge": 900,
+        "12xlarge": 3800,
+        "16xlarge": 1900,
+        "24xlarge": 3800,
+        "48xlarge": 7600,
+    },
+    "g6": {
+        "xlarge": 250,
+        "2xlarge": 450,
+        "4xlarge": 600,
+        "8xlarge": 900,
+        "12xlarge": 3760,
+        "16xlarge": 1880,
+        "24xlarge": 3760,
+        "48xlarge": 7520,
+    },
+    "g6e": {
+        "xlarge": 250,
+        "2xlarge": 450,
+        "4xlarge": 600,
+        "8xlarge": 900,
+        "12xlarge": 3800,
+        "16xlarge": 1900,
+        "24xlarge": 3800,
+        "48xlarge": 7600,
+    },
+    "gr6": {"4xlarge": 600, "8xlarge": 900},
+    "g6f": {"large": 100, "xlarge": 100, "2xlarge": 200, "4xlarge": 450},
+    "gr6f": {"4xlarge": 450},
+    "g7e": {
+        "2xlarge": 1900,
+        "4xlarge": 1900,
+        "8xlarge": 1900,
+        "12xlarge": 3800,
+        "24xlarge": 7600,
+        "48xlarge": 15200,
+    },
+    "p3dn": {"24xlarge": 1800},
+    "p4d": {"24xlarge": 8000},
+    "p4de": {"24xlarge": 8000},
+    "p5": {"4xlarge": 3800, "48xlarge": 30400},
+    "p5e": {"48xlarge": 30400},
+    "p5en": {"48xlarge": 30400},
+    "p6-b200": {"48xlarge": 30400},
+    "p6-b300": {"48xlarge": 30400},
+    "p6e-gb200": {"36xlarge": 3 * 7500},
+}
+
+
 # Accelerated families that are not NVIDIA: the NVIDIA AMIs and device plugin do nothing there.
 NON_NVIDIA_ACCELERATORS: dict[str, str] = {
     "g4ad": "AMD Radeon Pro V520",
@@ -354,4 +425,5 @@ def lookup(name: str) -> GpuInstanceType:
         family.gpus_by_size[size],
         family.efa_by_size.get(size, 0),
         family.efa_cards_by_size.get(size, ()),
+        INSTANCE_STORE_GB.get(family.family, {}).get(size, 0),
     )

@@ -9,7 +9,7 @@ area names the module of gpu_pool/checks it lives in (POOL, PAIR between pools, 
 controllers, KARP, AUTO Auto Mode, NODEPOOL, TARGET, SYNTAX, SHARE sharing, TRAIN training
 pools, METRICS, DRA the NVIDIA DRA driver, ULTRA UltraServer pools, CATALOG the GPU catalog,
 CONFIG config files, LIB what a library app's cluster must offer, KEY a node group or
-Karpenter pool's volume key). A warning's CDK annotation id is
+Karpenter pool's volume key, STORE the instance store). A warning's CDK annotation id is
 `gpu-pool:<id>`, so an app can acknowledge one by it; docs/guardrails.md lists every id. An id
 is never reused for another rule.
 """

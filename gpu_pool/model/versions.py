@@ -142,6 +142,15 @@ DCGM_EXPORTER = ChartPin(
 # plan/metrics.py sends and checks was read from this chart.
 CLOUDWATCH_OBSERVABILITY_ADDON_VERSION = "v6.4.0-eksbuild.1"
 
+# The eks-node-monitoring-agent EKS add-on (node health and repair, docs/gpu-health.md): the
+# agent's release 1.7.0 (aws/eks-node-monitoring-agent, tag v1.7.0, commit c399089, released
+# 2026-08-04), whose chart (charts/eks-node-monitoring-agent/values.yaml:32) runs the image
+# eks-node-monitoring-agent:v1.7.0-eksbuild.1, the EKS build an add-on version names.
+# Pinned because its configuration schema is per version:
+# plan/repair.py's configuration values are checked against the 1.7.0 schema
+# (charts/configuration.schema.json, vendored in tests/fixtures).
+NODE_MONITORING_AGENT_ADDON_VERSION = "v1.7.0-eksbuild.1"
+
 # kubernetes/autoscaler charts/cluster-autoscaler/Chart.yaml, version 9.59.0.
 CLUSTER_AUTOSCALER = ChartPin(
     chart="cluster-autoscaler",

@@ -40,10 +40,6 @@ DRA_CONSTRUCT_ID = "NvidiaDraDriver"
 # - resourceApiVersion resource.k8s.io/v1: DRA is GA (v1) from Kubernetes 1.34, the oldest
 #   minor a DRA pool may run on (checks/dra.py); explicit rather than the chart's detection
 #   from the API server's advertised versions, which its values.yaml warns may be wrong.
-# - gpuResourcesEnabledOverride: validation.yaml fails the install when resources.gpus.enabled
-#   is true without it, until KEP 5004 is GA, because the GPU plugin must not share a node with
-#   the device plugin; gpu-pool guarantees that (no device plugin chart for a DRA pool, the
-#   operator's opt-out label, GP-PAIR-03/04), and EKS's guide sets the same override.
 # - controller: the ComputeDomain controller's default affinity requires a
 #   node-role.kubernetes.io/control-plane node, which EKS never shows, so it would stay Pending;
 #   EKS's UltraServer guide clears its affinity and tolerations. Here it may run on
@@ -52,7 +48,6 @@ DRA_CONSTRUCT_ID = "NvidiaDraDriver"
 DRA_DRIVER_STATIC_VALUES: dict[str, Any] = {
     "nvidiaDriverRoot": "/",
     "resourceApiVersion": "resource.k8s.io/v1",
-    "gpuResourcesEnabledOverride": True,
     "controller": {
         "tolerations": [],
         "affinity": {
@@ -73,14 +68,32 @@ def dra_pools(plans: Sequence[PoolPlan]) -> list[PoolPlan]:
     return [p for p in plans if p.gpu_software == DRA_DRIVER]
 
 
+def driver_pools(plans: Sequence[PoolPlan]) -> list[PoolPlan]:
+    """The pools of `plans` whose nodes run the DRA driver's kubelet plugin: for their GPUs,
+    their ComputeDomains (`compute_domains`, plan/pool.py), or both."""
+    return [p for p in plans if p.gpu_software == DRA_DRIVER or p.compute_domains]
+
+
 def dra_resources(pools: Sequence[PoolPlan]) -> dict[str, Any]:
-    """The chart's two features: GPUs always (a DRA pool's GPUs are allocated through it);
-    ComputeDomains (the controller, its kubelet plugin and the IMEX daemons it starts) only
-    when a DRA pool runs an UltraServer type, whose multi-node NVLink works only through them
-    (EKS user guide, "Use P6e-GB200 UltraServers with Amazon EKS"); elsewhere they would only
-    run a controller with nothing to do."""
-    ultraserver = any(t.family.ultraserver for p in pools for group in p.entries for t in group)
-    return {"gpus": {"enabled": True}, "computeDomains": {"enabled": ultraserver}}
+    """The chart's two features, each on when a pool of `pools` needs it: GPUs for a pool whose
+    GPUs the driver allocates (`gpu_software: dra-driver`); ComputeDomains (the controller, the
+    kubelet plugin's ComputeDomain plugin and the IMEX daemons it starts) for a pool with
+    `compute_domains`. A ComputeDomain-only release is the EKS UltraServer guide's
+    (dra-values.yaml: `resources.gpus.enabled: false`): the kubelet plugin then advertises no
+    GPU (templates/kubeletplugin.yaml runs its `gpus` container only with resources.gpus.enabled,
+    and templates/deviceclass-gpu.yaml creates gpu.nvidia.com only then), the device plugin
+    does."""
+    return {
+        "gpus": {"enabled": bool(dra_pools(pools))},
+        "computeDomains": {"enabled": any(p.compute_domains for p in pools)},
+    }
+
+
+# templates/validation.yaml fails the install when resources.gpus.enabled is true without
+# gpuResourcesEnabledOverride, until KEP 5004 is GA, because the GPU plugin must not share a
+# node with the device plugin; gpu-pool guarantees that (no device plugin chart for a DRA pool,
+# the operator's opt-out label, GP-PAIR-03/04). Set only with GPUs, as EKS's guides do.
+GPU_RESOURCES_OVERRIDE = {"gpuResourcesEnabledOverride": True}
 
 
 def kubelet_plugin_values(pools: Sequence[PoolPlan]) -> dict[str, Any]:
@@ -114,11 +127,15 @@ def kubelet_plugin_pod(kubelet_plugin: dict[str, Any]) -> dict[str, Any]:
 
 
 def dra_driver_chart(plans: Sequence[PoolPlan]) -> GpuSoftwareChart | None:
-    """The cluster's one DRA driver release for the DRA pools among `plans`; None without any."""
-    pools = dra_pools(plans)
+    """The cluster's one DRA driver release for the pools among `plans` that run it
+    (`driver_pools`); None without any. Its kubelet plugin is a GPU advertiser
+    (`device_plugin_pod`) only when it allocates GPUs."""
+    pools = driver_pools(plans)
     if not pools:
         return None
     kubelet_plugin = kubelet_plugin_values(pools)
+    resources = dra_resources(pools)
+    gpus = resources["gpus"]["enabled"]
     return GpuSoftwareChart(
         construct_id=DRA_CONSTRUCT_ID,
         pin=NVIDIA_DRA_DRIVER,
@@ -126,10 +143,11 @@ def dra_driver_chart(plans: Sequence[PoolPlan]) -> GpuSoftwareChart | None:
         release=DRA_RELEASE,
         values={
             **DRA_DRIVER_STATIC_VALUES,
-            "resources": dra_resources(pools),
+            **(GPU_RESOURCES_OVERRIDE if gpus else {}),
+            "resources": resources,
             "kubeletPlugin": kubelet_plugin,
         },
-        device_plugin_pod=kubelet_plugin_pod(kubelet_plugin),
+        device_plugin_pod=kubelet_plugin_pod(kubelet_plugin) if gpus else None,
     )
 
 

@@ -69,14 +69,27 @@ DEVICE_PLUGIN_CHART_DEFAULTS: dict[str, Any] = {
 _CRITICAL_ADDONS_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"}
 
 
-def resolved_gpu_software(pool: PoolSettings) -> str:
-    """`gpu_software`, or its default: the device plugin on AL2023, nothing on Bottlerocket
-    and on Auto Mode (both ship the plugin)."""
+def resolved_gpu_software(pool: PoolSettings, *, ultraserver: bool) -> str:
+    """`gpu_software`, or its default: nothing on Bottlerocket and on Auto Mode (both ship the
+    plugin); on AL2023 the GPU Operator for an UltraServer pool (`ultraserver`), as EKS's guide
+    installs it ("Use P6e-GB200 UltraServers with Amazon EKS": its device plugin for the GPUs,
+    NFD and GFD for the `nvidia.com/gpu.clique` label its jobs select on, because the DRA
+    driver's GPU allocation is still experimental), else the device plugin."""
     if pool.gpu_software is not None:
         return pool.gpu_software
-    if pool.provisioner == "auto-mode":
+    if pool.provisioner == "auto-mode" or is_bottlerocket(pool):
         return "none"
-    return "none" if is_bottlerocket(pool) else "device-plugin"
+    return "gpu-operator" if ultraserver else "device-plugin"
+
+
+def resolved_compute_domains(pool: PoolSettings, *, ultraserver: bool) -> bool:
+    """Whether the pool's nodes run the NVIDIA DRA driver's ComputeDomains: `compute_domains`,
+    or by default on an UltraServer pool, whose instances share an NVLink domain only through
+    the IMEX daemons that ComputeDomains start (EKS UG "Use P6e-GB200 UltraServers with Amazon
+    EKS")."""
+    if pool.compute_domains is not None:
+        return pool.compute_domains == "dra-driver"
+    return ultraserver
 
 
 def is_bottlerocket(pool: PoolSettings) -> bool:
@@ -113,14 +126,23 @@ def device_plugin_values(
 
 
 def gpu_operator_values(
-    pool: PoolSettings, sharing: SharingPlan | None = None, *, metrics: GpuMetricsChoice = "none"
+    pool: PoolSettings,
+    sharing: SharingPlan | None = None,
+    *,
+    metrics: GpuMetricsChoice = "none",
+    compute_domains: bool = False,
 ) -> dict[str, Any]:
     """Operator with the AMI's own driver and toolkit (and, on Bottlerocket, device plugin); a
     sharing pool's device plugin config, and for MIG its strategy and layout. Its own DCGM
     exporter (on by default, chart v26.3.1 `dcgmExporter.enabled`) stays, except with
     `metrics.gpu: cloudwatch`: the CloudWatch add-on runs a DCGM exporter on these nodes too,
     and each exporter starts its own DCGM host engine (NVIDIA DCGM-Exporter docs, "Running
-    DCGM Exporter"), two of which contend for the GPUs' profiling metrics."""
+    DCGM Exporter"), two of which contend for the GPUs' profiling metrics.
+
+    A ComputeDomain pool gets the EKS UltraServer guide's values ("Use P6e-GB200 UltraServers
+    with Amazon EKS", gpu-operator-values.yaml): NFD and GFD on, stated so a chart default
+    cannot drop the `nvidia.com/gpu.clique` label GFD writes, and the MIG manager off (driver
+    580's CDMM on GB200 supports no MIG, the same guide)."""
     tolerations = [t.any_value_toleration() for t in pool.taints]
     device_plugin: dict[str, Any] = {"enabled": not is_bottlerocket(pool)}
     values: dict[str, Any] = {
@@ -133,6 +155,9 @@ def gpu_operator_values(
     }
     if metrics == "cloudwatch":
         values["dcgmExporter"] = {"enabled": False}
+    if compute_domains:
+        values |= {"nfd": {"enabled": True}, "gfd": {"enabled": True}}
+        values["migManager"] = {"enabled": False}
     if sharing is None:
         return values
     device_plugin["config"] = {
@@ -175,10 +200,11 @@ def gpu_software_chart(
     sharing: SharingPlan | None = None,
     *,
     metrics: GpuMetricsChoice = "none",
+    compute_domains: bool = False,
 ) -> GpuSoftwareChart | None:
     """The chart for the pool's resolved GPU software (`resolved_gpu_software`): the device
-    plugin or the GPU Operator, with the pool's sharing config and the cluster's `metrics.gpu`;
-    None for `none`, where the AMI ships the plugin."""
+    plugin or the GPU Operator, with the pool's sharing config, the cluster's `metrics.gpu` and
+    whether the pool runs ComputeDomains; None for `none`, where the AMI ships the plugin."""
     if software == "device-plugin":
         values = device_plugin_values({POOL_LABEL: pool.name}, pool.taints, sharing, efa=pool.efa)
         return GpuSoftwareChart(
@@ -190,7 +216,9 @@ def gpu_software_chart(
             device_plugin_pod=deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values),
         )
     if software == "gpu-operator":
-        values = gpu_operator_values(pool, sharing, metrics=metrics)
+        values = gpu_operator_values(
+            pool, sharing, metrics=metrics, compute_domains=compute_domains
+        )
         return GpuSoftwareChart(
             construct_id="GpuOperator",
             pin=NVIDIA_GPU_OPERATOR,

@@ -24,6 +24,7 @@ from gpu_pool.model.karpenter_api import (
 from gpu_pool.model.labels import POOL_LABEL
 from gpu_pool.model.versions import KARPENTER_AMI_ALIASES
 from gpu_pool.plan.capacity import CapacityPlan
+from gpu_pool.plan.instance_store import RAID0
 from gpu_pool.plan.node_pool import NodePoolPlan, gpu_limit
 from gpu_pool.settings import PoolSettings
 
@@ -41,6 +42,8 @@ class KarpenterPoolPlan(NodePoolPlan):
 
     ami_alias: str
     capacity: CapacityPlan
+    # The NVMe instance store as RAID0 (plan/instance_store.py), through Karpenter's own field.
+    instance_store_raid0: bool = False
 
     # A pool of reserved capacity only keeps its nodes: Never for both, so Karpenter removes
     # none of them, empty ones included (NodePool docs at v1.14.1: Never disables consolidation
@@ -99,6 +102,10 @@ class KarpenterPoolPlan(NodePoolPlan):
         # pkg/providers/amifamily/resolver.go:261, launchtemplate/launchtemplate.go:334).
         if placement_group is not None:
             spec["placementGroupSelector"] = {"name": placement_group}
+        if self.instance_store_raid0:
+            # Karpenter then counts the array as the node's ephemeral storage (EC2NodeClass
+            # instanceStorePolicy, CRD v1.14.1: enum RAID0).
+            spec["instanceStorePolicy"] = RAID0
         return {
             "apiVersion": NODE_CLASS_API,
             "kind": "EC2NodeClass",
@@ -154,6 +161,8 @@ def karpenter_pool_plan(
     instance_types: Sequence[GpuInstanceType],
     labels: Mapping[str, str],
     capacity: CapacityPlan,
+    *,
+    instance_store_raid0: bool = False,
 ) -> KarpenterPoolPlan:
     largest = max((t.gpu_count for t in instance_types), default=0)
     return KarpenterPoolPlan(
@@ -165,4 +174,5 @@ def karpenter_pool_plan(
         ami_alias=settings.karpenter.ami_alias or KARPENTER_AMI_ALIASES[settings.ami_family],
         gpu_limit=gpu_limit(settings, largest),
         capacity=capacity,
+        instance_store_raid0=instance_store_raid0,
     )

@@ -32,6 +32,9 @@ class NodeGroupPlan:
     reserved: bool = False
     # EFA interfaces per node; 0: no EFA.
     efa_interfaces: int = 0
+    # The NVMe instance store striped as RAID0 under kubelet (plan/instance_store.py), total GB
+    # of the group's smallest type: the nodes' ephemeral storage; 0: the EBS volume is.
+    instance_store_gb: int = 0
 
     @property
     def gpu_count(self) -> int:
@@ -60,7 +63,7 @@ class NodeGroupPlan:
             self.labels,
             self.taints,
             resources,
-            self.disk_size_gib,
+            f"{self.instance_store_gb}G" if self.instance_store_gb else f"{self.disk_size_gib}Gi",
             self.efa_interfaces,
             efa_hugepages_mib(self.ami_type, self.instance_types) if self.efa_interfaces else 0,
         )

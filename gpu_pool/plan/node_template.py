@@ -78,17 +78,18 @@ def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
     gpu_resources: Mapping[str, int],
-    disk_size_gib: int,
+    ephemeral_storage: str,
     efa_interfaces: int,
     efa_hugepages_mib: int,
 ) -> dict[str, str]:
     """The ASG tags Cluster Autoscaler builds a zero-node group's template from: the GPU
-    resources a node advertises (nvidia.com/gpu, or its shares), disk, labels and taints; an EFA
-    node also advertises its EFA interfaces and the hugepages its AMI reserves for EFA
+    resources a node advertises (nvidia.com/gpu, or its shares), its ephemeral storage (a
+    quantity: the EBS volume, or the RAID0 instance store kubelet runs on), labels and taints;
+    an EFA node also advertises its EFA interfaces and the hugepages its AMI reserves for EFA
     (`efa_hugepages_mib`), which EFA pods request (EKS UG ml/node-efa), or CA would never scale
     such a group up from zero."""
     tags = {f"{RESOURCE_TAG_PREFIX}{name}": str(count) for name, count in gpu_resources.items()}
-    tags[f"{RESOURCE_TAG_PREFIX}ephemeral-storage"] = f"{disk_size_gib}Gi"
+    tags[f"{RESOURCE_TAG_PREFIX}ephemeral-storage"] = ephemeral_storage
     if efa_interfaces:
         tags[f"{RESOURCE_TAG_PREFIX}{EFA_RESOURCE}"] = str(efa_interfaces)
         tags[f"{RESOURCE_TAG_PREFIX}hugepages-2Mi"] = f"{efa_hugepages_mib}Mi"

@@ -27,11 +27,14 @@ from gpu_pool.plan.gpu_software import (
     GpuSoftwareChart,
     efa_device_plugin_chart,
     gpu_software_chart,
+    resolved_compute_domains,
     resolved_gpu_software,
 )
+from gpu_pool.plan.instance_store import resolved_instance_store
 from gpu_pool.plan.karpenter import KarpenterPoolPlan, karpenter_pool_plan
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.node_template import node_labels
+from gpu_pool.plan.repair import RepairPlan, repair_plan
 from gpu_pool.plan.sharing import SharingPlan, shared_node_labels, sharing_plan
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
 from gpu_pool.settings.models import GpuMetricsChoice, Provisioner
@@ -67,9 +70,16 @@ class PoolPlan:
     chart: GpuSoftwareChart | None
     # EFA pools: the EFA device plugin, one release per pool.
     efa_chart: GpuSoftwareChart | None
+    # Node repair of its unhealthy nodes, per provisioner (plan/repair.py).
+    repair: RepairPlan
     unresolved: tuple[Finding, ...]
     # How pods share the pool's GPUs; None: they do not (mode none).
     sharing: SharingPlan | None = None
+    # Whether its nodes run the NVIDIA DRA driver's ComputeDomains (multi-node NVLink), whatever
+    # advertises the GPUs (`gpu_software`).
+    compute_domains: bool = False
+    # Whether its nodes stripe their NVMe instance store as RAID0 (plan/instance_store.py).
+    instance_store_raid0: bool = False
 
     @property
     def name(self) -> str:
@@ -127,11 +137,14 @@ def plan_pool(
     """Resolve one pool's settings (on a cluster whose `metrics.gpu` is `metrics`). Entries the
     catalog cannot resolve become `unresolved`."""
     entries, unresolved = _resolve_entries(settings, setting)
-    software = resolved_gpu_software(settings)
-    sharing = sharing_plan(settings, [t for _, group in entries for t in group])
+    instance_types = [t for _, group in entries for t in group]
+    ultraserver = any(t.family.ultraserver for t in instance_types)
+    software = resolved_gpu_software(settings, ultraserver=ultraserver)
+    compute_domains = resolved_compute_domains(settings, ultraserver=ultraserver)
+    raid0 = resolved_instance_store(settings, ultraserver=ultraserver)
+    sharing = sharing_plan(settings, instance_types)
     node_groups: tuple[NodeGroupPlan, ...] = ()
     karpenter = auto_mode = None
-    instance_types = [t for _, group in entries for t in group]
     # The fewest EFA interfaces of its types (checks/reserved.py refuses types that differ), on
     # the cards of its types' layout. The one type with a layout of its own, p6e-gb200, runs only
     # on a Capacity Block (GP-ULTRA-02), and a block pool has one type (checks/reserved.py).
@@ -144,7 +157,9 @@ def plan_pool(
     if settings.provisioner in ("karpenter", "auto-mode"):
         labels = node_labels(settings.name, settings.labels, instance_types, software)
         if settings.provisioner == "karpenter":
-            karpenter = karpenter_pool_plan(settings, setting, instance_types, labels, capacity)
+            karpenter = karpenter_pool_plan(
+                settings, setting, instance_types, labels, capacity, instance_store_raid0=raid0
+            )
         else:
             auto_mode = auto_mode_pool_plan(settings, setting, instance_types, labels)
     else:
@@ -164,6 +179,7 @@ def plan_pool(
                 gpu_resources=_advertised(software, sharing, group[0].gpu_count),
                 reserved=capacity.reserved,
                 efa_interfaces=capacity.efa_interfaces,
+                instance_store_gb=min(t.instance_store_gb for t in group) if raid0 else 0,
             )
             for zone in _zones(settings)
             for index, group in entries
@@ -177,10 +193,15 @@ def plan_pool(
         auto_mode=auto_mode,
         capacity=capacity,
         gpu_software=software,
-        chart=gpu_software_chart(settings, software, sharing, metrics=metrics),
+        chart=gpu_software_chart(
+            settings, software, sharing, metrics=metrics, compute_domains=compute_domains
+        ),
         efa_chart=efa_device_plugin_chart(settings),
+        repair=repair_plan(settings, instance_types, capacity),
         unresolved=tuple(unresolved),
         sharing=sharing,
+        compute_domains=compute_domains,
+        instance_store_raid0=raid0,
     )
 
 

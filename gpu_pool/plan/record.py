@@ -21,6 +21,7 @@ from gpu_pool.model.karpenter_api import resource_name
 from gpu_pool.model.labels import GPU_RESOURCE
 from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.repair import RepairPlan
 from gpu_pool.plan.sharing import SharingPlan
 from gpu_pool.settings.models import PoolName, Provisioner
 
@@ -77,6 +78,9 @@ class PoolRecord:
     instance_types: tuple[str, ...] | None = None
     zones: tuple[str, ...] | None = None
     gpu_limit: int | None = None
+    # What repair does for the pool's nodes, per provisioner (None in records written before it
+    # was added; doctor and verify read its policy()).
+    repair: RepairPlan | None = None
     kind: str = POOL_RECORD_TYPE
     version: int = RECORD_VERSION
 
@@ -166,4 +170,5 @@ def pool_record(
         else None,
         zones=tuple(plan.settings.zones) if node_pool_plan else None,
         gpu_limit=node_pool_plan.gpu_limit if node_pool_plan else None,
+        repair=plan.repair,
     )

@@ -53,6 +53,8 @@ class PoolSummary:
     gpu_software: str
     sharing: str | None
     tolerations: tuple[str, ...]
+    # What repair does for its nodes (RepairPlan.describe); None: the record predates repair.
+    repair: str | None
     usd_per_hour_at_max: float | None
     # How the pool is billed where the on-demand figure is not what it costs; None: on demand.
     billing_note: str | None
@@ -168,6 +170,7 @@ def _summary(
         gpu_software=record.gpu_software,
         sharing=_sharing(record),
         tolerations=tuple(_toleration(t) for t in record.tolerations),
+        repair=record.repair.describe() if record.repair else None,
         usd_per_hour_at_max=None if cost is None else round(cost, 4),
         billing_note=_billing(record),
     )

@@ -28,6 +28,7 @@ from gpu_pool.settings.models import (
     SystemNodesSettings,
     Taint,
 )
+from gpu_pool.settings.repair import RepairOverride, RepairSettings
 
 __all__ = [
     "CONTEXT_KEY",
@@ -48,6 +49,8 @@ __all__ = [
     "KarpenterSettings",
     "MetricsSettings",
     "PoolSettings",
+    "RepairOverride",
+    "RepairSettings",
     "SharingSettings",
     "SystemNodesSettings",
     "Taint",

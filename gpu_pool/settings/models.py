@@ -6,14 +6,11 @@ span several settings, or need the GPU catalog, live in gpu_pool/checks/.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -22,23 +19,9 @@ from gpu_pool.model.aws_names import REGION
 from gpu_pool.model.findings import RULE_ID
 from gpu_pool.model.rule_levels import rule_levels
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
-from gpu_pool.settings.errors import ConfigError, describe_validation_error, matching
-
-
-class _Settings(BaseModel):
-    # A string right after a field is its description (use_attribute_docstrings): the docs
-    # settings reference is generated from them.
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True
-    )
-
-    def __init__(self, **data: Any) -> None:
-        """Construct from keyword settings; a wrong one raises ConfigError, naming it."""
-        try:
-            super().__init__(**data)
-        except ValidationError as err:
-            raise ConfigError(describe_validation_error(err, type(self))) from None
-
+from gpu_pool.settings.base import _Settings
+from gpu_pool.settings.errors import matching
+from gpu_pool.settings.repair import RepairSettings
 
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
 AmiFamily = Literal["AL2023", "BOTTLEROCKET"]
@@ -331,7 +314,8 @@ class PoolSettings(_Settings):
     """Each entry is one node group: an instance type, or a list of interchangeable types with the
     same GPU count (for Spot diversity)."""
     zones: list[str] = Field(default_factory=list)
-    """Empty: one node group per entry across all subnets. Otherwise one per entry per zone."""
+    """Empty: one node group per entry across the cluster's subnets. Otherwise one per entry per
+    zone; a Local Zone (us-east-1-dfw-2a) gets a node-only subnet (docs/training.md#local-zones)."""
     ami_family: AmiFamily = "AL2023"
     """AL2023 or BOTTLEROCKET; the NVIDIA AMI type follows from it."""
     ami_type: NvidiaAmiType | None = None
@@ -369,13 +353,13 @@ class PoolSettings(_Settings):
     taints: list[Taint] = Field(default_factory=_default_taints)
     """Node taints; the default keeps pods that do not ask for GPUs off the pool."""
     gpu_software: GpuSoftware | None = None
-    """None: device plugin on AL2023, nothing on Bottlerocket (its NVIDIA AMI ships the plugin).
-    dra-driver: the NVIDIA DRA driver (chart nvidia-dra-driver-gpu) allocates the GPUs as
-    ResourceClaims of DeviceClass gpu.nvidia.com instead of nvidia.com/gpu, with no device
-    plugin on the pool's nodes; one release per cluster serves every such pool, with
-    ComputeDomains for UltraServer types. Kubernetes 1.34 or later, AL2023, provisioner
-    cluster-autoscaler (which then runs with --enable-dynamic-resource-allocation), no sharing
-    (docs/how-it-works.md)."""
+    """What advertises the GPUs. None: device plugin on AL2023, none on Bottlerocket (its AMI has
+    one), gpu-operator on UltraServers (EKS's guide). dra-driver: the NVIDIA DRA driver allocates
+    them as ResourceClaims; Kubernetes 1.34+, AL2023, no sharing (docs/dra-and-ultraservers.md)."""
+    compute_domains: Literal["dra-driver", "none"] | None = None
+    """Multi-node NVLink by the DRA driver's ComputeDomains; None: dra-driver on UltraServers."""
+    instance_store: Literal["raid0", "none"] | None = None
+    """raid0: NVMe instance store striped for kubelet and images; None: raid0 on UltraServers."""
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
     """GPU Operator components, with gpu_software: gpu-operator."""
     versions: ChartVersions = ChartVersions()
@@ -391,6 +375,8 @@ class PoolSettings(_Settings):
     """Elastic Fabric Adapter: one EFA interface per network card, a security group open within
     the pool and, outside reserved capacity, a cluster placement group of its own; needs one
     zone and an EFA type (docs/training.md)."""
+    repair: RepairSettings = RepairSettings()
+    """Node repair of the pool's unhealthy nodes: on by default (docs/gpu-health.md)."""
 
 
 class AutoscalerSettings(_Settings):
@@ -526,7 +512,7 @@ class ExistingClusterSettings(_Settings):
     )
     """The role the kubectl provider assumes, mapped to the cluster's administrators."""
     subnets_by_zone: dict[str, list[SubnetId]] = Field(min_length=1)
-    """Subnets for the GPU node groups, by availability zone."""
+    """Subnets for the GPU node groups, by zone (a Local Zone's only for pools naming it)."""
     cluster_security_group_id: str | None = matching(
         r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$",
         "a security group id (sg- and 8 or 17 hex digits)",
@@ -534,6 +520,9 @@ class ExistingClusterSettings(_Settings):
     )
     """The cluster security group EKS created (DescribeCluster:
     resourcesVpcConfig.clusterSecurityGroupId); Karpenter pools put their nodes in it."""
+    node_monitoring_agent: bool | None = None
+    """true: create the EKS add-on eks-node-monitoring-agent, whose node conditions repair acts
+    on (the app creates it on its own clusters); false: the cluster has it. None: a warning."""
 
 
 class ClusterSettings(_Settings):
@@ -552,11 +541,10 @@ class ClusterSettings(_Settings):
     kubectl_layer_version: str | None = None
     """kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs."""
     zones: list[str] = Field(default_factory=list)
-    """The new VPC's availability zones, which the cluster's subnets span (EKS needs two or
-    more); pools place nodes in some of them. Empty: the region's first three zones, as the
-    availability-zones lookup cached in cdk.context.json lists them (two in an
-    environment-agnostic stack). Pools never change them: a change replaces the VPC's subnets,
-    its NAT gateway and every node group (docs/day2.md)."""
+    """The new VPC's Availability Zones (no Local Zone), where the cluster's subnets are (EKS
+    needs two or more). Empty: the region's first three Availability Zones in the cached lookup
+    (two in an environment-agnostic stack). Pools never change them: a change replaces the
+    VPC's subnets, its NAT gateway and every node group (docs/day2.md)."""
     auto_mode: bool | None = None
     """EKS Auto Mode compute, block storage and load balancing on the new cluster. None: on
     while some pool uses provisioner auto-mode. true keeps it on with no such pool. Turning it

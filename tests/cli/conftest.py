@@ -16,3 +16,14 @@ def no_ambient_aws(monkeypatch):
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
     monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture(autouse=True)
+def pinned_health_clock(monkeypatch):
+    """The command ages node conditions against tests/support/node_health.NOW, the time the
+    fake nodes' conditions are dated from, not against the wall clock: a condition built at
+    collection would otherwise read a minute older when its test runs late."""
+    from gpu_pool.cli.inspect import health
+    from tests.support.node_health import NOW
+
+    monkeypatch.setattr(health, "utc_now", lambda: NOW)

@@ -27,9 +27,18 @@ def xid79(minutes):
     return agent_condition(GPU, "False", XID79, XID79_MESSAGE, minutes)
 
 
-def auto_mode(tmp_path) -> list[str]:
-    config = tmp_path / "auto.yaml"
-    config.write_text("pool:\n  provisioner: auto-mode\n")
+# The pool's settings file by case: None, the default node group pool (repair on).
+POOL_FILES = {
+    "auto": "pool:\n  provisioner: auto-mode\n",
+    "repair-off": "pool:\n  repair: {enabled: false}\n",
+}
+
+
+def pool_file(tmp_path, pool) -> list[str]:
+    if pool is None:
+        return []
+    config = tmp_path / "pool.yaml"
+    config.write_text(POOL_FILES[pool])
     return ["--config", str(config)]
 
 
@@ -49,15 +58,29 @@ OVERDUE_FIX = (
 )
 
 CASES = {
-    # (Auto Mode pool or not, the node's agent conditions, the verdict, its fix or None)
+    # (the pool's settings file of POOL_FILES, the node's agent conditions, the verdict, its fix)
     "healthy-repair-off": (
-        False,
+        "repair-off",
         [agent_condition(GPU, "True", *GPU_READY)],
         f"[  ok] health {NODE}: AcceleratedHardwareReady=True (NvidiaGPUIsReady); repair off",
         None,
     ),
+    "healthy-repair-on": (
+        None,
+        [agent_condition(GPU, "True", *GPU_READY)],
+        f"[  ok] health {NODE}: AcceleratedHardwareReady=True (NvidiaGPUIsReady); repair on",
+        None,
+    ),
+    # A node group pool's NodeRepairConfig reboots for XID 64 (plan/repair.py's overrides).
+    "node-group-reboots-xid64": (
+        None,
+        [agent_condition(GPU, "False", XID64, minutes=2)],
+        f"[fail] health {NODE}: AcceleratedHardwareReady=False for 2 min: NvidiaXID64Error; "
+        "repair will reboot it after 10 min",
+        f"{CORDON} keeps new pods off it until then",
+    ),
     "no-agent": (
-        False,
+        None,
         [],
         f"[warn] health {NODE}: no AcceleratedHardwareReady condition: the EKS node monitoring "
         "agent does not watch its GPUs",
@@ -66,7 +89,7 @@ CASES = {
         "the node (kubectl get pods -A -o wide | grep eks-node-monitoring-agent)",
     ),
     "fault-repair-off": (
-        False,
+        "repair-off",
         [xid79(42)],
         f"[fail] health {NODE}: AcceleratedHardwareReady=False for 42 min: NvidiaXID79Error "
         f"({XID79_MESSAGE}); repair is off for pool gpu",
@@ -74,27 +97,27 @@ CASES = {
         "that itself",
     ),
     "auto-mode-healthy": (
-        True,
+        "auto",
         [agent_condition(GPU, "True", *GPU_READY)],
         f"[  ok] health {NODE}: AcceleratedHardwareReady=True (NvidiaGPUIsReady); repair on",
         None,
     ),
     "auto-mode-no-agent": (
-        True,
+        "auto",
         [],
         f"[warn] health {NODE}: no AcceleratedHardwareReady condition: the EKS node monitoring "
         "agent does not watch its GPUs",
         f"Auto Mode's nodes run the agent themselves: kubectl describe node {NODE}",
     ),
     "auto-mode-fault-within-wait": (
-        True,
+        "auto",
         [xid79(4)],
         f"[fail] health {NODE}: AcceleratedHardwareReady=False for 4 min: NvidiaXID79Error "
         f"({XID79_MESSAGE}); repair will replace it after 10 min",
         f"{CORDON} keeps new pods off it until then",
     ),
     "auto-mode-fault-past-wait": (
-        True,
+        "auto",
         [xid79(42)],
         f"[fail] health {NODE}: AcceleratedHardwareReady=False for 42 min: NvidiaXID79Error "
         f"({XID79_MESSAGE}); repair (replace after 10 min) is 32 min overdue",
@@ -102,14 +125,14 @@ CASES = {
     ),
     # EKS reboots for XID 64, but only managed node groups reboot: Auto Mode replaces.
     "auto-mode-replaces-where-eks-reboots": (
-        True,
+        "auto",
         [agent_condition(GPU, "False", XID64, minutes=2)],
         f"[fail] health {NODE}: AcceleratedHardwareReady=False for 2 min: NvidiaXID64Error; "
         "repair will replace it after 10 min",
         f"{CORDON} keeps new pods off it until then",
     ),
     "auto-mode-no-repair-for-dcgm": (
-        True,
+        "auto",
         [agent_condition(GPU, "False", agent_reason(GPU, "DCGMDiagnosticFailure"), minutes=15)],
         f"[fail] health {NODE}: AcceleratedHardwareReady=False for 15 min: "
         "DCGMDiagnosticFailure; repair takes no action on DCGMDiagnosticFailure",
@@ -118,7 +141,7 @@ CASES = {
     ),
     # Other agent conditions wait 30 minutes.
     "auto-mode-kernel-past-wait": (
-        True,
+        "auto",
         [
             agent_condition(GPU, "True", *GPU_READY),
             agent_condition(
@@ -132,7 +155,7 @@ CASES = {
     # Both are optional in the API: no time, no overdue; no reason, EKS's action for the
     # condition.
     "auto-mode-fault-without-time-or-reason": (
-        True,
+        "auto",
         [{"type": GPU, "status": "False"}],
         f"[fail] health {NODE}: AcceleratedHardwareReady=False: no reason given; repair will "
         "replace it after 10 min",
@@ -140,14 +163,14 @@ CASES = {
     ),
     # At its wait, not past it: not overdue yet.
     "auto-mode-fault-at-its-wait": (
-        True,
+        "auto",
         [xid79(10)],
         f"[fail] health {NODE}: AcceleratedHardwareReady=False for 10 min: NvidiaXID79Error "
         f"({XID79_MESSAGE}); repair will replace it after 10 min",
         f"{CORDON} keeps new pods off it until then",
     ),
     "gpu-state-unknown": (
-        False,
+        None,
         [agent_condition(GPU, "Unknown", "NodeStatusUnknown", minutes=3)],
         f"[warn] health {NODE}: AcceleratedHardwareReady=Unknown for 3 min: NodeStatusUnknown; "
         "the agent's state is not known",
@@ -156,10 +179,10 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize(("auto", "conditions", "line", "fix"), CASES.values(), ids=CASES.keys())
-def test_each_health_verdict_and_its_fix(tmp_path, capsys, auto, conditions, line, fix):
-    scenario = Scenario(nodes=[(0, gpu_node(*conditions))], **(AUTO_MODE if auto else {}))
-    code, _ = run(tmp_path, scenario, *(auto_mode(tmp_path) if auto else []), command="doctor")
+@pytest.mark.parametrize(("pool", "conditions", "line", "fix"), CASES.values(), ids=CASES.keys())
+def test_each_health_verdict_and_its_fix(tmp_path, capsys, pool, conditions, line, fix):
+    scenario = Scenario(nodes=[(0, gpu_node(*conditions))], **(AUTO_MODE if pool == "auto" else {}))
+    code, _ = run(tmp_path, scenario, *pool_file(tmp_path, pool), command="doctor")
     out = capsys.readouterr().out.splitlines()
     assert line in out, "\n".join(out)
     following = out[out.index(line) + 1] if out.index(line) + 1 < len(out) else ""
@@ -180,7 +203,7 @@ def test_health_comes_after_the_other_checks_and_a_healthy_gpu_gives_no_other_li
     assert code == 0
     assert [line for line in out if NODE in line] == [
         f"[  ok] node {NODE}: Ready, nvidia.com/gpu: 1",
-        f"[  ok] health {NODE}: AcceleratedHardwareReady=True (NvidiaGPUIsReady); repair off",
+        f"[  ok] health {NODE}: AcceleratedHardwareReady=True (NvidiaGPUIsReady); repair on",
     ]
     assert out[-1].startswith(f"[  ok] health {NODE}")
 

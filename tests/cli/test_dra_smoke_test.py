@@ -138,6 +138,33 @@ def test_an_ultraserver_pool_runs_two_pods_in_one_compute_domain(ultraserver_rec
     assert core_model_problems(gpus, "V1ResourceClaimTemplate") == []
 
 
+def test_an_ultraserver_pool_of_eks_shape_asks_for_the_device_plugins_gpus():
+    """EKS's shape (the default: GPUs through the GPU Operator's device plugin, the DRA driver
+    for ComputeDomains only): the same ComputeDomain and two pods, each claiming the domain's
+    channel and asking for its node's four nvidia.com/gpu, with no GPU claim template (the
+    driver publishes no gpu.nvidia.com device there)."""
+    pool = {
+        "instance_types": ["p6e-gb200.36xlarge"],
+        "zones": ["us-east-1a"],
+        "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+    }
+    (record,) = settings_pools(load_settings({"pools": {"gb200": pool}}, None)).records
+    assert record.gpu_software == "gpu-operator"
+    domain, *pods = smoke_test_objects(record, "smoke")
+    assert domain["kind"] == "ComputeDomain"
+    assert [p["metadata"]["name"] for p in pods] == ["smoke-0", "smoke-1"]
+    for pod in pods:
+        assert pod["spec"]["resourceClaims"] == [
+            {"name": "imex-channel", "resourceClaimTemplateName": "smoke-channel"},
+        ]
+        (container,) = pod["spec"]["containers"]
+        assert container["resources"] == {
+            "limits": {"nvidia.com/gpu": "4"},
+            "claims": [{"name": "imex-channel"}],
+        }
+        assert core_model_problems(pod, "V1Pod") == []
+
+
 def test_the_compute_domain_passes_the_drivers_crd(ultraserver_record):
     domain = smoke_test_objects(ultraserver_record, "smoke")[0]
     assert validate(domain) == []

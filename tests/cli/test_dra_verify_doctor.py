@@ -443,3 +443,39 @@ def test_the_documented_doctor_output_is_the_commands(tmp_path, capsys, dra_conf
     code, _ = run(tmp_path, scenario, *dra_config, command="doctor")
     assert code == 1
     assert capsys.readouterr().out == documented
+
+
+def test_verify_proves_imex_on_an_ultraserver_pool_of_eks_shape(tmp_path, capsys):
+    """EKS's shape (the default: GPUs through the device plugin, the DRA driver for
+    ComputeDomains only): the same ComputeDomain and two pods, no GPU claim template, each pod
+    asking for its node's four nvidia.com/gpu; verify still waits for the domain's IMEX daemons
+    and checks both pods saw their channel."""
+    from gpu_pool.cli.sources import settings_pools
+    from gpu_pool.settings import load_settings
+
+    pool = {
+        "instance_types": ["p6e-gb200.36xlarge"],
+        "zones": ["us-east-1a"],
+        "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+    }
+    (record,) = settings_pools(load_settings({"pools": {"gpu": pool}}, None)).records
+    scenario = Scenario(
+        standing_nodes=[node(name=A, gpus=4), node(name=B, gpus=4)],
+        scheduled_at=2,
+        pod_nodes=[A, B],
+        domain_status=[(3, domain_status((A, "c1", "Ready"), (B, "c1", "Ready")))],
+        succeeded_at=5,
+        log="GPU 0: NVIDIA GB200\n    Fabric\n        State : Completed\n"
+        "channel0\nimex-channel: channel0\n",
+    )
+    code, fake = run(tmp_path, scenario, *assembly(tmp_path, record))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    run_name = fake.created_objects[0][1]
+    assert [(k, n) for k, n, _ in fake.created_objects] == [("ComputeDomain", run_name)]
+    for pod in fake.created:
+        (container,) = pod["spec"]["containers"]
+        assert container["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+    assert f"imex ready: ComputeDomain {run_name} Ready on {A}, {B}" in out
+    assert f"IMEX domain over {A}, {B} (clique c1); each pod saw IMEX channel0" in out
+    assert "verify: OK\n" in out

@@ -39,6 +39,12 @@ def _pools(capsys, tmp_path, settings=None):
     return {pool["pool"]: pool for pool in data["pools"]}
 
 
+# A node group pool's repair (plan/repair.py defaults): EKS's reboot XIDs the agent raises.
+REPAIR = (
+    "on; stops above 20% unhealthy; 1 node at a time; reboots on XID 48, XID 63, XID 64, XID 95"
+)
+
+
 def test_the_default_app_is_one_table_of_its_pool(capsys, tmp_path):
     """cdk.json: one g5.xlarge node group (1 A10G, $1.006/h in us-east-1), at most 8 nodes."""
     assert catalog.lookup("g5.xlarge").gpu_count == 1
@@ -57,6 +63,7 @@ def test_the_default_app_is_one_table_of_its_pool(capsys, tmp_path):
         "    EFA               no\n"
         "    device software   device-plugin\n"
         "    pods tolerate     nvidia.com/gpu=true:NoSchedule\n"
+        f"    repair            {REPAIR}\n"
         "    on-demand at max  $8.05/hour\n"
         f"{PRICES}\n"
     )
@@ -89,6 +96,7 @@ def test_the_default_app_as_json(capsys, tmp_path):
         "gpu_software": "device-plugin",
         "sharing": None,
         "tolerations": ["nvidia.com/gpu=true:NoSchedule"],
+        "repair": REPAIR,
         "usd_per_hour_at_max": round(8 * ON_DEMAND_USD_PER_HOUR["g5.xlarge"], 4),
         "billing_note": None,
     }
@@ -178,6 +186,7 @@ def test_a_training_fleets_table_shows_the_capacity_block_pool(capsys, tmp_path)
         "    EFA               32 interfaces per node\n"
         "    device software   device-plugin\n"
         "    pods tolerate     nvidia.com/gpu=true:NoSchedule\n"
+        f"    repair            {REPAIR}\n"
         "    on-demand at max  $440.32/hour; reserved (capacity-block): billed by the "
         "reservation\n"
     )
@@ -389,9 +398,7 @@ def test_a_spot_pool_says_its_cost_is_below_the_on_demand_figure(capsys, tmp_pat
     )
 
 
-def test_a_cluster_outside_the_price_tables_region_says_its_prices_are_us_east_1s(
-    capsys, tmp_path
-):
+def test_a_cluster_outside_the_price_tables_region_says_its_prices_are_us_east_1s(capsys, tmp_path):
     """The table is us-east-1's: a cluster elsewhere says so on its own line, not only in the
     footer (#29 review nit)."""
     settings = {"region": "eu-west-1", "pool": {"instance_types": ["g5.xlarge"]}}

@@ -90,7 +90,7 @@ DOCTOR_OUT = [
     "[  ok] autoscaler: 1 ready, --node-group-auto-discovery=asg:tag="
     f"k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/{CLUSTER_NAME}",
     "[  ok] health ip-10-0-1-5.ec2.internal: AcceleratedHardwareReady=True (NvidiaGPUIsReady); "
-    "repair off",
+    "repair on",
 ]
 
 

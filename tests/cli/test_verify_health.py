@@ -27,9 +27,8 @@ REPORT = [
     f"verify: FAILED while waiting for 'gpu healthy': the pod landed on {NODE}, whose GPU is "
     "unhealthy",
     f"  evidence: AcceleratedHardwareReady=False for 1 min: NvidiaXID79Error ({XID79_MESSAGE}); "
-    "repair is off for pool gpu",
-    f"  fix: kubectl cordon {NODE}, drain it and replace its instance; with repair on for the "
-    "pool EKS does that itself",
+    "repair will replace it after 10 min",
+    f"  fix: kubectl cordon {NODE} keeps new pods off it until then",
 ]
 
 CASES = {

@@ -30,6 +30,8 @@ CRD_FILES = {
     # EKS Auto Mode's NodePool is karpenter.sh/v1 too; its NodeClass schema is written from the
     # EKS user guide (the file says where).
     "NodeClass": FIXTURES / "eks-auto-mode" / "eks.amazonaws.com_nodeclasses.yaml",
+    # nodeadm's (AL2023's bootstrap), at the tag its README names.
+    "NodeConfig": FIXTURES / "nodeadm-v20260724" / "node.eks.aws_nodeconfigs.yaml",
     # The NVIDIA DRA driver's, from its vendored chart at the pinned version (charts/README.md).
     "ComputeDomain": FIXTURES
     / "charts"

@@ -17,19 +17,21 @@ def _required(*expressions: dict) -> dict:
     }
 
 
-def expected_driver_values(pools: list[str], tolerations: list[dict], *, compute_domains: bool):
-    """Chart 25.12.0's values: GPUs (with the override its validation asks for), ComputeDomains
-    only with an UltraServer pool, the host's driver root, the kubelet plugin on `pools`' nodes
-    tolerating `tolerations`, the controller on any node of no GPU pool."""
+def expected_driver_values(
+    pools: list[str], tolerations: list[dict], *, compute_domains: bool, gpus: bool = True
+):
+    """Chart 25.12.0's values: GPUs with `gpus` (with the override its validation asks for),
+    ComputeDomains with `compute_domains`, the host's driver root, the kubelet plugin on
+    `pools`' nodes tolerating `tolerations`, the controller on any node of no GPU pool."""
     return {
         "nvidiaDriverRoot": "/",
         "resourceApiVersion": "resource.k8s.io/v1",
-        "gpuResourcesEnabledOverride": True,
+        **({"gpuResourcesEnabledOverride": True} if gpus else {}),
         "controller": {
             "tolerations": [],
             "affinity": _required({"key": POOL_LABEL, "operator": "DoesNotExist"}),
         },
-        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": compute_domains}},
+        "resources": {"gpus": {"enabled": gpus}, "computeDomains": {"enabled": compute_domains}},
         "kubeletPlugin": {
             "affinity": _required({"key": POOL_LABEL, "operator": "In", "values": pools}),
             "tolerations": tolerations,

@@ -7,9 +7,17 @@ import json
 from functools import cache
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
-# The lookup's cached answer (cdk.context.json), us-east-1's six zones.
+# us-east-1's six Availability Zones.
 ZONES = [f"{REGION}{letter}" for letter in "abcdef"]
-LOOKUP = {f"availability-zones:account={ACCOUNT}:region={REGION}": ZONES}
+# Local Zones the account has opted in to (Dallas, where P6e-GB200 UltraServer Capacity Blocks are
+# sold; Boston). The CDK CLI's lookup (aws-cdk 2.1148.1, AZContextProviderPlugin) calls
+# DescribeAvailabilityZones without a filter and keeps every `available` zone's name, so these
+# come back with the Availability Zones; listed first, as the API promises no order (EC2 API
+# Reference, "DescribeAvailabilityZones": "Applications should not assume the elements appear in
+# a particular order").
+LOCAL_ZONES = [f"{REGION}-dfw-2a", f"{REGION}-bos-1a"]
+# The lookup's cached answer (cdk.context.json).
+LOOKUP = {f"availability-zones:account={ACCOUNT}:region={REGION}": LOCAL_ZONES + ZONES}
 
 
 @cache

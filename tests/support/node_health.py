@@ -15,6 +15,10 @@ REASONS = yaml.safe_load(
 # The reason and message of a healthy AcceleratedHardwareReady on an NVIDIA node
 # (aws/eks-node-monitoring-agent v1.7.0 cmd/eks-node-monitoring-agent/main.go:312).
 GPU_READY = ("NvidiaGPUIsReady", "Monitoring for the Nvidia GPU system is active")
+# The tests' now: conditions are dated against it, and tests/cli/conftest.py pins the
+# command's clock (gpu_pool.cli.inspect.health.utc_now) to it, so that an age reads the same
+# however late a test runs after collection.
+NOW = datetime.now(UTC).replace(microsecond=0)
 
 
 def agent_reason(condition: str, name: str, *args: object) -> str:
@@ -24,14 +28,13 @@ def agent_reason(condition: str, name: str, *args: object) -> str:
 
 
 def agent_condition(type_, status, reason, message="", minutes=0.0) -> dict:
-    """A node condition the agent set `minutes` ago (its lastTransitionTime; half a minute
-    more, so that whole minutes read the same however long the test takes)."""
-    since = datetime.now(UTC) - timedelta(minutes=minutes, seconds=30)
+    """A node condition the agent set `minutes` (and half a minute) before NOW."""
+    since = NOW - timedelta(minutes=minutes, seconds=30)
     found = {
         "type": type_,
         "status": status,
         "reason": reason,
-        "lastHeartbeatTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "lastHeartbeatTime": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     if message:

@@ -291,6 +291,44 @@ KARPENTER_DRA = {
     },
 }
 
+# A P6e-GB200 UltraServer pool as EKS's guide builds it ("Use P6e-GB200 UltraServers with
+# Amazon EKS"), every choice gpu-pool's default: the GPU Operator's device plugin for the GPUs,
+# the DRA driver for ComputeDomains only.
+ULTRASERVER = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "cluster": {"kubernetes_version": "1.35"},
+    "pools": {
+        "gb200": {
+            "instance_types": ["p6e-gb200.36xlarge"],
+            "zones": ["us-east-1a"],
+            "labels": TRAINING_LABELS,
+            "max_size": 18,
+            "capacity_reservation": {"type": "capacity-block", "id": CAPACITY_BLOCK_ID},
+            "efa": True,
+        },
+    },
+}
+# Repair turned off on a node group pool and a Karpenter pool (docs/gpu-health.md).
+REPAIR_OFF = {
+    "pools": {
+        "ng": {"repair": {"enabled": False}},
+        "k": {
+            "provisioner": "karpenter",
+            "labels": {"workload": "k"},
+            "repair": {"enabled": False},
+        },
+    }
+}
+# The imported cluster, with the node monitoring agent add-on created by the app.
+EXISTING_WITH_AGENT = {
+    **EXISTING,
+    "cluster": {
+        **EXISTING["cluster"],
+        "existing": {**EXISTING["cluster"]["existing"], "node_monitoring_agent": True},
+    },
+}
+
 NAMED_SETTINGS: dict[str, dict] = {
     "multi": MULTI,
     "existing": EXISTING,
@@ -305,6 +343,9 @@ NAMED_SETTINGS: dict[str, dict] = {
     "training": TRAINING,
     "dra": DRA,
     "karpenter-dra": KARPENTER_DRA,
+    "ultraserver": ULTRASERVER,
+    "repair-off": REPAIR_OFF,
+    "existing-with-agent": EXISTING_WITH_AGENT,
 }
 
 # One pool of each of node groups and Karpenter, with the CloudWatch agent, in the other

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from tests.support.messages import POOL_KEYS
 from tests.support.paths import ROOT
 
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
@@ -36,10 +37,7 @@ def test_bad_config_file_exits_non_zero_with_the_message_and_no_traceback(tmp_pa
     assert result.returncode == 1
     assert result.stderr.splitlines()[:2] == [
         "gpu-pool: configuration error",
-        "  pool.max_sise: unknown setting; did you mean 'max_size'? (valid: name, provisioner, "
-        "instance_types, zones, ami_family, ami_type, ami_release_version, capacity_type, min_size, desired_size, max_size, "
-        "disk_size_gib, volume_kms_key_arn, imds_hop_limit, labels, taints, gpu_software, "
-        "gpu_operator, versions, karpenter, sharing, capacity_reservation, efa)",
+        f"  pool.max_sise: unknown setting; did you mean 'max_size'? (valid: {POOL_KEYS})",
     ]
     assert "Traceback" not in result.stderr
     assert not list((tmp_path / "out").glob("*.template.json"))

@@ -129,7 +129,11 @@ def test_pod_identity_ties_the_charts_service_account_to_the_role(default_templa
     # The exact ids, from the template: the association the pod's credentials come from, and
     # the agent add-on that serves them (a shared prefix would let either go missing).
     (association_id,) = resources(default_template, "AWS::EKS::PodIdentityAssociation")
-    (agent_id,) = resources(default_template, "AWS::EKS::Addon")
+    (agent_id,) = [
+        logical_id
+        for logical_id, addon in resources(default_template, "AWS::EKS::Addon").items()
+        if addon["Properties"]["AddonName"] == "eks-pod-identity-agent"
+    ]
     assert association_id in depends
     assert agent_id in depends
     assert association_id != agent_id

@@ -88,7 +88,14 @@ def test_controller_values_name_the_cluster_and_queue_and_run_on_system_nodes(ka
     _, controller = charts(karpenter_template)["karpenter"]
     queue = logical_id(karpenter_template, "AWS::SQS::Queue", "KarpenterInterruptionQueue")
     assert helm_values(controller) == {
-        "settings": {"clusterName": "gpu-pool", "interruptionQueue": f"<GetAtt:{queue}.QueueName>"},
+        "settings": {
+            "clusterName": "gpu-pool",
+            "interruptionQueue": f"<GetAtt:{queue}.QueueName>",
+            # Its pools repair by default (plan/repair.py), rebooting in place where a reboot
+            # clears the fault.
+            "featureGates": {"nodeRepair": True},
+            "awsFeatureGates": {"rebootForRepair": True},
+        },
         "serviceAccount": {"create": True, "name": "karpenter"},
         # Upstream's getting-started sizing, requests equal to limits: Guaranteed QoS.
         "controller": {
@@ -943,7 +950,11 @@ def test_mixed_app_has_both_provisioners_and_one_pod_identity_agent(mixed_templa
     assert pools == ["-", "inference"]
     assert len(resources(mixed_template, "Custom::GpuPoolAsgTags")) == 1
     assert ("NodePool", "gpu-pool-training") in manifests(mixed_template)
-    ((agent_id, _),) = resources(mixed_template, "AWS::EKS::Addon").items()
+    ((agent_id, _),) = [
+        (k, r)
+        for k, r in resources(mixed_template, "AWS::EKS::Addon").items()
+        if r["Properties"]["AddonName"] == "eks-pod-identity-agent"
+    ]
     assert agent_id.startswith("ClusterAutoscalerPodIdentityAgent")
     assert agent_id in releases["karpenter"][1]["DependsOn"]
     # The autoscaler's priorities name only node-group pools' ASGs.

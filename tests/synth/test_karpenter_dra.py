@@ -47,7 +47,14 @@ def test_enable_dra_only_on_a_cluster_with_a_karpenter_dra_pool(
 ):
     with_dra = karpenter_settings(karpenter_dra_template)
     assert with_dra["enableDRA"] is True
-    assert sorted(with_dra) == ["clusterName", "enableDRA", "interruptionQueue"]
+    # Beside the repair gates its pools' repair turns on (plan/repair.py).
+    assert sorted(with_dra) == [
+        "awsFeatureGates",
+        "clusterName",
+        "enableDRA",
+        "featureGates",
+        "interruptionQueue",
+    ]
     assert "enableDRA" not in karpenter_settings(karpenter_template)
 
 

@@ -96,7 +96,12 @@ def test_no_metrics_by_default(default_template):
         for r in resources(default_template, HELM).values()
         if r["Properties"]["Chart"] == "dcgm-exporter"
     ]
-    default_template.resource_count_is("AWS::EKS::Addon", 1)  # the Pod Identity agent only
+    # The Pod Identity agent and the node monitoring agent (docs/gpu-health.md) only.
+    names = {
+        r["Properties"]["AddonName"]
+        for r in resources(default_template, "AWS::EKS::Addon").values()
+    }
+    assert names == {"eks-pod-identity-agent", "eks-node-monitoring-agent"}
 
 
 # A device plugin pool and a GPU Operator pool, with the CloudWatch add-on.
@@ -168,7 +173,11 @@ def test_cloudwatch_is_the_observability_add_on_with_its_agent_credentialed():
     addons = {
         r["Properties"]["AddonName"]: r for r in resources(template, "AWS::EKS::Addon").values()
     }
-    assert set(addons) == {"amazon-cloudwatch-observability", "eks-pod-identity-agent"}
+    assert set(addons) == {
+        "amazon-cloudwatch-observability",
+        "eks-pod-identity-agent",
+        "eks-node-monitoring-agent",
+    }
     (association,) = [
         render(r["Properties"])
         for r in resources(template, "AWS::EKS::PodIdentityAssociation").values()
@@ -329,7 +338,11 @@ def test_the_construct_installs_the_exporter_for_pools_added_after_it():
                     "nodeSelectorTerms": [
                         {
                             "matchExpressions": [
-                                {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
+                                {
+                                    "key": "nvidia.com/gpu.present",
+                                    "operator": "In",
+                                    "values": ["true"],
+                                },
                                 {
                                     "key": "nvidia.com/gpu.deploy.operands",
                                     "operator": "In",
@@ -359,5 +372,7 @@ def test_the_construct_installs_the_cloudwatch_add_on_on_a_users_cluster():
             "manager": {"applicationSignals": {"autoMonitor": {"monitorAllServices": False}}},
         },
     )
-    names = sorted(r["Properties"]["AddonName"] for r in resources(template, "AWS::EKS::Addon").values())
+    names = sorted(
+        r["Properties"]["AddonName"] for r in resources(template, "AWS::EKS::Addon").values()
+    )
     assert names == ["amazon-cloudwatch-observability", "eks-pod-identity-agent"]

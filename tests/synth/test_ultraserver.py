@@ -172,3 +172,132 @@ def test_the_node_template_advertises_the_four_efa_interfaces(template):
         if k.startswith("GpuPoolGb200")
     ]
     assert tags["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "4"
+
+
+# EKS's shape (tests/support/settings.ULTRASERVER, every choice the default): the GPU Operator's
+# device plugin for the GPUs, the DRA driver for ComputeDomains only (EKS UG "Use P6e-GB200
+# UltraServers with Amazon EKS", gpu-operator-values.yaml and dra-values.yaml).
+EKS_SHAPE_DRA_VALUES = expected_driver_values(
+    ["gb200"],
+    [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    compute_domains=True,
+    gpus=False,
+)
+
+
+def _release(template, chart):
+    (release,) = [
+        r
+        for r in _of_type(template, "Custom::AWSCDK-EKS-HelmChart").values()
+        if r["Properties"]["Chart"] == chart
+    ]
+    return release
+
+
+def test_eks_shape_runs_the_dra_driver_for_compute_domains_only(ultraserver_template):
+    template = ultraserver_template.to_json()
+    assert helm_values(_release(template, "nvidia-dra-driver-gpu")) == EKS_SHAPE_DRA_VALUES
+
+
+def test_eks_shape_rendered_kubelet_plugin_publishes_no_gpu(ultraserver_template, tmp_path):
+    """The pinned chart, rendered with the release's values: it passes the chart's validation
+    without gpuResourcesEnabledOverride, its kubelet plugin runs the ComputeDomain plugin alone
+    (no `gpus` container, no gpu.nvidia.com DeviceClass: nothing advertises GPUs beside the
+    device plugin), on the UltraServer nodes only, and the controller runs."""
+    template = ultraserver_template.to_json()
+    helm = helm_binary(tmp_path / "helm")
+    values = helm_values(_release(template, "nvidia-dra-driver-gpu"))
+    rendered = render_vendored(
+        helm, DRA_CHART, "nvidia-dra-driver-gpu", DRA_NAMESPACE, values, tmp_path
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    docs = manifests(rendered)
+    (daemonset,) = [d for d in docs if d["kind"] == "DaemonSet"]
+    pod = daemonset["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["compute-domains"]
+    assert sorted(d["metadata"]["name"] for d in docs if d["kind"] == "DeviceClass") == [
+        "compute-domain-daemon.nvidia.com",
+        "compute-domain-default-channel.nvidia.com",
+    ]
+    assert [d["metadata"]["name"] for d in docs if d["kind"] == "Deployment"] == [
+        "nvidia-dra-driver-gpu-controller"
+    ]
+    admitted = {
+        node_of(group["Properties"])[0].get(POOL_LABEL): pod_fits_node(
+            pod, *node_of(group["Properties"])
+        )
+        for group in _of_type(template, "AWS::EKS::Nodegroup").values()
+    }
+    assert admitted == {"gb200": True, None: False}
+
+
+def test_eks_shape_gpu_operator_runs_gfd_and_the_device_plugin(ultraserver_template):
+    """The operator with EKS's values: its device plugin, NFD and GPU Feature Discovery (the
+    nvidia.com/gpu.clique label), no driver, toolkit or MIG manager; its device plugin reaches
+    the UltraServer nodes (they do not opt out of its operands)."""
+    template = ultraserver_template.to_json()
+    values = helm_values(_release(template, "gpu-operator"))
+    keys = ("devicePlugin", "nfd", "gfd", "driver", "toolkit", "migManager")
+    assert {k: values[k] for k in keys} == {
+        "devicePlugin": {"enabled": True},
+        "nfd": {"enabled": True},
+        "gfd": {"enabled": True},
+        "driver": {"enabled": False},
+        "toolkit": {"enabled": False},
+        "migManager": {"enabled": False},
+    }
+    (group,) = [
+        r["Properties"]
+        for k, r in _of_type(template, "AWS::EKS::Nodegroup").items()
+        if k.startswith("GpuPoolGb200")
+    ]
+    labels, _ = node_of(group)
+    assert "nvidia.com/gpu.deploy.operands" not in labels
+
+
+def test_eks_shape_node_template_advertises_the_device_plugins_gpus(ultraserver_template):
+    """A ComputeDomain-only pool's GPUs are nvidia.com/gpu: Cluster Autoscaler's template says
+    4 (the type's GPUs, not DRA's 0), and the node carries CA's accelerator label; CA runs
+    without its DRA flag."""
+    template = ultraserver_template.to_json()
+    (tags,) = [
+        {render(t["Key"]): t["Value"] for t in r["Properties"]["Tags"]}
+        for k, r in _of_type(template, "Custom::GpuPoolAsgTags").items()
+        if k.startswith("GpuPoolGb200")
+    ]
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "4"
+    assert tags["k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator"]
+    autoscaler = helm_values(_release(template, "cluster-autoscaler"))
+    assert "enable-dynamic-resource-allocation" not in autoscaler.get("extraArgs", {})
+
+
+def test_eks_shape_stripes_the_instance_store_through_the_launch_templates_node_config(
+    ultraserver_template,
+):
+    """The guide's RAID0 for the type's 3 x 7.5 TB: the pool's launch template carries one
+    MIME part of type application/node.eks.aws whose NodeConfig passes nodeadm's CRD, and CA's
+    template counts the array as the node's ephemeral storage."""
+    import email
+
+    import yaml
+
+    from tests.support.crd_validation import validate
+
+    template = ultraserver_template.to_json()
+    (data,) = [
+        r["Properties"]["LaunchTemplateData"]
+        for k, r in _of_type(template, "AWS::EC2::LaunchTemplate").items()
+        if k.startswith("GpuPoolGb200")
+    ]
+    message = email.message_from_string(data["UserData"]["Fn::Base64"])
+    (part,) = message.get_payload()
+    assert part.get_content_type() == "application/node.eks.aws"
+    config = yaml.safe_load(part.get_payload())
+    assert config["spec"] == {"instance": {"localStorage": {"strategy": "RAID0"}}}
+    assert validate(config) == []
+    (tags,) = [
+        {render(t["Key"]): t["Value"] for t in r["Properties"]["Tags"]}
+        for k, r in _of_type(template, "Custom::GpuPoolAsgTags").items()
+        if k.startswith("GpuPoolGb200")
+    ]
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage"] == "22500G"

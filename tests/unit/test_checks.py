@@ -16,6 +16,7 @@ _EXISTING_ONE_ZONE = {
         "existing": {
             "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
             "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+            "node_monitoring_agent": False,
             "subnets_by_zone": {"eu-west-1a": ["subnet-0123abcd"]},
         }
     },
@@ -390,6 +391,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:1:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "node_monitoring_agent": False,
                     "subnets_by_zone": {"us-west-2a": ["subnet-0123abcd"]},
                 }
             },
@@ -499,7 +501,11 @@ CASES = {
     "bad-zone": (
         {"account": "123456789012", "region": "us-east-1", "pool": {"zones": ["us-east-1"]}},
         [
-            ("E", "pool.zones: 'us-east-1' is not an availability zone name such as us-east-1a"),
+            (
+                "E",
+                "pool.zones: 'us-east-1' is not an availability zone name such as us-east-1a "
+                "(or a Local Zone's, such as us-east-1-dfw-2a)",
+            ),
         ],
     ),
     "zone-other-region": (
@@ -526,6 +532,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "node_monitoring_agent": False,
                     "subnets_by_zone": {"eu-west-1a": ["subnet-0123abcd"]},
                 }
             },
@@ -570,6 +577,18 @@ CASES = {
             (
                 "E",
                 "cluster.zones: 'eu-west-1b' is not an availability zone of us-east-1, such as us-east-1a",
+            ),
+        ],
+    ),
+    "cluster-local-zone": (
+        {"region": "us-east-1", "cluster": {"zones": ["us-east-1a", "us-east-1b", "us-east-1-dfw-2a"]}},
+        [
+            (
+                "E",
+                "cluster.zones: 'us-east-1-dfw-2a' is a Local Zone: EKS refuses Local Zone subnets "
+                'at cluster creation (EKS user guide, "Launch low-latency EKS clusters with AWS '
+                'Local Zones"); list only Availability Zones here and name the Local Zone in the '
+                "pool's zones, which get node-only subnets there",
             ),
         ],
     ),
@@ -758,6 +777,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "node_monitoring_agent": False,
                     "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"]},
                 },
             },

@@ -307,8 +307,10 @@ def test_compute_domains_are_on_only_with_an_ultraserver_pool():
         "gpus": {"enabled": True},
         "computeDomains": {"enabled": True},
     }
-    # An UltraServer type in a device-plugin pool turns nothing on.
-    plugin = plan_pool(PoolSettings(name="p", instance_types=ultraserver), "pools.p")
+    # An UltraServer pool without ComputeDomains turns nothing on.
+    plugin = plan_pool(
+        PoolSettings(name="p", instance_types=ultraserver, compute_domains="none"), "pools.p"
+    )
     assert dra_driver_chart([plain, plugin]).values["resources"]["computeDomains"] == {
         "enabled": False
     }

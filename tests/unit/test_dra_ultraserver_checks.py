@@ -85,14 +85,94 @@ CASES = {
             STATIC_CAPACITY,
         ],
     ),
+    # EKS's shape, the default: the GPU Operator's device plugin for the GPUs, the DRA driver
+    # for ComputeDomains only. Its GPUs are nvidia.com/gpu: Cluster Autoscaler starts its nodes
+    # like any node group's, so neither GP-DRA-10 nor -11.
+    "ultraserver-as-eks-shows-it": (ultraserver(gpu_software=None), []),
+    "ultraserver-without-compute-domains": (
+        ultraserver(gpu_software=None, compute_domains="none"),
+        [(
+                "E",
+                "pool.compute_domains: 'none' with p6e-gb200.36xlarge: the GPUs of an "
+                "UltraServer's instances share one NVLink domain only through IMEX, which the "
+                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): remove compute_domains (the "
+                "default is dra-driver here)",
+            )],
+    ),
     "ultraserver-with-the-device-plugin": (
-        ultraserver(gpu_software=None),
+        ultraserver(gpu_software="device-plugin"),
+        [
+            (
+                "W",
+                "pool.gpu_software: 'device-plugin' with p6e-gb200.36xlarge: no GPU Feature "
+                "Discovery runs on the pool (the device plugin chart brings one only with a Node "
+                "Feature Discovery release of its own), so its nodes get no "
+                "nvidia.com/gpu.clique label, which the EKS guide's jobs select their NVLink "
+                "domain by; the GPU Operator runs both: remove gpu_software (the default is "
+                "gpu-operator here)",
+            )
+        ],
+    ),
+    "compute-domains-without-an-ultraserver": (
+        {"pool": {"instance_types": ["g6e.xlarge"], "compute_domains": "dra-driver"}},
         [
             (
                 "E",
-                "pool.gpu_software: 'device-plugin' with p6e-gb200.36xlarge: the GPUs of an "
-                "UltraServer's instances share one NVLink domain only through IMEX, which the "
-                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): set gpu_software: dra-driver",
+                "pool.compute_domains: 'dra-driver' without an UltraServer type: ComputeDomains "
+                "run IMEX for GPUs that share an NVLink domain across instances (catalog: "
+                "p6e-gb200.36xlarge), which these instances do not: remove compute_domains",
+            )
+        ],
+    ),
+    "ultraserver-on-an-ami-before-driver-580": (
+        ultraserver(gpu_software=None, ami_release_version="1.35.2-20251029"),
+        [
+            (
+                "E",
+                "pool.ami_release_version: '1.35.2-20251029' with p6e-gb200.36xlarge: EKS asks "
+                f"for AMI release v20251103 or later, with NVIDIA driver 580 ({GUIDE}): pin a "
+                "release dated 20251103 or later, or remove ami_release_version (the newest)",
+            )
+        ],
+    ),
+    # One driver release per cluster: with a pool whose GPUs it allocates, its kubelet plugin
+    # publishes GPUs on every node it runs on, the UltraServer's too, beside the operator's
+    # device plugin (GP-PAIR-04).
+    "eks-shape-beside-a-dra-gpu-pool": (
+        {
+            **{k: v for k, v in ultraserver().items() if k != "pool"},
+            "pools": {
+                "dra": {
+                    "instance_types": ["g6e.xlarge"],
+                    "gpu_software": "dra-driver",
+                    "min_size": 1,
+                    "desired_size": 1,
+                },
+                "gb200": ultraserver(gpu_software=None)["pool"],
+            },
+        },
+        [
+            (
+                "E",
+                "pools.gb200: p6e-gb200.36xlarge nodes of pool 'gb200' would also run the "
+                "NVIDIA DRA driver's kubelet plugin of pool 'dra'; a device plugin beside the "
+                "DRA driver hands the node's GPUs out twice: a node must run exactly one of them",
+            )
+        ],
+    ),
+    "ultraserver-on-the-floor-ami": (
+        ultraserver(gpu_software=None, ami_release_version="1.35.2-20251103"),
+        [],
+    ),
+    # The DRA driver runs for the ComputeDomains, so its 1.34 rule speaks, naming that setting.
+    "ultraserver-on-1.33-as-eks-shows-it": (
+        ultraserver(cluster={"kubernetes_version": "1.33"}, gpu_software=None),
+        [
+            (
+                "E",
+                "pool.compute_domains: 'dra-driver' on Kubernetes 1.33: the NVIDIA DRA driver "
+                "needs resource.k8s.io/v1, which Kubernetes serves from 1.34 (EKS supports the "
+                "driver on 1.34 or later): set cluster.kubernetes_version to 1.34 or later",
             )
         ],
     ),
@@ -149,13 +229,16 @@ CASES = {
     ),
     # With the driver, its own 1.34 rule speaks (branch dra's GP-DRA-01); without it, this one.
     "ultraserver-on-1.32-without-the-driver": (
-        ultraserver(cluster={"kubernetes_version": "1.32"}, gpu_software=None),
+        ultraserver(
+            cluster={"kubernetes_version": "1.32"}, gpu_software=None, compute_domains="none"
+        ),
         [
             (
                 "E",
-                "pool.gpu_software: 'device-plugin' with p6e-gb200.36xlarge: the GPUs of an "
+                "pool.compute_domains: 'none' with p6e-gb200.36xlarge: the GPUs of an "
                 "UltraServer's instances share one NVLink domain only through IMEX, which the "
-                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): set gpu_software: dra-driver",
+                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): remove compute_domains (the "
+                "default is dra-driver here)",
             ),
             (
                 "E",
@@ -167,13 +250,16 @@ CASES = {
     ),
     # Not a version: the app's own rule names it, and no traceback.
     "ultraserver-on-no-version": (
-        ultraserver(cluster={"kubernetes_version": "1.x"}, gpu_software=None),
+        ultraserver(
+            cluster={"kubernetes_version": "1.x"}, gpu_software=None, compute_domains="none"
+        ),
         [
             (
                 "E",
-                "pool.gpu_software: 'device-plugin' with p6e-gb200.36xlarge: the GPUs of an "
+                "pool.compute_domains: 'none' with p6e-gb200.36xlarge: the GPUs of an "
                 "UltraServer's instances share one NVLink domain only through IMEX, which the "
-                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): set gpu_software: dra-driver",
+                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): remove compute_domains (the "
+                "default is dra-driver here)",
             ),
             (
                 "E",
@@ -183,13 +269,16 @@ CASES = {
         ],
     ),
     "ultraserver-on-1.33-without-the-driver": (
-        ultraserver(cluster={"kubernetes_version": "1.33"}, gpu_software=None),
+        ultraserver(
+            cluster={"kubernetes_version": "1.33"}, gpu_software=None, compute_domains="none"
+        ),
         [
             (
                 "E",
-                "pool.gpu_software: 'device-plugin' with p6e-gb200.36xlarge: the GPUs of an "
+                "pool.compute_domains: 'none' with p6e-gb200.36xlarge: the GPUs of an "
                 "UltraServer's instances share one NVLink domain only through IMEX, which the "
-                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): set gpu_software: dra-driver",
+                f"NVIDIA DRA driver's ComputeDomains run ({GUIDE}): remove compute_domains (the "
+                "default is dra-driver here)",
             ),
         ],
     ),

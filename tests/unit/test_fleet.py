@@ -18,6 +18,7 @@ from gpu_pool.settings import (
 )
 from tests.support import rules
 from tests.support.docs_examples import APP_CONTEXT
+from tests.support.messages import POOL_KEYS
 
 ACCOUNT_A, ACCOUNT_B = "111111111111", "222222222222"
 
@@ -54,10 +55,7 @@ def test_two_broken_files_are_both_named_and_the_good_one_hides_neither(tmp_path
     )
     assert _error(APP_CONTEXT, folder) == [
         f"{folder / 'b-typo.yaml'}: pool.max_sise: unknown setting; did you mean 'max_size'? "
-        "(valid: name, provisioner, instance_types, zones, ami_family, ami_type, "
-        "ami_release_version, capacity_type, min_size, desired_size, max_size, disk_size_gib, "
-        "volume_kms_key_arn, imds_hop_limit, labels, taints, gpu_software, gpu_operator, "
-        "versions, karpenter, sharing, capacity_reservation, efa)",
+        f"(valid: {POOL_KEYS})",
         f"config: '{folder / 'c-broken.yml'}' is not valid YAML: expected the node content, but "
         "found '<stream end>' (line 3, column 1)",
         f"{folder / 'd-region.json'}: region: 'Europe' is not an AWS region name such as "

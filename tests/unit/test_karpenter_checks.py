@@ -179,6 +179,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "node_monitoring_agent": False,
                     "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"]},
                     "cluster_security_group_id": "sg-0aaaaaaaaaaaaaaaa",
                 },
@@ -211,6 +212,7 @@ CASES = {
                 "existing": {
                     "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
                     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+                    "node_monitoring_agent": False,
                     "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"]},
                 }
             },

@@ -184,7 +184,7 @@ def test_the_device_plugin_selects_the_pool_label_and_tolerates_each_taint():
 
 
 def test_gpu_software_defaults_follow_the_ami_and_an_override_pins_the_chart():
-    assert resolved_gpu_software(PoolSettings()) == "device-plugin"
+    assert resolved_gpu_software(PoolSettings(), ultraserver=False) == "device-plugin"
     rocket = plan_pool(PoolSettings(ami_family="BOTTLEROCKET"))
     assert (rocket.gpu_software, rocket.chart) == ("none", None)
     operator = plan_pool(

@@ -39,6 +39,22 @@ DEFAULT_RECORD = {
     "min_size": 0,
     "max_size": 8,
     "capacity_type": "ON_DEMAND",
+    "repair": {
+        "provisioner": "cluster-autoscaler",
+        "enabled": True,
+        "reserved": False,
+        "max_unhealthy_percentage": 20,
+        "max_parallel_count": 1,
+        "overrides": [
+            {
+                "condition": "AcceleratedHardwareReady",
+                "reason": f"NvidiaXID{xid}Error",
+                "wait_minutes": 10,
+                "action": "Reboot",
+            }
+            for xid in (48, 63, 64, 95)
+        ],
+    },
     "kind": POOL_RECORD_TYPE,
     "version": 1,
 }

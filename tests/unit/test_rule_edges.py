@@ -28,6 +28,7 @@ LONGEST_LABEL_KEY = "e" * 18 + ".example.com/" + "n" * 51
 EXISTING = {
     "kubectl_provider_service_token": "arn:aws:lambda:eu-west-1:123456789012:function:k",
     "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+    "node_monitoring_agent": False,
 }
 ODCR = {"type": "odcr", "id": "cr-0123456789abcdef0"}
 RESOURCE_GROUP = "arn:aws:resource-groups:us-east-1:123456789012:group/gpus"
@@ -131,7 +132,7 @@ CASES = {
             (
                 "E",
                 "cluster.existing.subnets_by_zone: 'euwest1' is not an availability zone name "
-                "such as us-east-1a",
+                "such as us-east-1a (or a Local Zone's, such as us-east-1-dfw-2a)",
             ),
             (
                 "E",

@@ -6,13 +6,7 @@ import pytest
 
 from gpu_pool.settings import ConfigError, Taint, load_settings
 from gpu_pool.settings.errors import _plain, _setting_path
-
-POOL_KEYS = (
-    "name, provisioner, instance_types, zones, ami_family, ami_type, ami_release_version, "
-    "capacity_type, min_size, desired_size, max_size, disk_size_gib, volume_kms_key_arn, "
-    "imds_hop_limit, labels, taints, gpu_software, gpu_operator, versions, karpenter, sharing, "
-    "capacity_reservation, efa"
-)
+from tests.support.messages import POOL_KEYS
 
 
 def message(context, config_file=None):

@@ -40,6 +40,7 @@ from gpu_pool.checks.controllers import (
 from gpu_pool.checks.syntax import exact_versions
 from gpu_pool.model.versions import KARPENTER, KARPENTER_CRD
 from gpu_pool.plan.dra import karpenter_dra_settings
+from gpu_pool.plan.repair import karpenter_repair_settings
 from gpu_pool.settings import ConfigError, KarpenterSettings
 
 SERVICE_ACCOUNT = "karpenter"
@@ -58,9 +59,9 @@ def karpenter_values(
     cluster_name: str, queue_name: str, node_selector: Mapping[str, str], pools: ClusterPools
 ) -> dict[str, object]:
     """The controller chart's values: which cluster and queue, DRA support when a Karpenter pool
-    of the cluster uses the DRA driver (read from the registry at synth, so pools added after
-    the controller count), its resources, and where it runs (the chart's own affinity already
-    keeps it off nodes Karpenter launched).
+    of the cluster uses the DRA driver and the nodeRepair gate when one repairs (read from the
+    registry at synth, so pools added after the controller count), its resources, and where it
+    runs (the chart's own affinity already keeps it off nodes Karpenter launched).
 
     Every upgrade of the release gets these values whole: aws-cdk-lib's Helm handler runs
     `helm upgrade --install ... --values <file>` and never --reuse-values
@@ -71,7 +72,15 @@ def karpenter_values(
     page documents for `helm upgrade --reuse-values`."""
     settings = {"clusterName": cluster_name, "interruptionQueue": queue_name}
     return {
-        "settings": Lazy.any(AtSynth(lambda: {**settings, **karpenter_dra_settings(pools.plans)})),
+        "settings": Lazy.any(
+            AtSynth(
+                lambda: {
+                    **settings,
+                    **karpenter_dra_settings(pools.plans),
+                    **karpenter_repair_settings(p.repair for p in pools.plans),
+                }
+            )
+        ),
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT},
         "controller": {"resources": CONTROLLER_RESOURCES},
         "nodeSelector": dict(node_selector),

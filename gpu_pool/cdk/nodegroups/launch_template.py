@@ -5,7 +5,8 @@ so, and its metadata options are whatever EKS picks. This one pins both: a gp3 v
 encrypted (with a customer key when given), and IMDSv2 required with a hop limit of 1 by
 default, so a pod, one network hop further than the node, cannot read the node role's
 credentials (EKS Pod Identity gives pods their own). The node group keeps its instance types and
-AMI type; the template carries no AMI and no user data, so EKS still builds the node's bootstrap.
+AMI type; the template carries no AMI, so EKS still builds the node's bootstrap, and no user data
+but a pool's NodeConfig for its instance store (`add_node_config`), which EKS merges with its own.
 
 A pool's `tags` go on its instances and their volumes through the template's TagSpecifications:
 EKS copies a node group's own tags to neither ("Tag Amazon EC2 instances",
@@ -24,13 +25,15 @@ CreateLaunchTemplate), nor a SubnetId (EKS CreateNodegroup).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from aws_cdk import CfnTag
+from aws_cdk import CfnTag, Fn
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from gpu_pool.model.ami import IMAGE_VOLUME
 from gpu_pool.plan.capacity import CapacityPlan
+from gpu_pool.plan.instance_store import node_config_user_data
 from gpu_pool.settings import AmiFamily
 
 # What a pool's tags go on: its nodes, and their EBS volumes.
@@ -116,3 +119,11 @@ class NodeLaunchTemplate(Construct):
         for key, value in data.items():
             if value is not None:
                 self.resource.add_property_override(f"LaunchTemplateData.{key}", value)
+
+
+def add_node_config(template: NodeLaunchTemplate, node_config: dict[str, Any]) -> None:
+    """The template's user data: `node_config`, a nodeadm NodeConfig, as MIME multi-part in
+    base64 (plan/instance_store.py), which EKS merges with the bootstrap it writes."""
+    template.resource.add_property_override(
+        "LaunchTemplateData.UserData", Fn.base64(node_config_user_data(node_config))
+    )

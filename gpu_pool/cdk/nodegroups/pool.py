@@ -13,7 +13,7 @@ from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.efa import efa_network, placement
 from gpu_pool.cdk.node_role import node_role as new_node_role
 from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
-from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
+from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate, add_node_config
 from gpu_pool.cdk.nodegroups.provider import NodegroupHandler
 from gpu_pool.cdk.nodegroups.scaling import TEMPLATE_SCALING, NodegroupScaling
 from gpu_pool.cdk.placement import subnets_by_zone
@@ -29,8 +29,10 @@ from gpu_pool.cdk.report import names_itself, warn
 from gpu_pool.cdk.stacks import check_priority_stacks
 from gpu_pool.cdk.volume_key import grant_to_auto_scaling, stack_account
 from gpu_pool.checks.volume_key import check_key_account
+from gpu_pool.plan.instance_store import local_storage_node_config
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan, plan_pool
+from gpu_pool.plan.repair import RepairPlan
 from gpu_pool.settings import ConfigError, PoolSettings
 
 # Which construct renders a pool of each other provisioner, for the refusal below.
@@ -128,6 +130,8 @@ class GpuNodePool(PoolConstruct):
             security_group_ids=security_group_ids,
             placement_group=placement_group_name,
         )
+        if plan.instance_store_raid0:
+            add_node_config(self.launch_template, local_storage_node_config())
         self.nodegroups: list[eks.CfnNodegroup] = []
         self.asg_names: list[str] = []
         for autoscaler in pools.priority_autoscalers:
@@ -185,6 +189,9 @@ class GpuNodePool(PoolConstruct):
             update_config=eks.CfnNodegroup.UpdateConfigProperty(
                 max_unavailable=1, update_strategy="MINIMAL"
             ),
+            # Not create-only in AWS::EKS::Nodegroup's schema: a change updates the group in
+            # place, replacing no node group.
+            node_repair_config=_node_repair_config(self.plan.repair),
         )
         NodegroupScaling(
             self,
@@ -203,3 +210,27 @@ class GpuNodePool(PoolConstruct):
             tags=group.autoscaler_tags(cluster.cluster_name),
         )
         return nodegroup, tags
+
+
+def _node_repair_config(repair: RepairPlan) -> eks.CfnNodegroup.NodeRepairConfigProperty:
+    """The plan's repair as EKS's NodeRepairConfig; Enabled false when off, so a deploy that
+    turns it off turns it off on the group."""
+    if not repair.enabled:
+        return eks.CfnNodegroup.NodeRepairConfigProperty(enabled=False)
+    return eks.CfnNodegroup.NodeRepairConfigProperty(
+        enabled=True,
+        max_unhealthy_node_threshold_count=repair.max_unhealthy_count,
+        max_unhealthy_node_threshold_percentage=repair.max_unhealthy_percentage,
+        max_parallel_nodes_repaired_count=repair.max_parallel_count,
+        max_parallel_nodes_repaired_percentage=repair.max_parallel_percentage,
+        node_repair_config_overrides=[
+            eks.CfnNodegroup.NodeRepairConfigOverridesProperty(
+                node_monitoring_condition=o.condition,
+                node_unhealthy_reason=o.reason,
+                min_repair_wait_time_mins=o.wait_minutes,
+                repair_action=o.action.value,
+            )
+            for o in repair.overrides
+        ]
+        or None,
+    )

@@ -21,12 +21,19 @@ HEALTH_STAGE = "gpu healthy"
 AGENT_ADDON = "eks-node-monitoring-agent"
 
 
+def utc_now() -> datetime:
+    """The time conditions are aged against: the one seam tests pin, since the API server's
+    lastTransitionTime is wall-clock time."""
+    return datetime.now(UTC)
+
+
 def repair_policy(pool: PoolRecord) -> RepairPolicy:
-    """The pool's repair, the one place the command reads it. Until the pool record carries
-    the pool's repair setting, what gpu-pool deploys: Auto Mode repairs always and cannot be
-    configured (EKS user guide, "Automatically repair nodes"); node groups have no
-    NodeRepairConfig and Karpenter no nodeRepair gate, so neither repairs (both off by
-    default). Only managed node groups reboot."""
+    """The pool's repair, the one place the command reads it: the record's resolved repair
+    (plan/repair.py). A record written before repair existed describes a pool deployed without
+    it: Auto Mode repairs always (EKS user guide, "Automatically repair nodes"); node groups
+    had no NodeRepairConfig and Karpenter no nodeRepair gate, so neither repairs."""
+    if pool.repair is not None:
+        return pool.repair.policy()
     if pool.provisioner == "auto-mode":
         return RepairPolicy(enabled=True, reboots=False)
     return RepairPolicy(enabled=False, reboots=pool.provisioner == "cluster-autoscaler")
@@ -36,7 +43,7 @@ def health_verdicts(pool: PoolRecord, nodes: list[Any], cluster: str) -> list[Ve
     """Each node (V1Node) of the pool: its AcceleratedHardwareReady condition True, or a
     warning where the agent does not report it; then each agent condition that is not True,
     with its reason, for how long and what repair does."""
-    policy, now = repair_policy(pool), datetime.now(UTC)
+    policy, now = repair_policy(pool), utc_now()
     verdicts = []
     for node in nodes:
         name = node.metadata.name
@@ -69,9 +76,7 @@ def gpu_fault(pool: PoolRecord, node: Any) -> Verdict | None:
     )
     if condition is None or condition.status != "False":
         return None
-    return _unhealthy_verdict(
-        pool, repair_policy(pool), node.metadata.name, condition, datetime.now(UTC)
-    )
+    return _unhealthy_verdict(pool, repair_policy(pool), node.metadata.name, condition, utc_now())
 
 
 def _unhealthy_verdict(

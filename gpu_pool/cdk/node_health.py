@@ -1,0 +1,25 @@
+"""The EKS node monitoring agent: the add-on that reports the node conditions repair acts on."""
+
+from __future__ import annotations
+
+from aws_cdk import aws_eks_v2 as eks
+from constructs import Construct
+
+from gpu_pool.model.versions import NODE_MONITORING_AGENT_ADDON_VERSION
+from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_CONFIGURATION
+
+
+def node_monitoring_agent(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
+    """The add-on `eks-node-monitoring-agent` at the pinned version, on every node whatever its
+    taints (plan/repair.py). It gets no IAM role: the agent calls no AWS API (in
+    aws/eks-node-monitoring-agent v1.7.0 only e2e/ and hack/ import an AWS service client; the
+    agent reads the node's logs and instance metadata), and writes node conditions and events
+    through the Kubernetes API as its service account, which the chart gives no role."""
+    return eks.Addon(
+        scope,
+        "NodeMonitoringAgent",
+        cluster=cluster,
+        addon_name=NODE_MONITORING_AGENT_ADDON,
+        addon_version=NODE_MONITORING_AGENT_ADDON_VERSION,
+        configuration_values=NODE_MONITORING_AGENT_CONFIGURATION,
+    )
