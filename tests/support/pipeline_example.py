@@ -3,8 +3,10 @@ tests and the IAM simulation read the same one."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import runpy
+import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -21,6 +23,7 @@ EXAMPLE = ROOT / "examples" / "pipeline" / "app.py"
 def example_pipeline_out() -> Path:
     """The example pipeline app's cloud assembly directory."""
     out = Path(tempfile.mkdtemp(prefix="gpu-pool-pipeline-"))
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     app = cdk.App(outdir=str(out))
     runpy.run_path(str(EXAMPLE))["build"](app)
     app.synth()
