@@ -4,6 +4,7 @@ import pytest
 
 from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     AUTO_MODE,
+    AUTO_MODE_DRA,
     BOTTLEROCKET,
     DEFAULT,
     DRA,
@@ -98,6 +99,13 @@ def dra_template():
     from tests.support.cfn import synth
 
     return synth(DRA)
+
+
+@pytest.fixture(scope="session")
+def auto_mode_dra_template():
+    from tests.support.cfn import synth
+
+    return synth(AUTO_MODE_DRA)
 
 
 @pytest.fixture(scope="session")

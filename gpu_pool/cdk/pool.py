@@ -12,7 +12,7 @@ from gpu_pool.cdk.charts import install_gpu_software
 from gpu_pool.cdk.dra import install_dra_driver
 from gpu_pool.cdk.registry import ClusterPools, literal_cluster_name
 from gpu_pool.cdk.report import report
-from gpu_pool.plan.dra import DRA_DRIVER
+from gpu_pool.plan.dra import driver_pools
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.record import POOL_RECORD_TYPE, pool_record
 
@@ -56,8 +56,8 @@ class PoolConstruct(Construct):
         if self.plan.chart is not None:
             self.gpu_software = install_gpu_software(self, cluster, self.plan.chart)
         # One release per cluster, shared by the pools that run the DRA driver for their GPUs
-        # or their ComputeDomains (cdk/dra.py).
-        if self.plan.gpu_software == DRA_DRIVER or self.plan.compute_domains:
+        # or their ComputeDomains (cdk/dra.py); Auto Mode nodes run their own.
+        if driver_pools([self.plan]):
             dra_driver = install_dra_driver(cluster)
             if self.plan.chart is None:
                 self.gpu_software = dra_driver

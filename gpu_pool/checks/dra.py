@@ -3,7 +3,8 @@ dra-driver`, plan/dra.py): where EKS documents the driver as unsupported, or whe
 work beside what gpu-pool builds. The EKS user guide's page is "Use the NVIDIA DRA driver or
 device plugin on Amazon EKS" (ml/device-management-nvidia-dra-device-plugin.adoc); its table
 lists Kubernetes 1.34 or later, managed node groups and self-managed nodes, and the AL2023
-NVIDIA and Bottlerocket AMIs; "Manage hardware devices on Amazon EKS" adds Karpenter, whose
+NVIDIA and Bottlerocket AMIs, and EKS Auto Mode from Kubernetes 1.36, whose nodes run the
+driver themselves; "Manage hardware devices on Amazon EKS" adds Karpenter, whose
 dynamic provisioning for DRA claims came in 1.15 behind its feature gates (settings.enableDRA,
 karpenter.sh "Utilizing GPUs and EFAs with Dynamic Resource Allocation"): only on the
 instance types its release has DRA device metadata for.
@@ -34,24 +35,23 @@ from gpu_pool.plan.pool import PoolPlan
 # Allocation", "DRA requires Kubernetes 1.34 or later").
 DRA_MIN_KUBERNETES = (1, 34)
 
+# EKS Auto Mode ships the NVIDIA DRA driver and the EFA DRA driver (DRANET) in its node runtime
+# from Kubernetes 1.36; there is nothing to install, and Auto Mode keeps a DRA driver and a
+# device plugin from managing the same device type on one node (EKS UG "Manage hardware devices
+# on Amazon EKS", "Use the NVIDIA DRA driver or device plugin on Amazon EKS"). Below 1.36 its
+# nodes run only the device plugin.
+AUTO_MODE_DRA_MIN_KUBERNETES = (1, 36)
+
 
 def check_dra_pool(plan: PoolPlan) -> Iterator[Finding]:
     """A DRA pool's settings on their own (nothing for other pools)."""
     if plan.gpu_software != DRA_DRIVER:
         return
     setting = f"{plan.setting}.gpu_software"
-    if plan.provisioner == "auto-mode":
-        yield error(
-            "GP-DRA-02",
-            setting,
-            "'dra-driver' with provisioner: auto-mode: EKS does not support installing the "
-            "NVIDIA DRA driver on Auto Mode nodes, which run their own GPU software: remove "
-            "gpu_software (Auto Mode's device plugin), or use provisioner: cluster-autoscaler",
-        )
-        return
     if plan.provisioner == "karpenter":
         yield from _karpenter_types(plan)
-    if is_bottlerocket(plan.settings):
+    # Auto Mode chooses its nodes' AMIs itself (ami_family is GP-AUTO-0x's).
+    if plan.provisioner != "auto-mode" and is_bottlerocket(plan.settings):
         yield error(
             "GP-DRA-03",
             setting,
@@ -100,7 +100,19 @@ def check_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[F
     if not (gpus or plan.compute_domains) or kubernetes_minor is None:
         return
     key = minor_key(kubernetes_minor)
-    if key is not None and key < DRA_MIN_KUBERNETES:
+    if key is None:
+        return
+    if gpus and plan.provisioner == "auto-mode":
+        if key < AUTO_MODE_DRA_MIN_KUBERNETES:
+            yield error(
+                "GP-DRA-02",
+                f"{plan.setting}.gpu_software",
+                f"'dra-driver' with provisioner: auto-mode on Kubernetes {kubernetes_minor}: "
+                "Auto Mode nodes run the NVIDIA DRA driver (in their node runtime, nothing to "
+                "install) from Kubernetes 1.36: set cluster.kubernetes_version to 1.36 or "
+                "later, or remove gpu_software (Auto Mode's device plugin)",
+            )
+    elif key < DRA_MIN_KUBERNETES:
         yield error(
             "GP-DRA-01",
             f"{plan.setting}.{'gpu_software' if gpus else 'compute_domains'}",
@@ -109,7 +121,6 @@ def check_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[F
             "1.34 or later): set cluster.kubernetes_version to 1.34 or later"
             + (", or use gpu_software: device-plugin" if gpus else ""),
         )
-
 
 def _karpenter_types(plan: PoolPlan) -> Iterator[Finding]:
     """A Karpenter DRA pool's types that Karpenter cannot size a GPU claim for: it launches a

@@ -69,9 +69,15 @@ def dra_pools(plans: Sequence[PoolPlan]) -> list[PoolPlan]:
 
 
 def driver_pools(plans: Sequence[PoolPlan]) -> list[PoolPlan]:
-    """The pools of `plans` whose nodes run the DRA driver's kubelet plugin: for their GPUs,
-    their ComputeDomains (`compute_domains`, plan/pool.py), or both."""
-    return [p for p in plans if p.gpu_software == DRA_DRIVER or p.compute_domains]
+    """The pools of `plans` whose nodes run our release's kubelet plugin: for their GPUs,
+    their ComputeDomains (`compute_domains`, plan/pool.py), or both. Not Auto Mode pools: their
+    nodes run the driver in their node runtime from Kubernetes 1.36 (EKS UG "Manage hardware
+    devices on Amazon EKS"; older minors are GP-DRA-02's), and declare nothing for it."""
+    return [
+        p
+        for p in plans
+        if (p.gpu_software == DRA_DRIVER or p.compute_domains) and p.provisioner != "auto-mode"
+    ]
 
 
 def dra_resources(pools: Sequence[PoolPlan]) -> dict[str, Any]:

@@ -329,6 +329,19 @@ EXISTING_WITH_AGENT = {
     },
 }
 
+# An Auto Mode pool whose pods get their GPUs through ResourceClaims: on Kubernetes 1.36 (the
+# default) Auto Mode's nodes run the NVIDIA DRA driver themselves (issue #37 item 3).
+AUTO_MODE_DRA = {
+    "pools": {
+        "claims": {
+            "provisioner": "auto-mode",
+            "gpu_software": "dra-driver",
+            "instance_types": ["g6e.xlarge"],
+            "labels": {"accelerator": "nvidia", "workload": "claims"},
+        }
+    }
+}
+
 NAMED_SETTINGS: dict[str, dict] = {
     "multi": MULTI,
     "existing": EXISTING,
@@ -343,6 +356,7 @@ NAMED_SETTINGS: dict[str, dict] = {
     "training": TRAINING,
     "dra": DRA,
     "karpenter-dra": KARPENTER_DRA,
+    "auto-mode-dra": AUTO_MODE_DRA,
     "ultraserver": ULTRASERVER,
     "repair-off": REPAIR_OFF,
     "existing-with-agent": EXISTING_WITH_AGENT,

@@ -272,3 +272,17 @@ def test_the_release_renders_the_plans_chart_values(monkeypatch):
     _, chart = only(charts(Template.from_stack(stack), "nvidia-dra-driver-gpu"))
     assert helm_values(chart) == dra_driver_chart([pool.plan]).values
     assert helm_values(chart)["resources"] == changed
+
+
+def test_an_auto_mode_dra_pool_on_1_36_installs_no_driver(auto_mode_dra_template):
+    """Auto Mode nodes run the NVIDIA DRA driver in their node runtime from Kubernetes 1.36 (EKS
+    UG "Manage hardware devices on Amazon EKS"): no driver release, no device plugin, and the
+    pool's NodePool as for any Auto Mode pool."""
+    assert charts(auto_mode_dra_template, "nvidia-dra-driver-gpu") == {}
+    assert charts(auto_mode_dra_template, "nvidia-device-plugin") == {}
+    node_pools = [
+        r
+        for r in resources(auto_mode_dra_template, "Custom::AWSCDK-EKS-KubernetesResource").values()
+        if '"NodePool"' in str(r["Properties"]["Manifest"])
+    ]
+    assert len(node_pools) == 1

@@ -44,6 +44,14 @@ BOTTLEROCKET_REFUSED = (
     "(Bottlerocket 1.63.0 or later), which gpu-pool does not write: use ami_family: AL2023",
 )
 
+AUTO_MODE_BEFORE_1_36 = (
+    "E",
+    "pool.gpu_software: 'dra-driver' with provisioner: auto-mode on Kubernetes {}: Auto Mode "
+    "nodes run the NVIDIA DRA driver (in their node runtime, nothing to install) from "
+    "Kubernetes 1.36: set cluster.kubernetes_version to 1.36 or later, or remove gpu_software "
+    "(Auto Mode's device plugin)",
+)
+
 
 SHARING_REFUSED = {
     "time-slicing": (
@@ -85,18 +93,28 @@ CASES = {
             )
         ],
     ),
-    # One line: Auto Mode's own gpu_software rule (GP-AUTO-07) leaves the driver to GP-DRA-02.
-    "with-auto-mode": (
-        {"pool": {"provisioner": "auto-mode", **DRA_SOFTWARE}},
-        [
-            (
-                "E",
-                "pool.gpu_software: 'dra-driver' with provisioner: auto-mode: EKS does not "
-                "support installing the NVIDIA DRA driver on Auto Mode nodes, which run their "
-                "own GPU software: remove gpu_software (Auto Mode's device plugin), or use "
-                "provisioner: cluster-autoscaler",
-            )
-        ],
+    # Auto Mode nodes run the driver themselves from Kubernetes 1.36 (the default), and refuse
+    # it before, with the version to use; one line: Auto Mode's own gpu_software rule (GP-AUTO-07)
+    # leaves the driver to GP-DRA-02, and GP-DRA-01's 1.34 does not apply.
+    "with-auto-mode": ({"pool": {"provisioner": "auto-mode", **DRA_SOFTWARE}}, []),
+    "with-auto-mode-on-kubernetes-1.35": (
+        {
+            "cluster": {"kubernetes_version": "1.35"},
+            "pool": {"provisioner": "auto-mode", **DRA_SOFTWARE},
+        },
+        [("E", AUTO_MODE_BEFORE_1_36[1].format("1.35"))],
+    ),
+    "with-auto-mode-on-kubernetes-1.33": (
+        {
+            "cluster": {"kubernetes_version": "1.33"},
+            "pool": {"provisioner": "auto-mode", **DRA_SOFTWARE},
+        },
+        [("E", AUTO_MODE_BEFORE_1_36[1].format("1.33"))],
+    ),
+    # Auto Mode picks its AMIs: Bottlerocket's rule (GP-DRA-03) does not apply there.
+    "with-auto-mode-and-a-bottlerocket-family": (
+        {"pool": {"provisioner": "auto-mode", "ami_family": "BOTTLEROCKET", **DRA_SOFTWARE}},
+        [],
     ),
     "on-bottlerocket": ({"pool": {"ami_family": "BOTTLEROCKET", **DRA}}, [BOTTLEROCKET_REFUSED]),
     # One line each: the device plugin's sharing rules (GP-SHARE-*) do not apply to the driver.
