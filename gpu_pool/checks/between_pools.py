@@ -11,7 +11,7 @@ from typing import Any
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.labels import POOL_LABEL
 from gpu_pool.model.scheduling import pod_fits_node
-from gpu_pool.plan.dra import DRA_DRIVER, dra_driver_chart
+from gpu_pool.plan.dra import DRA_DRIVER, dra_driver_chart, driver_pools
 from gpu_pool.plan.gpu_software import GpuSoftwareChart
 from gpu_pool.plan.pool import PoolPlan
 
@@ -114,7 +114,8 @@ class _Advertiser:
 
 def _advertiser(plan: PoolPlan, dra: GpuSoftwareChart | None) -> _Advertiser | None:
     if plan.gpu_software == DRA_DRIVER:
-        if dra is None or dra.device_plugin_pod is None:
+        # An Auto Mode pool's nodes run their own driver (plan/dra.py driver_pools).
+        if not driver_pools([plan]) or dra is None or dra.device_plugin_pod is None:
             return None
         return _Advertiser(
             dra.device_plugin_pod,

@@ -111,6 +111,23 @@ CASES = {
         },
         [("E", AUTO_MODE_BEFORE_1_36[1].format("1.33"))],
     ),
+    # The node-group pool's release serves its own nodes only; the Auto Mode pool's nodes run
+    # Auto Mode's driver, so neither is missing an advertiser.
+    "with-auto-mode-beside-a-node-group-dra-pool": (
+        {
+            "pools": {
+                "a": {"labels": {"workload": "a"}, **DRA},
+                "b": {
+                    "provisioner": "auto-mode",
+                    "instance_types": ["g6e.xlarge"],
+                    "labels": {"workload": "b"},
+                    "taints": [{"key": "nvidia.com/gpu", "value": "auto-mode"}],
+                    **DRA_SOFTWARE,
+                },
+            }
+        },
+        [],
+    ),
     # Auto Mode picks its AMIs: Bottlerocket's rule (GP-DRA-03) does not apply there.
     "with-auto-mode-and-a-bottlerocket-family": (
         {"pool": {"provisioner": "auto-mode", "ami_family": "BOTTLEROCKET", **DRA_SOFTWARE}},
