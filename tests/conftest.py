@@ -8,6 +8,7 @@ from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     BOTTLEROCKET,
     DEFAULT,
     DRA,
+    EFA_DRA,
     EXISTING,
     GPU_TAINT,
     KARPENTER,
@@ -106,6 +107,13 @@ def auto_mode_dra_template():
     from tests.support.cfn import synth
 
     return synth(AUTO_MODE_DRA)
+
+
+@pytest.fixture(scope="session")
+def efa_dra_template():
+    from tests.support.cfn import synth
+
+    return synth(EFA_DRA)
 
 
 @pytest.fixture(scope="session")

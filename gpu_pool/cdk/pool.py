@@ -10,9 +10,11 @@ from constructs import Construct
 
 from gpu_pool.cdk.charts import install_gpu_software
 from gpu_pool.cdk.dra import install_dra_driver
+from gpu_pool.cdk.efa_dra import install_efa_dra_driver
 from gpu_pool.cdk.registry import ClusterPools, literal_cluster_name
 from gpu_pool.cdk.report import report
 from gpu_pool.plan.dra import driver_pools
+from gpu_pool.plan.efa_dra import efa_dra_pools
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.record import POOL_RECORD_TYPE, pool_record
 
@@ -66,6 +68,10 @@ class PoolConstruct(Construct):
             if self.plan.efa_chart is not None
             else None
         )
+        # Or, for efa_software: dra-driver, the cluster's one EFA DRA driver release
+        # (cdk/efa_dra.py).
+        if efa_dra_pools([self.plan]):
+            install_efa_dra_driver(cluster)
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
         self._record(cluster, node_group_names)

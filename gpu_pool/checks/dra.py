@@ -122,6 +122,7 @@ def check_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[F
             + (", or use gpu_software: device-plugin" if gpus else ""),
         )
 
+
 def _karpenter_types(plan: PoolPlan) -> Iterator[Finding]:
     """A Karpenter DRA pool's types that Karpenter cannot size a GPU claim for: it launches a
     node for a pending pod's claims only on types with built-in DRA device metadata

@@ -21,9 +21,10 @@ at 1.34.5, default false; locked true at 1.35.2 :231 and 1.36.1 :236), which gpu
 DRA pool (cdk/autoscaler.py dynamic_resource_args).
 So a pod whose GPUs come through a ResourceClaim fits no empty group: CA never starts a DRA
 group's first node (read again for issue #37 at cluster-autoscaler-1.36.1, still the newest tag
-for 1.36: aws_cloud_provider.go:423 passes nil slices, so GP-DRA-10 stays). Once a node runs, CA copies its slices for the next ones. CA also caches a
-group's last template (node-info-cache-expire-time, 10 years by default) in memory, which a
-restart of CA loses: scaling from zero after a scale-down works only by luck.
+for 1.36: aws_cloud_provider.go:423 passes nil slices, so GP-DRA-10 stays). Once a node runs, CA
+copies its slices for the next ones. CA also caches a group's last template
+(node-info-cache-expire-time, 10 years by default) in memory, which a restart of CA loses:
+scaling from zero after a scale-down works only by luck.
 
 The rules: a node-group pool with the DRA driver keeps `min_size >= 1` (each node group is its
 own template, so each keeps one node). A Capacity Block pool cannot: its groups stay at 0 until

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from gpu_pool.checks.dra import check_dra_target
+from gpu_pool.checks.efa_dra import check_efa_dra_target
 from gpu_pool.checks.ultraserver import check_ultraserver_minor
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.plan.pool import PoolPlan
@@ -31,6 +32,7 @@ def check_pool_target(
         *_check_kms_region(plan, region),
         *check_ultraserver_minor(plan, kubernetes_minor),
         *check_dra_target(plan, kubernetes_minor),
+        *check_efa_dra_target(plan, kubernetes_minor),
     ]
 
 

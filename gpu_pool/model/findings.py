@@ -7,11 +7,11 @@ works, but costs money or time). cdk/report.py turns findings into either.
 Each rule has a stable id, `GP-<AREA>-<NN>` (as cdk-nag's rules have `AwsSolutions-IAM4`): the
 area names the module of gpu_pool/checks it lives in (POOL, PAIR between pools, APP, CTRL
 controllers, KARP, AUTO Auto Mode, NODEPOOL, TARGET, SYNTAX, SHARE sharing, TRAIN training
-pools, METRICS, DRA the NVIDIA DRA driver, ULTRA UltraServer pools, CATALOG the GPU catalog,
-CONFIG config files, LIB what a library app's cluster must offer, KEY a node group or
-Karpenter pool's volume key, STORE the instance store). A warning's CDK annotation id is
-`gpu-pool:<id>`, so an app can acknowledge one by it; docs/guardrails.md lists every id. An id
-is never reused for another rule.
+pools, METRICS, DRA the NVIDIA DRA driver, EFA the EFA DRA driver, ULTRA UltraServer pools,
+CATALOG the GPU catalog, CONFIG config files, LIB what a library app's cluster must offer, KEY a
+node group or Karpenter pool's volume key, STORE the instance store). A warning's CDK annotation
+id is `gpu-pool:<id>`, so an app can acknowledge one by it; docs/guardrails.md lists every id.
+An id is never reused for another rule.
 """
 
 from __future__ import annotations

@@ -245,3 +245,17 @@ EFA_DEVICE_PLUGIN = ChartPin(
     version="v0.5.30",
     namespace="kube-system",
 )
+
+# aws/eks-charts stable/aws-dranet/Chart.yaml (master at 5239609, the chart last changed
+# 2026-04-30 in c043cef): version 1.0.0, image v1.2.0-eksbuild.2. The EFA DRA driver (DRANET,
+# driver `dra.net`, DeviceClass efa.networking.k8s.aws from templates/deviceclass.yaml),
+# installed in kube-system as the chart's README and the EKS UG's "Manage EFA devices on Amazon
+# EKS" do. Its default tolerations are CriticalAddonsOnly only (templates/daemonset.yaml), and
+# its required affinity is one term per values.yaml supportedInstanceLabels key, each also
+# excluding Auto Mode nodes (eks.amazonaws.com/compute-type NotIn auto).
+AWS_DRANET = ChartPin(
+    chart="aws-dranet",
+    repository="https://aws.github.io/eks-charts",
+    version="1.0.0",
+    namespace="kube-system",
+)

@@ -254,9 +254,10 @@ def _operator_device_plugin_pod(values: Mapping[str, Any]) -> dict[str, Any] | N
 
 
 def efa_device_plugin_chart(pool: PoolSettings) -> GpuSoftwareChart | None:
-    """The EFA device plugin of an EFA pool (None otherwise): its own release, on the pool's
-    nodes only, tolerating the pool's taints, so each EFA node runs exactly one."""
-    if not pool.efa:
+    """The EFA device plugin of an EFA pool on it (`efa_software: device-plugin`, the default;
+    None otherwise): its own release, on the pool's nodes only, tolerating the pool's taints, so
+    each EFA node runs exactly one."""
+    if not pool.efa or pool.efa_software != "device-plugin":
         return None
     tolerations = [t.any_value_toleration() for t in pool.taints]
     values = {"nodeSelector": {POOL_LABEL: pool.name}, "tolerations": tolerations}

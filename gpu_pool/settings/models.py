@@ -375,6 +375,9 @@ class PoolSettings(_Settings):
     """Elastic Fabric Adapter: one EFA interface per network card, a security group open within
     the pool and, outside reserved capacity, a cluster placement group of its own; needs one
     zone and an EFA type (docs/training.md)."""
+    efa_software: Literal["device-plugin", "dra-driver"] = "device-plugin"
+    """What advertises the EFA interfaces, with efa: the EFA device plugin, or the EFA DRA
+    driver (aws-dranet; Kubernetes 1.34+, node groups; docs/dra-and-ultraservers.md)."""
     repair: RepairSettings = RepairSettings()
     """Node repair of the pool's unhealthy nodes: on by default (docs/gpu-health.md)."""
 

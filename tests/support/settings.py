@@ -342,6 +342,32 @@ AUTO_MODE_DRA = {
     }
 }
 
+# Two EFA node-group pools in one zone: one with the NVIDIA DRA driver and the EFA DRA driver
+# (aws-dranet), one on the device plugins (issue #37 item 4).
+EFA_DRA = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "pools": {
+        "dra": {
+            "gpu_software": "dra-driver",
+            "efa": True,
+            "efa_software": "dra-driver",
+            "instance_types": ["p5.48xlarge"],
+            "zones": ["us-east-1a"],
+            "labels": {"workload": "efa-dra"},
+            "taints": [GPU_TAINT, DRA_TAINT],
+            "min_size": 1,
+            "desired_size": 1,
+        },
+        "plugin": {
+            "efa": True,
+            "instance_types": ["p5.48xlarge"],
+            "zones": ["us-east-1a"],
+            "labels": {"workload": "efa-plugin"},
+        },
+    },
+}
+
 NAMED_SETTINGS: dict[str, dict] = {
     "multi": MULTI,
     "existing": EXISTING,
@@ -357,6 +383,7 @@ NAMED_SETTINGS: dict[str, dict] = {
     "dra": DRA,
     "karpenter-dra": KARPENTER_DRA,
     "auto-mode-dra": AUTO_MODE_DRA,
+    "efa-dra": EFA_DRA,
     "ultraserver": ULTRASERVER,
     "repair-off": REPAIR_OFF,
     "existing-with-agent": EXISTING_WITH_AGENT,

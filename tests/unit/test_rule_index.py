@@ -22,6 +22,7 @@ TABLES = (
     "tests.unit.test_metrics_checks",
     "tests.unit.test_dra_ultraserver_checks",
     "tests.unit.test_dra_checks",
+    "tests.unit.test_efa_dra_checks",
     "tests.unit.test_instance_store",
     "tests.unit.test_repair",
 )
@@ -101,6 +102,11 @@ NOT_IN_TABLES = [
     "GP-PAIR-03",
     "GP-PAIR-05",
     "GP-PAIR-06",
+    # One EFA advertiser per node: the driver's reach (EFA-04) and the driver beside an EFA
+    # device plugin (EFA-05) guard plans the settings rules already refuse
+    # (tests/unit/test_efa_dra_checks.py).
+    "GP-EFA-04",
+    "GP-EFA-05",
     # What the stack's Region offers (the cached lookups) and reserved capacity of another
     # Region or account: tests/unit/test_region_rules.py.
     "GP-REGION-01",
