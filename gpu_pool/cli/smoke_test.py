@@ -2,8 +2,11 @@
 
 A device-plugin pool's is one pod asking for nvidia.com/gpu. A DRA pool's (`gpu_software:
 dra-driver`) asks through a ResourceClaimTemplate for one device of the NVIDIA DRA driver's GPU
-DeviceClass. An UltraServer pool's proves multi-node NVLink: a ComputeDomain of two nodes and
-two pods, one per node, each claiming the domain's IMEX channel and its node's GPUs.
+DeviceClass. An EFA pool's pod also asks for one EFA interface: of the EFA device plugin, or with
+`efa_software: dra-driver` in the claim, from the EFA DRA driver's DeviceClass and, on a DRA
+pool, on the same PCIe root as its GPU. An UltraServer pool's proves multi-node NVLink: a
+ComputeDomain of two nodes and two pods, one per node, each claiming the domain's IMEX channel
+and its node's GPUs.
 """
 
 from __future__ import annotations
@@ -29,10 +32,18 @@ DRA_DRIVER = "dra-driver"
 RESOURCE_API = "resource.k8s.io/v1"
 # The driver's DeviceClass of whole GPUs (templates/deviceclass-gpu.yaml at v25.12.0).
 GPU_DEVICE_CLASS = "gpu.nvidia.com"
+# The EFA DRA driver's DeviceClass (aws/eks-charts stable/aws-dranet 1.0.0,
+# templates/deviceclass.yaml), and the standard device attribute both drivers publish for a
+# device's PCIe root, which a claim's matchAttribute constraint aligns a GPU and an EFA by (EKS
+# UG "Manage EFA devices on Amazon EKS"; Kubernetes "Dynamic Resource Allocation").
+EFA_DEVICE_CLASS = "efa.networking.k8s.aws"
+PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
 # ComputeDomains: the served version of the driver's CRD (crds/resource.nvidia.com_computedomains
 # .yaml at v25.12.0).
 COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# The container of a one-node smoke pod.
+_NVIDIA_SMI = {"name": "nvidia-smi", "command": ["nvidia-smi"]}
 # Where the driver puts a pod's IMEX channels (demo/specs/imex/channel-injection.yaml).
 IMEX_CHANNELS = "/dev/nvidia-caps-imex-channels"
 # Two nodes: the fewest that prove an IMEX domain crosses nodes.
@@ -49,6 +60,11 @@ IMEX_CHECK = (
 def uses_dra(pool: PoolRecord) -> bool:
     """Whether the pool's GPUs are the NVIDIA DRA driver's (claimed, not counted)."""
     return pool.gpu_software == DRA_DRIVER
+
+
+def uses_efa_dra(pool: PoolRecord) -> bool:
+    """Whether the pool's EFA interfaces are the EFA DRA driver's (claimed, not counted)."""
+    return pool.efa_software == DRA_DRIVER
 
 
 def ultraserver(pool: PoolRecord) -> bool:
@@ -92,6 +108,11 @@ def smoke_test_objects(
             *([gpu_claim_template(claims["gpus"], gpus)] if dra else []),
             *(imex_pod(pool, f"{name}-{i}", name, claims, limits) for i in (0, 1)),
         ]
+    if uses_efa_dra(pool):
+        template = efa_claim_template(f"{name}-efa", gpu=uses_dra(pool))
+        limits = {} if uses_dra(pool) else {resource or smoke_resources(pool)[0]: "1"}
+        claims = {"efa": template["metadata"]["name"]}
+        return [template, _pod(pool, name, _NVIDIA_SMI, limits, claims=claims)]
     if not uses_dra(pool):
         return [smoke_test_pod(pool, name, resource=resource)]
     return [gpu_claim_template(f"{name}-gpu", 1), dra_pod(pool, name, {"gpu": f"{name}-gpu"})]
@@ -107,7 +128,7 @@ def smoke_test_pod(
     `smoke_resources`), and on an EFA pool one EFA interface (which proves the EFA device plugin
     serves the node), selects the pool's nodes and tolerates its taints."""
     limits = {resource or smoke_resources(pool)[0]: str(gpus)}
-    return _pod(pool, name, {"name": "nvidia-smi", "command": ["nvidia-smi"]}, limits)
+    return _pod(pool, name, _NVIDIA_SMI, limits)
 
 
 def gpu_claim_template(name: str, gpus: int) -> dict[str, Any]:
@@ -135,10 +156,35 @@ def gpu_claim_template(name: str, gpus: int) -> dict[str, Any]:
     }
 
 
+def efa_claim_template(name: str, *, gpu: bool) -> dict[str, Any]:
+    """A ResourceClaimTemplate for one EFA interface of the EFA DRA driver and, with `gpu`, one
+    GPU of the NVIDIA DRA driver on the same PCIe root (a matchAttribute constraint)."""
+    requests = [_exactly_one("efa", EFA_DEVICE_CLASS)]
+    devices: dict[str, Any] = {"requests": requests}
+    if gpu:
+        requests.insert(0, _exactly_one("gpu", GPU_DEVICE_CLASS))
+        devices["constraints"] = [
+            {"requests": ["gpu", "efa"], "matchAttribute": PCIE_ROOT_ATTRIBUTE}
+        ]
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "labels": {APP_LABEL: SMOKE_TEST_NAME}},
+        "spec": {"spec": {"devices": devices}},
+    }
+
+
+def _exactly_one(request: str, device_class: str) -> dict[str, Any]:
+    return {
+        "name": request,
+        "exactly": {"deviceClassName": device_class, "allocationMode": "ExactCount", "count": 1},
+    }
+
+
 def dra_pod(pool: PoolRecord, name: str, claims: dict[str, str]) -> dict[str, Any]:
     """The smoke pod of a DRA pool: nvidia-smi with the claims of `claims` (pod claim name ->
     its ResourceClaimTemplate), the EFA interface as `smoke_test_pod`'s."""
-    return _pod(pool, name, {"name": "nvidia-smi", "command": ["nvidia-smi"]}, {}, claims=claims)
+    return _pod(pool, name, _NVIDIA_SMI, {}, claims=claims)
 
 
 def compute_domain(name: str, channel_template: str) -> dict[str, Any]:
@@ -195,7 +241,7 @@ def _pod(
     """A pod of the smoke test on the pool's nodes: `container` with the test image, `limits`
     (and one EFA interface on an EFA pool), and the DRA `claims` (pod claim name -> template)."""
     resources: dict[str, Any] = {}
-    if pool.efa_interfaces:
+    if pool.efa_interfaces and not uses_efa_dra(pool):
         limits = {**limits, EFA_RESOURCE: "1"}
     if limits:
         resources["limits"] = limits
@@ -209,7 +255,7 @@ def _pod(
             {
                 "name": container["name"],
                 "image": SMOKE_TEST_IMAGE,
-                "command": container["command"],
+                "command": list(container["command"]),
                 "resources": resources,
             }
         ],

@@ -20,6 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from gpu_pool.model.karpenter_api import resource_name
 from gpu_pool.model.labels import GPU_RESOURCE
 from gpu_pool.plan.capacity import CapacityPlan
+from gpu_pool.plan.efa_dra import EFA_DRA_DRIVER, efa_dra_pools
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.repair import RepairPlan
 from gpu_pool.plan.sharing import SharingPlan
@@ -81,6 +82,9 @@ class PoolRecord:
     # What repair does for the pool's nodes, per provisioner (None in records written before it
     # was added; doctor and verify read its policy()).
     repair: RepairPlan | None = None
+    # "dra-driver" on a pool whose EFA interfaces the EFA DRA driver advertises; None: the EFA
+    # device plugin's, or no EFA (and in records written before it was added).
+    efa_software: str | None = None
     kind: str = POOL_RECORD_TYPE
     version: int = RECORD_VERSION
 
@@ -171,4 +175,5 @@ def pool_record(
         zones=tuple(plan.settings.zones) if node_pool_plan else None,
         gpu_limit=node_pool_plan.gpu_limit if node_pool_plan else None,
         repair=plan.repair,
+        efa_software=EFA_DRA_DRIVER if efa_dra_pools([plan]) else None,
     )
