@@ -41,6 +41,7 @@ from gpu_pool.cli.inspect.cluster import (
 from gpu_pool.cli.inspect.dra import (
     GPU_DRIVER,
     compute_domain_state,
+    efa_stall,
     imex_daemon_pods,
     kubelet_plugin_pods,
     node_devices,
@@ -55,6 +56,7 @@ from gpu_pool.cli.smoke_test import (
     smoke_test_objects,
     ultraserver,
     uses_dra,
+    uses_efa_dra,
 )
 from gpu_pool.plan.record import PoolRecord
 
@@ -431,6 +433,14 @@ class Verifier:
     def _check_stall(self, run: Run) -> None:
         now = self.clock.now()
         reached = run.reached
+        if (
+            uses_efa_dra(self.pool)
+            and run.node is not None
+            and "scheduled" not in reached
+            and now - reached.get("node ready", now) > self.timeouts.gpu
+            and (stall := efa_stall(self.dra_api, run.node["metadata"]["name"])) is not None
+        ):
+            raise Failure(stall.cause, [stall.evidence], stall.fix, stage=stall.stage)
         if "scheduled" in reached:
             if now - reached["scheduled"] > self.timeouts.run:
                 if self.imex and "imex ready" not in reached:

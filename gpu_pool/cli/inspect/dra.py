@@ -21,6 +21,7 @@ from gpu_pool.cli.inspect.cluster import (
     pod_running,
 )
 from gpu_pool.cli.smoke_test import COMPUTE_DOMAIN_API, GPU_DEVICE_CLASS
+from gpu_pool.plan.efa_dra import EFA_DRA_DRIVER_NAME, EFA_DRA_RELEASE
 
 # The chart's label on its DaemonSets and pods, and the per-component selector label of its pods
 # (deployments/helm/nvidia-dra-driver-gpu/templates/_helpers.tpl: templateLabels and
@@ -85,6 +86,24 @@ def published_devices(resource: Any, node: str, driver: str) -> int:
         field_selector=f"spec.nodeName={node},spec.driver={driver}"
     ).items
     return sum(len(s.spec.devices or []) for s in slices)
+
+
+def efa_stall(resource: Any, node: str) -> Stall | None:
+    """Why a pod's EFA claim cannot be allocated on the Ready node `node` of an EFA DRA pool
+    (`efa_software: dra-driver`): the EFA DRA driver publishes no ResourceSlice there; None
+    when it does."""
+    if published_devices(resource, node, EFA_DRA_DRIVER_NAME) > 0:
+        return None
+    return Stall(
+        "efa published",
+        f"no ResourceSlice of {EFA_DRA_DRIVER_NAME} on the node: the EFA DRA driver publishes "
+        "no EFA interface",
+        f"kubectl get resourceslices --field-selector spec.nodeName={node},"
+        f"spec.driver={EFA_DRA_DRIVER_NAME}: none",
+        "its DaemonSet must select the node (the gpu-pool.io/pool label) and tolerate the "
+        f"pool's taints: kubectl -n kube-system get ds {EFA_DRA_RELEASE}; a pod there that does "
+        f"not start: kubectl -n kube-system describe pod -l app={EFA_DRA_RELEASE}",
+    )
 
 
 @dataclass(frozen=True)
