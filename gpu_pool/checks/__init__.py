@@ -17,7 +17,11 @@ from gpu_pool.checks.cluster import check_cluster, check_reservation_zones
 from gpu_pool.checks.controllers import check_node_selector
 from gpu_pool.checks.dra import check_karpenter_dra_version
 from gpu_pool.checks.dra_scaling import check_dra_scaling
-from gpu_pool.checks.efa_dra import check_efa_dra_pool, check_one_efa_advertiser_per_node
+from gpu_pool.checks.efa_dra import (
+    check_efa_dra_pool,
+    check_efa_dra_scaling,
+    check_one_efa_advertiser_per_node,
+)
 from gpu_pool.checks.instance_store import check_instance_store
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
@@ -50,6 +54,7 @@ def check_pool_on_cluster(plan: PoolPlan, others: Sequence[PoolPlan]) -> list[Fi
         *check_instance_store(plan),
         *check_repair(plan, others),
         *check_efa_dra_pool(plan),
+        *check_efa_dra_scaling(plan),
         *check_one_efa_advertiser_per_node([*others, plan], plan),
     ]
     return check_pool(plan) + own + check_pool_among(plan, others)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from gpu_pool.checks.dra import DRA_MIN_KUBERNETES
+from gpu_pool.checks.dra_scaling import AWS_TEMPLATE_NODE_SOURCE
 from gpu_pool.model.findings import Finding, error
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.model.versions import minor_key
@@ -41,6 +42,29 @@ def check_efa_dra_pool(plan: PoolPlan) -> Iterator[Finding]:
             'Resource Allocation"): set gpu_software: dra-driver too, or use efa_software: '
             "device-plugin",
         )
+
+
+def check_efa_dra_scaling(plan: PoolPlan) -> Iterator[Finding]:
+    """A node-group EFA DRA pool against what Cluster Autoscaler can scale: like a GPU claim
+    (GP-DRA-10, checks/dra_scaling.py), an EFA claim fits no empty group, whose template node
+    has no ResourceSlices (AWS_TEMPLATE_NODE_SOURCE). A DRA GPU pool is GP-DRA-10's already, and
+    a Capacity Block pool stays at 0 until its block starts (GP-DRA-11's static capacity)."""
+    if (
+        not efa_dra_pools([plan])
+        or plan.provisioner != "cluster-autoscaler"
+        or plan.gpu_software == DRA_DRIVER
+        or plan.capacity.capacity_block
+        or plan.settings.min_size > 0
+    ):
+        return
+    yield error(
+        "GP-EFA-06",
+        f"{plan.setting}.min_size",
+        "0 with efa_software dra-driver: Cluster Autoscaler builds an empty node group's template "
+        f"node without ResourceSlices ({AWS_TEMPLATE_NODE_SOURCE}), so a pod's EFA claim fits "
+        "no empty group and the group never gets its first node: set min_size (and "
+        "desired_size) 1 or more, or use efa_software: device-plugin",
+    )
 
 
 def check_efa_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[Finding]:

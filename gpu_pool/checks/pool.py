@@ -328,7 +328,9 @@ def _check_scaling(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
             f"{prefix}.desired_size",
             f"{pool.desired_size} is outside [min_size {pool.min_size}, max_size {pool.max_size}]",
         )
-    if pool.min_size > 0 and pool.gpu_software != "dra-driver":  # DRA needs it (GP-DRA-10)
+    # DRA needs it (GP-DRA-10, GP-EFA-06).
+    dra = pool.gpu_software == "dra-driver" or (pool.efa and pool.efa_software == "dra-driver")
+    if pool.min_size > 0 and not dra:
         yield warning(
             "GP-POOL-26",
             f"{prefix}.min_size",

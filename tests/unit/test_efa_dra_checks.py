@@ -16,14 +16,34 @@ from tests.support.rules import documented
 
 EFA = {"instance_types": ["p5.48xlarge"], "zones": ["us-east-1a"], "efa": True}
 EFA_DRA = {**EFA, "efa_software": "dra-driver"}
+# A node-group EFA DRA pool keeps a node (GP-EFA-06: Cluster Autoscaler cannot start it).
+KEEPS_A_NODE = {"min_size": 1, "desired_size": 1}
 ZONED = {"region": "us-east-1", "account": "123456789012"}
 
 CASES = {
     # The default stays the EFA device plugin; the driver on a node-group pool, 1.34 or later.
-    "on-node-groups": ({**ZONED, "pool": EFA_DRA}, []),
+    "on-node-groups": ({**ZONED, "pool": {**EFA_DRA, **KEEPS_A_NODE}}, []),
     "on-kubernetes-1.34": (
-        {**ZONED, "cluster": {"kubernetes_version": "1.34"}, "pool": EFA_DRA},
+        {**ZONED, "cluster": {"kubernetes_version": "1.34"}, "pool": {**EFA_DRA, **KEEPS_A_NODE}},
         [],
+    ),
+    # With the NVIDIA DRA driver too, GP-DRA-10 alone says it.
+    "with-the-gpu-dra-driver": (
+        {**ZONED, "pool": {**EFA_DRA, **KEEPS_A_NODE, "gpu_software": "dra-driver"}},
+        [],
+    ),
+    "from-zero": (
+        {**ZONED, "pool": EFA_DRA},
+        [
+            (
+                "E",
+                "pool.min_size: 0 with efa_software dra-driver: Cluster Autoscaler builds an "
+                "empty node group's template node without ResourceSlices (kubernetes/autoscaler "
+                "cluster-autoscaler-1.36.1 cloudprovider/aws/aws_cloud_provider.go:423), so a "
+                "pod's EFA claim fits no empty group and the group never gets its first node: "
+                "set min_size (and desired_size) 1 or more, or use efa_software: device-plugin",
+            )
+        ],
     ),
     "without-efa": (
         {"pool": {"efa_software": "dra-driver"}},
@@ -36,7 +56,7 @@ CASES = {
         ],
     ),
     "on-kubernetes-1.33": (
-        {**ZONED, "cluster": {"kubernetes_version": "1.33"}, "pool": EFA_DRA},
+        {**ZONED, "cluster": {"kubernetes_version": "1.33"}, "pool": {**EFA_DRA, **KEEPS_A_NODE}},
         [
             (
                 "E",
