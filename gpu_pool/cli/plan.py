@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from gpu_pool.model.labels import GPU_RESOURCE
 from gpu_pool.model.prices import PRICE_REGION, PRICE_SOURCE
 from gpu_pool.plan.summary import PoolSummary
 
@@ -46,7 +47,12 @@ def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
             "per node",
             "; ".join(
                 f"{n.instance_type}: {_count(n.gpus, 'GPU')}"
-                + (f" ({_advertised(n.advertises)})" if summary.sharing else "")
+                # Shares, or a DRA pool's devices: what pods ask for is not nvidia.com/gpu.
+                + (
+                    f" ({_advertised(n.advertises)})"
+                    if summary.sharing or n.advertises != {GPU_RESOURCE: n.gpus}
+                    else ""
+                )
                 for n in summary.nodes
             ),
         ),

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_pool.model.catalog import CatalogError, lookup
+from gpu_pool.plan.dra import GPU_DEVICE_CLASS
+from gpu_pool.plan.efa_dra import EFA_DEVICE_CLASS
 from gpu_pool.plan.node_template import EFA_RESOURCE
 from gpu_pool.plan.record import PoolRecord
 
@@ -30,13 +32,9 @@ DRA_DRIVER = "dra-driver"
 # The DRA API the driver's chart installs its DeviceClasses with on Kubernetes 1.34 and later
 # (templates/_helpers.tpl resourceApiVersion, NVIDIA/k8s-dra-driver-gpu v25.12.0).
 RESOURCE_API = "resource.k8s.io/v1"
-# The driver's DeviceClass of whole GPUs (templates/deviceclass-gpu.yaml at v25.12.0).
-GPU_DEVICE_CLASS = "gpu.nvidia.com"
-# The EFA DRA driver's DeviceClass (aws/eks-charts stable/aws-dranet 1.0.0,
-# templates/deviceclass.yaml), and the standard device attribute both drivers publish for a
-# device's PCIe root, which a claim's matchAttribute constraint aligns a GPU and an EFA by (EKS
-# UG "Manage EFA devices on Amazon EKS"; Kubernetes "Dynamic Resource Allocation").
-EFA_DEVICE_CLASS = "efa.networking.k8s.aws"
+# The standard device attribute both DRA drivers publish for a device's PCIe root, which a
+# claim's matchAttribute constraint aligns a GPU and an EFA by (EKS UG "Manage EFA devices on
+# Amazon EKS"; Kubernetes "Dynamic Resource Allocation").
 PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
 # ComputeDomains: the served version of the driver's CRD (crds/resource.nvidia.com_computedomains
 # .yaml at v25.12.0).

@@ -30,6 +30,8 @@ from gpu_pool.plan.gpu_software import GpuSoftwareChart
 from gpu_pool.plan.pool import PoolPlan
 
 DRA_DRIVER = "dra-driver"
+# The chart's DeviceClass of whole GPUs (templates/deviceclass-gpu.yaml), what a claim names.
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
 DRA_RELEASE = "nvidia-dra-driver-gpu"
 DRA_CONSTRUCT_ID = "NvidiaDraDriver"
 

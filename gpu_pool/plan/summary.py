@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from gpu_pool.model import catalog
 from gpu_pool.model.prices import on_demand_usd_per_hour
+from gpu_pool.plan.dra import DRA_DRIVER, GPU_DEVICE_CLASS
+from gpu_pool.plan.efa_dra import EFA_DEVICE_CLASS, EFA_DRA_DRIVER
 from gpu_pool.plan.record import PoolRecord
 from gpu_pool.settings import CapacityReservationSettings
 
@@ -142,9 +144,7 @@ def _summary(
     nodes = []
     for name in types:
         gpus = catalog.lookup(name).gpu_count
-        advertises = (
-            record.sharing.advertised(gpus) if record.sharing else {record.gpu_resource: gpus}
-        )
+        advertises = _advertised(record, gpus)
         nodes.append(
             NodeKind(
                 name,
@@ -174,6 +174,17 @@ def _summary(
         usd_per_hour_at_max=None if cost is None else round(cost, 4),
         billing_note=_billing(record),
     )
+
+
+def _advertised(record: PoolRecord, gpus: int) -> dict[str, int]:
+    """What a node with `gpus` GPUs advertises: its shares, its GPUs as a resource count, or on
+    a DRA pool as devices of the NVIDIA DRA driver's DeviceClass; on an EFA DRA pool also its
+    EFA interfaces as devices of the EFA DRA driver's."""
+    if record.sharing:
+        return dict(record.sharing.advertised(gpus))
+    gpu = GPU_DEVICE_CLASS if record.gpu_software == DRA_DRIVER else record.gpu_resource
+    efa = {EFA_DEVICE_CLASS: record.efa_interfaces} if record.efa_software == EFA_DRA_DRIVER else {}
+    return {gpu: gpus, **efa}
 
 
 def _toleration(toleration: Mapping[str, str]) -> str:

@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from gpu_pool.cli.main import main
-from gpu_pool.cli.smoke_test import GPU_DEVICE_CLASS, smoke_test_objects, ultraserver
+from gpu_pool.cli.smoke_test import smoke_test_objects, ultraserver
 from gpu_pool.cli.sources import settings_pools
+from gpu_pool.plan.dra import GPU_DEVICE_CLASS
 from gpu_pool.plan.record import NodeGroupRecord
 from gpu_pool.settings import load_settings
 from tests.support.crd_validation import core_model_problems, validate

@@ -5,8 +5,9 @@ vendored aws-dranet chart's DeviceClass."""
 
 import yaml
 
-from gpu_pool.cli.smoke_test import EFA_DEVICE_CLASS, smoke_test_objects
+from gpu_pool.cli.smoke_test import smoke_test_objects
 from gpu_pool.cli.sources import settings_pools
+from gpu_pool.plan.efa_dra import EFA_DEVICE_CLASS
 from gpu_pool.settings import load_settings
 from tests.support.crd_validation import core_model_problems
 from tests.support.paths import FIXTURES
@@ -17,6 +18,8 @@ EFA_DRA = {
     "zones": ["us-east-1a"],
     "efa": True,
     "efa_software": "dra-driver",
+    "min_size": 1,
+    "desired_size": 1,
 }
 LABELS = {"app.kubernetes.io/name": "gpu-pool-smoke-test"}
 
@@ -44,9 +47,7 @@ def test_the_efa_device_class_is_the_one_the_drivers_chart_installs():
 
 
 def test_a_dra_pool_claims_a_gpu_and_an_efa_on_one_pcie_root():
-    template, pod = smoke_test_objects(
-        record(gpu_software="dra-driver", min_size=1, desired_size=1), "smoke"
-    )
+    template, pod = smoke_test_objects(record(gpu_software="dra-driver"), "smoke")
     assert template == {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",

@@ -443,3 +443,45 @@ def test_the_docs_show_the_default_apps_plan_as_it_is(capsys, tmp_path):
     block = page.split("For the default app:\n\n  ```text\n", 1)[1].split("  ```\n", 1)[0]
     shown = "".join(line.removeprefix("  ") + "\n" for line in block.splitlines())
     assert shown == _plan(capsys, tmp_path)
+
+
+# A DRA pool with the EFA DRA driver, and an Auto Mode DRA pool (issue #37 item 6).
+DRA_PLAN = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "cluster": {"kubernetes_version": "1.36"},
+    "pools": {
+        "train": {
+            "instance_types": ["p5.48xlarge"],
+            "zones": ["us-east-1a"],
+            "efa": True,
+            "efa_software": "dra-driver",
+            "gpu_software": "dra-driver",
+            "min_size": 1,
+            "desired_size": 1,
+        },
+        "claims": {
+            "provisioner": "auto-mode",
+            "gpu_software": "dra-driver",
+            "instance_types": ["g6e.xlarge"],
+            "labels": {"workload": "claims"},
+            "taints": [{"key": "nvidia.com/gpu", "value": "auto-mode", "effect": "NoSchedule"}],
+        },
+    },
+}
+
+
+def test_a_dra_pool_shows_its_device_classes_and_counts(capsys, tmp_path):
+    pools = _pools(capsys, tmp_path, DRA_PLAN)
+    p5, g6e = (catalog.lookup(t) for t in ("p5.48xlarge", "g6e.xlarge"))
+    assert pools["train"]["nodes"][0]["advertises"] == {
+        "gpu.nvidia.com": p5.gpu_count,
+        "efa.networking.k8s.aws": pools["train"]["efa_interfaces"],
+    }
+    assert pools["train"]["efa_interfaces"] == 32
+    assert pools["claims"]["nodes"][0]["advertises"] == {"gpu.nvidia.com": g6e.gpu_count}
+    table = _plan(capsys, tmp_path, DRA_PLAN)
+    assert (
+        "    per node          p5.48xlarge: 8 GPUs (8 gpu.nvidia.com, 32 efa.networking.k8s.aws)\n"
+    ) in table
+    assert "    per node          g6e.xlarge: 1 GPU (1 gpu.nvidia.com)\n" in table

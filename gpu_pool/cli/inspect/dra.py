@@ -20,7 +20,8 @@ from gpu_pool.cli.inspect.cluster import (
     as_dict,
     pod_running,
 )
-from gpu_pool.cli.smoke_test import COMPUTE_DOMAIN_API, GPU_DEVICE_CLASS
+from gpu_pool.cli.smoke_test import COMPUTE_DOMAIN_API
+from gpu_pool.plan.dra import GPU_DEVICE_CLASS
 from gpu_pool.plan.efa_dra import EFA_DRA_DRIVER_NAME, EFA_DRA_RELEASE
 
 # The chart's label on its DaemonSets and pods, and the per-component selector label of its pods
