@@ -8,6 +8,7 @@ import pytest
 
 from gpu_pool.checks import efa_dra
 from gpu_pool.checks.efa_dra import check_one_efa_advertiser_per_node
+from gpu_pool.model.versions import KARPENTER
 from gpu_pool.plan.efa_dra import efa_dra_chart
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings
@@ -18,6 +19,14 @@ EFA = {"instance_types": ["p5.48xlarge"], "zones": ["us-east-1a"], "efa": True}
 EFA_DRA = {**EFA, "efa_software": "dra-driver"}
 # A node-group EFA DRA pool keeps a node (GP-EFA-06: Cluster Autoscaler cannot start it).
 KEEPS_A_NODE = {"min_size": 1, "desired_size": 1}
+KARPENTER_HUGEPAGES = (
+    "W",
+    "pool.efa: true with provisioner: karpenter, which counts only an instance "
+    "type's own capacity, and hugepages are not part of it (they enter only through "
+    f"a NodeOverlay, alpha and off by default in Karpenter {KARPENTER.version}): a pod requesting "
+    "hugepages-2Mi never gets a node; let EFA pods request none and set "
+    "FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
+)
 ZONED = {"region": "us-east-1", "account": "123456789012"}
 
 CASES = {
@@ -69,17 +78,19 @@ CASES = {
     ),
     # Karpenter attaches EFAs for a pod's dra.net claims only with settings.enableDRA (and
     # any Karpenter EFA pool gets GP-KARP-06's hugepages warning).
+    # With it, Karpenter's DRA settings are on (draEFA among them) and the driver reaches the
+    # NodePool's nodes by their pool label (no GP-EFA-04).
+    "on-karpenter-with-the-gpu-dra-driver": (
+        {
+            **ZONED,
+            "pool": {"provisioner": "karpenter", "gpu_software": "dra-driver", **EFA_DRA},
+        },
+        [KARPENTER_HUGEPAGES],
+    ),
     "on-karpenter-without-the-gpu-dra-driver": (
         {**ZONED, "pool": {"provisioner": "karpenter", **EFA_DRA}},
         [
-            (
-                "W",
-                "pool.efa: true with provisioner: karpenter, which counts only an instance "
-                "type's own capacity, and hugepages are not part of it (they enter only through "
-                "a NodeOverlay, alpha and off by default in Karpenter 1.15.0): a pod requesting "
-                "hugepages-2Mi never gets a node; let EFA pods request none and set "
-                "FI_EFA_USE_HUGE_PAGE=0 in them, or use provisioner: cluster-autoscaler",
-            ),
+            KARPENTER_HUGEPAGES,
             (
                 "E",
                 "pool.efa_software: 'dra-driver' with provisioner: karpenter and no "
