@@ -29,6 +29,28 @@ def test_config_file_merges_over_context(tmp_path, suffix):
 
 
 @pytest.mark.parametrize(
+    ("pool", "sizes"),
+    [
+        # desired_size follows min_size unless set: a pool that keeps nodes starts with them
+        # (a file with only `min_size: 1` was refused for the desired 0 it never wrote).
+        ({"min_size": 1}, (1, 1, 8)),
+        ({"min_size": 2, "max_size": 4}, (2, 2, 4)),
+        ({"min_size": 1, "desired_size": 3}, (1, 3, 8)),
+        ({"max_size": 3}, (0, 0, 3)),
+    ],
+)
+def test_desired_size_follows_min_size_unless_set(tmp_path, pool, sizes):
+    context = json.loads((ROOT / "cdk.json").read_text())["context"][CONTEXT_KEY]
+    path = tmp_path / "pool.yaml"
+    path.write_text(json.dumps({"pools": {"a": pool}}))
+    (settings,) = load_settings(context, str(path)).pools.values()
+    assert (settings.min_size, settings.desired_size, settings.max_size) == sizes
+    path.write_text(json.dumps({"pool": pool}))
+    settings = load_settings(context, str(path)).pool
+    assert (settings.min_size, settings.desired_size, settings.max_size) == sizes
+
+
+@pytest.mark.parametrize(
     ("context", "message"),
     [
         ({"pool": {"max_sise": 3}}, "pool.max_sise: unknown setting; did you mean 'max_size'?"),
