@@ -828,7 +828,7 @@ def _deployed_template(
     if aws is None:
         import boto3
 
-        aws = boto3.Session(region_name=region).client
+        aws = boto3.Session(region_name=region or _configured_region()).client
     try:
         body = aws("cloudformation").get_template(StackName=stack, TemplateStage="Original")
     except ClientError as err:

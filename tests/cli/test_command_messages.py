@@ -201,17 +201,22 @@ def test_without_a_cdk_json_the_command_names_where_else_it_finds_pools(tmp_path
 
 
 @pytest.mark.parametrize(
-    ("environment", "missing", "region_option"),
+    ("environment", "env_region", "missing", "region_option"),
     [
-        ("aws://123456789012/us-east-1", "credentials", " --region us-east-1"),
-        ("aws://unknown-account/unknown-region", "region", ""),
+        ("aws://123456789012/us-east-1", None, "credentials", " --region us-east-1"),
+        ("aws://unknown-account/unknown-region", None, "region", ""),
+        # AWS_REGION, which the AWS and CDK CLIs read and botocore does not: with it set, what
+        # is missing is the credentials (#39 item 3).
+        ("aws://unknown-account/unknown-region", "eu-west-1", "credentials", ""),
     ],
 )
 def test_replacements_without_aws_points_at_its_offline_form(
-    tmp_path, capsys, environment, missing, region_option
+    tmp_path, capsys, monkeypatch, environment, env_region, missing, region_option
 ):
     """#29 item 1: it used to say only "Unable to locate credentials". The stack's region,
     when the assembly names it, is in the get-template command (#29 review item 11)."""
+    if env_region:
+        monkeypatch.setenv("AWS_REGION", env_region)
     out = tmp_path / "cdk.out"
     out.mkdir()
     (out / "GpuPool.template.json").write_text('{"Resources": {}}')
