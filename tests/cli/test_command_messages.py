@@ -234,3 +234,38 @@ def test_replacements_without_aws_points_at_its_offline_form(
         "--query TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
         f"--deployed deployed.json --new {out}/GpuPool.template.json\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ["--profile", "nosuch"],
+            "--profile: no AWS profile named 'nosuch' in the AWS config (its profiles: dev, "
+            "prod); aws configure list-profiles lists them",
+        ),
+        (
+            ["--profile", "dev", "--account-profile", "123456789012=prdo"],
+            "--account-profile: no AWS profile named 'prdo' in the AWS config (its profiles: "
+            "dev, prod); aws configure list-profiles lists them",
+        ),
+    ],
+)
+def test_doctor_names_a_profile_the_aws_config_lacks(tmp_path, capsys, monkeypatch, options, message):
+    """#39 item 3: `doctor --profile nosuch` reported each cluster unreachable and never named
+    the bad profile. The AWS CLI's config file format: `[profile NAME]` sections (AWS CLI user
+    guide, "Configuration and credential file settings")."""
+    config = tmp_path / "config"
+    config.write_text("[profile dev]\nregion = us-east-1\n[profile prod]\nregion = us-west-2\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    (out / "GpuPool.template.json").write_text('{"Resources": {}}')
+    artifact = {
+        "type": "aws:cloudformation:stack",
+        "environment": "aws://unknown-account/unknown-region",
+        "properties": {"templateFile": "GpuPool.template.json"},
+    }
+    (out / "manifest.json").write_text(json.dumps({"artifacts": {"GpuPool": artifact}}))
+    assert main(["doctor", "--cdk-out", str(out), *options]) == 2
+    assert capsys.readouterr().err == f"gpu-pool: {message}\n"
