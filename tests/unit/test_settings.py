@@ -247,3 +247,24 @@ def test_pool_forms_and_expander_errors(context, message):
 def test_durations_cluster_autoscaler_takes_are_accepted(duration):
     settings = load_settings({"autoscaler": {"scale_down_delay_after_add": duration}}, None)
     assert settings.autoscaler.scale_down_delay_after_add == duration
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        (["confg"], "-c confg: unknown context key; did you mean 'config'?"),
+        (["Config"], "-c Config: unknown context key; did you mean 'config'?"),
+        (["gpu_pool"], "-c gpu_pool: unknown context key; did you mean 'gpu-pool'?"),
+        # gpu-pool's own keys, CDK's namespaced ones and a user's unrelated ones pass.
+        (["config", "gpu-pool", "gpu-pool:region-lookups", "@aws-cdk/core:target", "team"], None),
+    ],
+)
+def test_context_keys_a_letter_off_ours_are_refused(keys, message):
+    from gpu_pool.settings import check_context_keys
+
+    if message is None:
+        check_context_keys(keys)
+        return
+    with pytest.raises(ConfigError) as err:
+        check_context_keys(keys)
+    assert str(err.value).startswith(message)
