@@ -213,8 +213,9 @@ def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
             raise CliError(f"--stack: no AWS credentials or region to read stack {args.stack} with")
         return stack_pools(args.stack, aws("cloudformation"))
     fleet, problems = _settings(args)
+    app_rules = args.command == PLAN
     if len(fleet.clusters) == 1 and not problems:
-        return settings_pools(fleet.clusters[0].settings)
+        return settings_pools(fleet.clusters[0].settings, app_rules=app_rules)
     if args.command != PLAN and not problems:
         raise CliError(
             f"--config: '{args.config}' holds {len(fleet.clusters)} clusters "
@@ -232,7 +233,7 @@ def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
     records: list[PoolRecord] = []
     for cluster in fleet.clusters:
         try:
-            records += settings_pools(cluster.settings).records
+            records += settings_pools(cluster.settings, app_rules=app_rules).records
         except CliError as err:
             problems.append(cluster.about(str(err)))
     if problems:

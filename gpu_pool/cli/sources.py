@@ -86,13 +86,17 @@ class Pools:
         )
 
 
-def settings_pools(settings: AppSettings) -> Pools:
+def settings_pools(settings: AppSettings, *, app_rules: bool = False) -> Pools:
     """The bundled app's pools, from its settings. Settings whose pools the synth would refuse
     (errors of the pool rules) are refused here with the synth's messages: the command would
-    judge a deployed pool against settings that differ from it. The app-wide rules are not
-    applied: a cluster past its Kubernetes version's support still wants a doctor."""
+    judge a deployed pool against settings that differ from it. `app_rules` (`plan`, which
+    shows what a synth would build): the app-wide rules too, every rule that needs no AWS call,
+    so plan refuses what synth refuses. Off for doctor and verify: a cluster past its
+    Kubernetes version's support still wants a doctor."""
     plans = plan_pools(settings)
-    errors = [f for pool in check_settings(settings, plans).pools for f in pool if f.error]
+    findings = check_settings(settings, plans)
+    every = [*(f for pool in findings.pools for f in pool), *(findings.app if app_rules else ())]
+    errors = [f for f in every if f.error]
     if errors:
         listed = "".join(f"\n  {f}" for f in errors)
         raise CliError(

@@ -443,3 +443,57 @@ def test_the_docs_show_the_default_apps_plan_as_it_is(capsys, tmp_path):
     block = page.split("For the default app:\n\n  ```text\n", 1)[1].split("  ```\n", 1)[0]
     shown = "".join(line.removeprefix("  ") + "\n" for line in block.splitlines())
     assert shown == _plan(capsys, tmp_path)
+
+
+REFUSED = (
+    "gpu-pool: the settings describe pools a synth refuses (fix them, or read what is deployed "
+    "with --stack NAME or --cdk-out DIR):"
+)
+
+
+@pytest.mark.parametrize(
+    ("settings", "lines"),
+    [
+        # #39 item 2: plan accepted what synth refuses; now the same rules, the same messages.
+        (
+            {"cluster": {"kubernetes_version": "1.28"}},
+            [
+                "  cluster.kubernetes_version: '1.28' is not supported; choose one of 1.32, "
+                "1.33, 1.34, 1.35, 1.36"
+            ],
+        ),
+        (
+            {"region": "us-east-1", "pool": {"zones": ["us-west-2a"]}},
+            [
+                "  pool.zones: 'us-west-2a' is not in region us-east-1",
+                "  cluster.zones: required when pools name zones (us-west-2a) and account is "
+                "unset: without an account the region's zones cannot be looked up, and the VPC "
+                "would hold only the pools' zones; list two or more zones of us-east-1 that "
+                "include them, or set account",
+            ],
+        ),
+    ],
+)
+def test_plan_refuses_what_synth_refuses(capsys, tmp_path, settings, lines):
+    from gpu_pool.checks import check_settings
+    from gpu_pool.plan.pool import plan_pools
+    from gpu_pool.settings import load_settings
+
+    config = tmp_path / "settings.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    assert main(["plan", "--cdk-json", CDK_JSON, "--config", str(config)]) == 2
+    assert capsys.readouterr().err.splitlines() == [REFUSED, *lines]
+    # The synth's own rules say the same, word for word.
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]["gpu-pool"]
+    app = load_settings(context, str(config))
+    findings = check_settings(app, plan_pools(app))
+    errors = [f"  {f}" for f in [*(f for p in findings.pools for f in p), *findings.app] if f.error]
+    assert errors == lines
+
+
+def test_doctor_still_reads_a_cluster_past_its_versions_support(capsys, tmp_path):
+    """The app-wide rules are plan's alone: doctor on a 1.29 cluster gets to the cluster."""
+    config = tmp_path / "settings.yaml"
+    config.write_text(yaml.safe_dump({"cluster": {"kubernetes_version": "1.29"}}))
+    main(["doctor", "--cdk-json", CDK_JSON, "--config", str(config), "--kubeconfig", "/nonexistent"])
+    assert "synth refuses" not in capsys.readouterr().err
