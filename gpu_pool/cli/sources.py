@@ -127,11 +127,27 @@ def assembly_pools(out: Path, stack: str | None = None) -> Pools:
     stacks = assembly_stacks(out)
     if stack is None:
         return Pools([r for s in stacks for r in s.records], f"the pool records in '{out}'")
+    names = [s.name for s in stacks]
+    if stack not in names and stack in short_names(names):
+        stack = short_names(names)[stack]
     chosen = [s for s in stacks if s.name == stack]
     if not chosen:
-        names = ", ".join(s.name for s in stacks if s.records) or "none with pool records"
-        raise CliError(f"--stack: no stack '{stack}' in '{out}' (stacks with pools: {names})")
+        listed = ", ".join(s.name for s in stacks if s.records) or "none with pool records"
+        raise CliError(f"--stack: no stack '{stack}' in '{out}' (stacks with pools: {listed})")
     return Pools([r for s in chosen for r in s.records], f"stack {stack} in '{out}'")
+
+
+def short_names(names: Sequence[str]) -> dict[str, str]:
+    """A stack's own name -> its assembly path, for the stacks of stages (a pipeline's
+    `GpuPoolPipeline/GpuTraining-us-west-2/GpuTraining-us-west-2`), so that --stack takes the
+    name the fleet gave the cluster's stack. A name two stages share is left out: --stack then
+    needs the path."""
+    own = [name.rsplit("/", 1)[-1] for name in names]
+    return {
+        short: name
+        for short, name in zip(own, names, strict=True)
+        if short != name and own.count(short) == 1
+    }
 
 
 def assembly_stacks(out: Path) -> list[StackPools]:
