@@ -16,7 +16,7 @@ from gpu_pool.settings import load_settings
 from tests.support.crd_validation import core_model_problems, validate
 from tests.support.paths import FIXTURES, ROOT
 
-CHART = FIXTURES / "charts" / "nvidia-dra-driver-gpu-25.12.0"
+CHART = FIXTURES / "charts" / "dra-driver-nvidia-gpu-0.4.1"
 DRA_POOL = {"gpu_software": "dra-driver", "min_size": 1, "desired_size": 1}
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 
