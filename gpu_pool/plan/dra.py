@@ -35,6 +35,24 @@ DRA_CONSTRUCT_ID = "NvidiaDraDriver"
 # The release keeps the 25.12.0 install's name (and namespace, versions.py): docs/upgrade.md.
 DRA_RELEASE = "nvidia-dra-driver-gpu"
 
+# The chart's CRDs (its crds/ folder at v0.4.1): Helm installs them with a release and never
+# upgrades them (Helm docs, "Custom Resource Definitions"), so a chart upgrade applies them by
+# hand first, from the new version's tag (the repository's docs/upgrade.md, step 1).
+DRA_CRDS = (
+    "resource.nvidia.com_computedomains.yaml",
+    "resource.nvidia.com_computedomaincliques.yaml",
+)
+
+
+def dra_crd_urls(version: str) -> list[str]:
+    """Where the chart of `version` (at its tag, `v<version>`) keeps each of DRA_CRDS."""
+    return [
+        "https://raw.githubusercontent.com/kubernetes-sigs/dra-driver-nvidia-gpu/refs/tags/"
+        f"v{version}/deployments/helm/dra-driver-nvidia-gpu/crds/{name}"
+        for name in DRA_CRDS
+    ]
+
+
 # The values that do not depend on the pools, each against the chart's values.yaml and
 # templates at v0.4.1:
 # - nameOverride nvidia-dra-driver-gpu: the name its objects (DaemonSet, Deployment, service
