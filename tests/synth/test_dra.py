@@ -4,7 +4,10 @@ helm) deploys it: one release whose kubelet plugin reaches exactly the DRA pool'
 device plugin there, the other pool's device plugin as before, and Cluster Autoscaler's DRA
 flag."""
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from gpu_pool.cli.inspect.dra import COMPONENT_LABEL, DRIVER_SELECTOR, KUBELET_PLUGIN
 from gpu_pool.model.scheduling import pod_fits_node
@@ -18,6 +21,7 @@ from tests.support.helm import helm_binary, manifests, render_vendored
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 CHART = "dra-driver-nvidia-gpu-0.4.1"
+FIXTURES_CHART = Path(__file__).parent.parent / "fixtures" / "charts" / CHART
 DRA_CHART_NAME = "dra-driver-nvidia-gpu"
 RELEASE = "nvidia-dra-driver-gpu"
 # Cluster Autoscaler cannot start a DRA node group from zero (GP-DRA-10).
@@ -278,3 +282,44 @@ def test_the_release_renders_the_plans_chart_values(monkeypatch):
     _, chart = only(charts(Template.from_stack(stack), DRA_CHART_NAME))
     assert helm_values(chart) == dra_driver_chart([pool.plan]).values
     assert helm_values(chart)["resources"] == changed
+
+
+def _paths(values, defaults, prefix=""):
+    """Each value's dotted path, down to where the chart's default stops being a mapping or
+    the value is a pod's scheduling terms (the chart passes `affinity` whole to the pod)."""
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        default = defaults.get(key) if isinstance(defaults, dict) else None
+        if isinstance(value, dict) and isinstance(default, dict) and key != "affinity":
+            yield from _paths(value, default, f"{path}.")
+        else:
+            yield path, key in (defaults or {})
+
+
+def test_every_value_we_set_is_one_the_new_chart_declares_and_reads():
+    """Against the chart's own values.yaml and templates at 0.4.1: each value gpu-pool sets for
+    a pool with GPUs and ComputeDomains is declared there, and a template reads it (a renamed
+    or dropped value would be silently ignored by Helm)."""
+    chart = FIXTURES_CHART
+    defaults = yaml.safe_load((chart / "values.yaml").read_text())
+    templates = "".join(p.read_text() for p in (chart / "templates").iterdir())
+    plan = plan_pool(
+        PoolSettings(
+            name="ultra", gpu_software="dra-driver", instance_types=["p6e-gb200.36xlarge"]
+        ),
+        "pools.ultra",
+    )
+    found = dict(_paths(dra_driver_chart([plan]).values, defaults))
+    assert found == {
+        "nameOverride": True,
+        "nvidiaDriverRoot": True,
+        "resourceApiVersion": True,
+        "gpuResourcesEnabledOverride": True,
+        "controller.tolerations": True,
+        "controller.affinity": True,
+        "resources.gpus.enabled": True,
+        "resources.computeDomains.enabled": True,
+        "kubeletPlugin.affinity": True,
+        "kubeletPlugin.tolerations": True,
+    }
+    assert [p for p in found if f"Values.{p}" not in templates] == []
