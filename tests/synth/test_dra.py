@@ -122,6 +122,8 @@ def test_the_rendered_kubelet_plugin_reaches_exactly_the_dra_pools_nodes(
     assert daemonset["spec"]["selector"]["matchLabels"] == {COMPONENT_LABEL: KUBELET_PLUGIN}
     pod = daemonset["spec"]["template"]["spec"]
     assert [c["name"] for c in pod["containers"]] == ["gpus"]
+    # The pool's taints, in place of the chart's default (nvidia.com/gpu alone).
+    assert pod["tolerations"] == EXPECTED_VALUES["kubeletPlugin"]["tolerations"]
     # Without ComputeDomains there is no controller; the GPU DeviceClasses are there.
     assert [d for d in docs if d["kind"] == "Deployment"] == []
     assert sorted(d["metadata"]["name"] for d in docs if d["kind"] == "DeviceClass") == [
@@ -176,6 +178,8 @@ def test_compute_domains_render_the_controller_off_the_gpu_pools(helm, tmp_path)
     assert [c["name"] for c in containers] == ["compute-domains", "gpus"]
     (controller,) = [d for d in docs if d["kind"] == "Deployment"]
     pod = controller["spec"]["template"]["spec"]
+    # Our empty list replaces the chart's tolerations (CriticalAddonsOnly, control-plane).
+    assert "tolerations" not in pod
     # Not the chart's control-plane affinity (no such node on EKS): any node but a GPU pool's.
     (group,) = plan.node_groups
     assert pod_fits_node(pod, {"gpu-pool.io/role": "system"}, [])
