@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_pool.model.catalog import CatalogError, lookup
+from gpu_pool.plan.dra import GPU_DEVICE_CLASS
 from gpu_pool.plan.node_template import EFA_RESOURCE
 from gpu_pool.plan.record import PoolRecord
 
@@ -27,8 +28,6 @@ DRA_DRIVER = "dra-driver"
 # The DRA API the driver's chart installs its DeviceClasses with on Kubernetes 1.34 and later
 # (templates/_helpers.tpl resourceApiVersion, kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1).
 RESOURCE_API = "resource.k8s.io/v1"
-# The driver's DeviceClass of whole GPUs (templates/deviceclass-gpu.yaml at v0.4.1).
-GPU_DEVICE_CLASS = "gpu.nvidia.com"
 # ComputeDomains: the served version of the driver's CRD (crds/resource.nvidia.com_computedomains
 # .yaml at v0.4.1).
 COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"

@@ -31,6 +31,12 @@ from gpu_pool.plan.gpu_software import GpuSoftwareChart
 from gpu_pool.plan.pool import PoolPlan
 
 DRA_DRIVER = "dra-driver"
+# The chart's DeviceClasses (templates/deviceclass-*.yaml at v0.4.1): whole GPUs, with
+# resources.gpus.enabled; with resources.computeDomains.enabled, a ComputeDomain's default IMEX
+# channel (the class the controller's channel claim templates name) and its IMEX daemons.
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
+DAEMON_DEVICE_CLASS = "compute-domain-daemon.nvidia.com"
 DRA_CONSTRUCT_ID = "NvidiaDraDriver"
 # The release keeps the 25.12.0 install's name (and namespace, versions.py): docs/upgrade.md.
 DRA_RELEASE = "nvidia-dra-driver-gpu"

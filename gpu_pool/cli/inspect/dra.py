@@ -21,7 +21,8 @@ from gpu_pool.cli.inspect.cluster import (
     as_dict,
     pod_running,
 )
-from gpu_pool.cli.smoke_test import COMPUTE_DOMAIN_API, GPU_DEVICE_CLASS
+from gpu_pool.cli.smoke_test import COMPUTE_DOMAIN_API
+from gpu_pool.plan.dra import CHANNEL_DEVICE_CLASS, GPU_DEVICE_CLASS
 
 # The chart's label on its DaemonSets and pods, and the per-component selector label of its pods
 # (deployments/helm/dra-driver-nvidia-gpu/templates/_helpers.tpl: templateLabels and
@@ -33,9 +34,6 @@ KUBELET_PLUGIN = "kubelet-plugin"
 # cmd/compute-domain-kubelet-plugin/main.go, DriverName).
 GPU_DRIVER = "gpu.nvidia.com"
 COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
-# The DeviceClass of a ComputeDomain's default IMEX channel, which the controller's channel
-# claim templates name (templates/deviceclass-compute-domain-default-channel.yaml).
-CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
 # The label the ComputeDomain controller puts on a domain's IMEX daemon DaemonSet and its pods,
 # valued with the domain's UID (cmd/compute-domain-controller/computedomain.go and
 # templates/compute-domain-daemon.tmpl.yaml).
