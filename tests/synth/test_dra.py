@@ -180,6 +180,27 @@ def test_compute_domains_render_the_controller_off_the_gpu_pools(helm, tmp_path)
     pod = controller["spec"]["template"]["spec"]
     # Our empty list replaces the chart's tolerations (CriticalAddonsOnly, control-plane).
     assert "tolerations" not in pod
+    # Helm merges maps: the chart's preferred terms stay beside ours, and match nothing on EKS:
+    # no control-plane node, and no pod with the anti-affinity's label (nameOverride's).
+    assert pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] == [
+        {
+            "weight": 100,
+            "preference": {
+                "matchExpressions": [
+                    {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}
+                ]
+            },
+        }
+    ]
+    (anti,) = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert anti["podAffinityTerm"]["labelSelector"]["matchLabels"] == {
+        "dra-driver-nvidia-gpu-component": "controller"
+    }
+    assert controller["spec"]["template"]["metadata"]["labels"] == {
+        "app.kubernetes.io/name": "nvidia-dra-driver-gpu",
+        "app.kubernetes.io/instance": "nvidia-dra-driver-gpu",
+        "nvidia-dra-driver-gpu-component": "controller",
+    }
     # Not the chart's control-plane affinity (no such node on EKS): any node but a GPU pool's.
     (group,) = plan.node_groups
     assert pod_fits_node(pod, {"gpu-pool.io/role": "system"}, [])
