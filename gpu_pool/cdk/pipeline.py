@@ -143,9 +143,35 @@ class GpuPoolPipeline(Stack):
         if problems:
             raise ConfigError("\n".join(problems))
         self.pipeline.build_pipeline()
+        self._grant_connection()
         acknowledge_pipeline(self.pipeline)
         for step in self.verify_steps:
             acknowledge_role_with_path(step.project)
+
+    def _grant_connection(self) -> None:
+        """The source action's role may use the connection through the action of the ARN's own
+        service prefix (Developer Tools console user guide, "Connections rename - Summary of
+        changes": the prefix in a policy must match the resource's). aws-cdk-lib 2.275.0's
+        CodeStarConnectionsSourceAction.bound grants codestar-connections:UseConnection alone,
+        whatever the ARN, so a codeconnections ARN (the console's since July 2024) needs
+        codeconnections:UseConnection here, on that connection only."""
+        source = self.settings.source
+        if source.connection_service == "codestar-connections":
+            return
+        stage = self.pipeline.pipeline.stages[0]
+        (action,) = stage.actions
+        role = (
+            self.pipeline.pipeline.node.find_child(stage.stage_name)
+            .node.find_child(action.action_properties.action_name)
+            .node.find_child("CodePipelineActionRole")
+        )
+        assert isinstance(role, iam.Role)
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=[f"{source.connection_service}:UseConnection"],
+                resources=[source.connection_arn],
+            )
+        )
 
     def verify_step_role_name(self, cluster: AppSettings) -> str:
         """The name of `cluster`'s verify step role, from the pipeline's and the cluster's stack

@@ -3,9 +3,7 @@
 
 What verify does on the cluster (gpu_pool/cli/verify.py, cli/inspect/): it creates, reads and
 deletes its smoke objects (and reads the pods' logs and events) in one namespace, and reads
-cluster-wide nodes, pods (the device plugin's, the DRA kubelet plugin's and IMEX daemons, in
-their own namespaces), DaemonSets, the controllers' Deployments, Karpenter's NodeClaims and
-NodePools, DRA ResourceSlices, ResourceClaims and DeviceClasses, and NVIDIA ComputeDomains.
+cluster-wide what gpu_pool/model/verify_rights.py lists (the ClusterRole is rendered from it).
 Through AWS it reads the stack's outputs (the pool records), the cluster's endpoint
 (update-kubeconfig), Auto Scaling activities and a reserved pool's reservation.
 """
@@ -22,6 +20,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
+from gpu_pool.model.verify_rights import READ_VERBS, VERIFY_READS
 
 # The IAM path of every verifier role; only ClusterVerifier creates roles there.
 VERIFIER_ROLE_PATH = "/gpu-pool-verify/"
@@ -33,15 +32,6 @@ ROLE_NAME_LIMIT = 64
 # ClusterRole of their own (VERIFY_READS): no EKS access policy reads nodes without reading
 # every resource, Secrets included (AmazonEKSAdminViewPolicy).
 NAMESPACE_WRITER_POLICY = "AmazonEKSEditPolicy"
-# What verify reads cluster-wide, by API group: (group, resources). Read verbs only.
-VERIFY_READS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("", ("nodes", "pods")),
-    ("apps", ("daemonsets", "deployments")),
-    ("karpenter.sh", ("nodeclaims", "nodepools")),
-    ("resource.k8s.io", ("resourceslices", "resourceclaims", "deviceclasses")),
-    ("resource.nvidia.com", ("computedomains",)),
-)
-READ_VERBS = ("get", "list", "watch")
 # The DRA smoke objects verify creates and deletes in its namespace (cli/smoke_test.py): the EKS
 # edit policy covers pods, but is not documented to cover resource.k8s.io objects, and a CRD's
 # objects (the driver's ComputeDomains; its chart aggregates no RBAC to `edit`) never.

@@ -16,6 +16,12 @@ from gpu_pool.plan.cluster import uses_auto_mode
 from gpu_pool.settings import AppSettings, ClusterSettings
 
 
+def creatable_minors(today: date) -> list[str]:
+    """The minors EKS still creates clusters of on `today`: the only ones worth suggesting (a
+    minor past its extended support is refused by GP-APP-02 as soon as it is chosen)."""
+    return [m for m, r in KUBERNETES_RELEASES.items() if today <= r.eks_creates_until]
+
+
 def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]:
     """The rules about the app's settings beyond each pool (GpuNodePool checks the pools)."""
     today = today or date.today()
@@ -28,7 +34,7 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
                 "GP-APP-01",
                 "cluster.kubernetes_version",
                 f"'{cluster.kubernetes_version}' is not supported; choose one of "
-                f"{', '.join(KUBERNETES_RELEASES)}",
+                f"{', '.join(creatable_minors(today))}",
             )
         )
         return findings

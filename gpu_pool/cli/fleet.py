@@ -180,7 +180,8 @@ def _doctor_one(
     if context is None:
         wanted = cluster.arn or (
             f"named by the ARN of cluster {cluster.name} "
-            f"(arn:aws:eks:{cluster.region or 'REGION'}:ACCOUNT:cluster/{cluster.name})"
+            f"(arn:{_partition(cluster.region or '')}:eks:{cluster.region or 'REGION'}:ACCOUNT:"
+            f"cluster/{cluster.name})"
         )
         return unreachable(f"no kubeconfig context {wanted}", update)
     aws = aws_for(profile, cluster.region)

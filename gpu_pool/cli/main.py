@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -491,6 +491,8 @@ def _doctor_fleet(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
     if args.config:
         raise CliError("--config: settings are not read with --cdk-out or --stack; drop one")
     profiles = _account_profiles(args.account_profile)
+    if aws is None:
+        _check_profiles_exist(args.profile, profiles.values())
     clusters = fleet_clusters(assembly_stacks(Path(args.cdk_out)), args.stack or ())
     if not clusters:
         raise Pools([], f"the pool records in '{args.cdk_out}'").no_pools()
@@ -545,6 +547,29 @@ def _account_profiles(values: Sequence[str]) -> dict[str, str]:
                 f"({profiles[account]}, {profile}); give one"
             )
     return profiles
+
+
+def _check_profiles_exist(profile: str | None, account_profiles: Collection[str]) -> None:
+    """Every profile named on the command line is one of the AWS config's: otherwise each
+    cluster would only be reported unreachable, and the bad name never said (#39 item 3)."""
+    import boto3
+    from botocore.exceptions import BotoCoreError
+
+    named = [p for p in (profile, *account_profiles) if p]
+    if not named:
+        return
+    try:
+        known = set(boto3.Session().available_profiles)
+    except BotoCoreError:
+        known = set()
+    for name in named:
+        if name not in known:
+            option = "--profile" if name == profile else "--account-profile"
+            listed = ", ".join(sorted(known)) or "none"
+            raise CliError(
+                f"{option}: no AWS profile named '{name}' in the AWS config (its profiles: "
+                f"{listed}); aws configure list-profiles lists them"
+            )
 
 
 def _kube_contexts(args: argparse.Namespace) -> tuple[set[str], str | None]:
@@ -833,7 +858,7 @@ def _deployed_template(
     if aws is None:
         import boto3
 
-        aws = boto3.Session(region_name=region).client
+        aws = boto3.Session(region_name=region or _configured_region()).client
     try:
         body = aws("cloudformation").get_template(StackName=stack, TemplateStage="Original")
     except ClientError as err:

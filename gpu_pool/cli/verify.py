@@ -47,6 +47,7 @@ from gpu_pool.cli.inspect.dra import (
     resource_api,
 )
 from gpu_pool.cli.inspect.health import HEALTH_STAGE, gpu_fault
+from gpu_pool.cli.inspect.rbac import missing_right
 from gpu_pool.cli.inspect.reserved import reservation_verdict
 from gpu_pool.cli.smoke_test import (
     COMPUTE_DOMAIN_API,
@@ -177,11 +178,11 @@ class Verifier:
     def run(self) -> int:
         """0 when the pod ran nvidia-smi to success (an UltraServer pool's two pods each saw
         the IMEX channel of one domain over both nodes); 1 with a classified failure otherwise."""
-        known_nodes = {n.metadata.name for n in self._pool_nodes()}
-        known_claims = {c["metadata"]["name"] for c in self._node_claims()}
-        run = Run(started=self.clock.now(), known_nodes=known_nodes, known_claims=known_claims)
+        run = Run(started=self.clock.now())
         created: list[dict[str, Any]] = []
         try:
+            run.known_nodes = {n.metadata.name for n in self._pool_nodes()}
+            run.known_claims = {c["metadata"]["name"] for c in self._node_claims()}
             for obj in self.objects:
                 self._create(obj)
                 created.append(obj)
@@ -202,6 +203,13 @@ class Verifier:
             return 0
         except Failure as failure:
             self._report(run, failure)
+            return 1
+        except ApiException as err:
+            # A read or write the caller has no right to: the right, not a traceback.
+            right = missing_right(err)
+            if right is None:
+                raise
+            self._report(run, Failure(right.cause, [right.message], right.fix))
             return 1
         finally:
             for obj in reversed(created):

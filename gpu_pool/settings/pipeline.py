@@ -48,6 +48,14 @@ class PipelineSourceSettings(_Settings):
     branch: str = Field(default="main", min_length=1)
     """The branch whose pushes start the pipeline."""
 
+    @property
+    def connection_service(self) -> str:
+        """The service prefix of `connection_arn` (codeconnections, or codestar-connections for
+        a connection created before July 2024): the prefix of the UseConnection action a role
+        needs on it, for "the service prefix needs to match that of the resource" (Developer
+        Tools console user guide, "Connections rename - Summary of changes")."""
+        return self.connection_arn.split(":")[2]
+
 
 class PipelineSettings(_Settings):
     """A CDK Pipelines pipeline (CodePipeline) that synthesizes the fleet's app from its

@@ -395,9 +395,118 @@ class Scenario:
     device_classes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Access:
+    """A resource request's authorization attributes, as the API server derives them from its
+    path and method (k8s.io/apiserver pkg/endpoints/request/requestinfo.go): GET on a
+    collection is list (watch with watch=true), on a name get; POST create; DELETE delete;
+    `resource` with its subresource (pods/log)."""
+
+    verb: str
+    group: str
+    resource: str
+    namespace: str | None
+    name: str | None = None
+
+
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def access_of(method: str, path: str, query: dict[str, list[str]]) -> Access | None:
+    """`path`'s Access, or None for a non-resource path (/version, discovery)."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"] and len(parts) > 2:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) > 3:
+        group, rest = parts[1], parts[3:]
+    else:
+        return None
+    namespace = None
+    if rest[0] == "namespaces" and len(rest) > 2:
+        namespace, rest = rest[1], rest[2:]
+    resource = "/".join([rest[0], *rest[2:3]])
+    if method == "GET":
+        collection = len(rest) == 1
+        watch = query.get("watch", [""])[0] in ("true", "1")
+        verb = ("watch" if watch else "list") if collection else "get"
+    else:
+        verb = _VERBS[method]
+    return Access(verb, group, resource, namespace, rest[1] if len(rest) > 1 else None)
+
+
+@dataclass(frozen=True)
+class Rights:
+    """What the caller may do, as RBAC grants it: a ClusterRole's rules (through a
+    ClusterRoleBinding: every namespace and the cluster scope) and a Role's in its namespace
+    alone (Kubernetes docs, "Using RBAC Authorization"). A rule allows a request when its
+    apiGroups, resources and verbs each hold the request's (or "*")."""
+
+    cluster_rules: tuple[dict, ...] = ()
+    namespace_rules: tuple[tuple[str, dict], ...] = ()
+
+    def allow(self, access: Access) -> bool:
+        rules = [
+            *self.cluster_rules,
+            *(r for ns, r in self.namespace_rules if ns == access.namespace),
+        ]
+        return any(
+            _holds(rule["apiGroups"], access.group)
+            and _holds(rule["resources"], access.resource)
+            and _holds(rule["verbs"], access.verb)
+            for rule in rules
+        )
+
+
+def _holds(values: list[str], value: str) -> bool:
+    return "*" in values or value in values
+
+
+def rights_of(manifests: list[dict]) -> Rights:
+    """The Rights of a subject bound to each ClusterRole and Role of `manifests`."""
+    return Rights(
+        tuple(r for m in manifests if m["kind"] == "ClusterRole" for r in m["rules"]),
+        tuple(
+            (m["metadata"]["namespace"], r)
+            for m in manifests
+            if m["kind"] == "Role"
+            for r in m["rules"]
+        ),
+    )
+
+
+def forbidden(access: Access, user: str = "gpu-pool-verify") -> dict:
+    """The API server's 403 Status: NewForbidden with forbiddenMessage's text
+    (k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go; apimachinery
+    pkg/api/errors NewForbidden: `<resource>.<group> "<name>" is forbidden: <message>`)."""
+    resource, _, _ = access.resource.partition("/")
+    qualified = f"{resource}.{access.group}" if access.group else resource
+    scope = (
+        f'in the namespace "{access.namespace}"' if access.namespace else "at the cluster scope"
+    )
+    name = access.name
+    named = f' "{name}"' if name else ""
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'{qualified}{named} is forbidden: User "{user}" cannot {access.verb} '
+        f'resource "{access.resource}" in API group "{access.group}" {scope}',
+        "reason": "Forbidden",
+        "details": {**({"name": name} if name else {}), "group": access.group, "kind": resource},
+        "code": 403,
+    }
+
+
 class FakeKubernetes:
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, rights: Rights | None = None) -> None:
+        """`rights`: what the caller may do; every other resource request is refused with the
+        API server's 403 (None: everything is allowed, as for a cluster admin)."""
         self.scenario = scenario
+        self.rights = rights
+        # Every resource request's Access, and those refused.
+        self.accesses: list[Access] = []
+        self.refused: list[Access] = []
         self.tick = 0
         self.created: list[dict] = []
         self.deleted: list[str] = []
@@ -448,6 +557,17 @@ class FakeKubernetes:
     # -- the API -----------------------------------------------------------------------------
 
     def respond(
+        self, method: str, path: str, query: dict[str, list[str]], body: Any
+    ) -> tuple[int, Any]:
+        access = access_of(method, path, query)
+        if access is not None:
+            self.accesses.append(access)
+            if self.rights is not None and not self.rights.allow(access):
+                self.refused.append(access)
+                return 403, forbidden(access)
+        return self._respond(method, path, query, body)
+
+    def _respond(
         self, method: str, path: str, query: dict[str, list[str]], body: Any
     ) -> tuple[int, Any]:
         s = self.scenario

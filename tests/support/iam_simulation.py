@@ -26,10 +26,6 @@ REGION = "us-east-1"
 PARTITION = "aws"
 # The stack name CloudFormation gives resources without a name of their own.
 STACK = "Test"
-STACK_ID = (
-    f"arn:{PARTITION}:cloudformation:{REGION}:{ACCOUNT}:stack/{STACK}/"
-    "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
-)
 
 NODE = ROOT / "node_modules" / ".bin" / "node"
 SIMULATOR = ROOT / "node_modules" / "@cloud-copilot" / "iam-simulate" / "package.json"
@@ -54,14 +50,53 @@ class Call:
 
 # ---- resolving a template's policies ------------------------------------------------------
 
-_PSEUDO = {
-    "AWS::Partition": PARTITION,
-    "AWS::Region": REGION,
-    "AWS::AccountId": ACCOUNT,
-    "AWS::URLSuffix": "amazonaws.com",
-    "AWS::StackName": STACK,
-    "AWS::StackId": STACK_ID,
-}
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a template deploys: account, Region and partition."""
+
+    account: str = ACCOUNT
+    region: str = REGION
+    partition: str = PARTITION
+
+    @property
+    def stack_id(self) -> str:
+        return (
+            f"arn:{self.partition}:cloudformation:{self.region}:{self.account}:stack/{STACK}/"
+            "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+        )
+
+
+COMMERCIAL = Environment()
+STACK_ID = COMMERCIAL.stack_id
+# The key under which a template read for the simulation carries its Environment
+# (`deployed_in`); a template without one deploys in COMMERCIAL.
+_ENVIRONMENT = "x-gpu-pool-environment"
+
+
+def deployed_in(template: dict[str, Any], environment: Environment) -> dict[str, Any]:
+    """`template`, resolved as deployed in `environment` from then on."""
+    return {**template, _ENVIRONMENT: environment}
+
+
+def environment_of(template: dict[str, Any]) -> Environment:
+    environment: Environment = template.get(_ENVIRONMENT, COMMERCIAL)
+    return environment
+
+
+def _pseudo(template: dict[str, Any], name: str) -> str:
+    env = environment_of(template)
+    return {
+        "AWS::Partition": env.partition,
+        "AWS::Region": env.region,
+        "AWS::AccountId": env.account,
+        # China's endpoints (AWS General Reference, "Amazon Web Services in China").
+        "AWS::URLSuffix": "amazonaws.com.cn" if env.partition == "aws-cn" else "amazonaws.com",
+        "AWS::StackName": STACK,
+        "AWS::StackId": env.stack_id,
+    }[name]
+
+
 # The property holding a resource's name, where it has one; else CloudFormation generates one
 # from the stack and logical id (here without its random suffix).
 _NAME_PROPERTY = {
@@ -73,11 +108,14 @@ _NAME_PROPERTY = {
 }
 # `Fn::GetAtt <id>.Arn` by resource type, from its name (CloudFormation resource reference).
 _ARN = {
-    "AWS::IAM::Role": f"arn:{PARTITION}:iam::{ACCOUNT}:role/{{}}",
-    "AWS::EKS::Cluster": f"arn:{PARTITION}:eks:{REGION}:{ACCOUNT}:cluster/{{}}",
-    "AWS::SQS::Queue": f"arn:{PARTITION}:sqs:{REGION}:{ACCOUNT}:{{}}",
-    "AWS::Lambda::Function": f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:function:{{}}",
-    "AWS::Logs::LogGroup": f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:{{}}:*",
+    "AWS::IAM::Role": "arn:{p}:iam::{a}:role/{n}",
+    "AWS::EKS::Cluster": "arn:{p}:eks:{r}:{a}:cluster/{n}",
+    "AWS::SQS::Queue": "arn:{p}:sqs:{r}:{a}:{n}",
+    "AWS::Lambda::Function": "arn:{p}:lambda:{r}:{a}:function:{n}",
+    "AWS::Logs::LogGroup": "arn:{p}:logs:{r}:{a}:log-group:{n}:*",
+    "AWS::S3::Bucket": "arn:{p}:s3:::{n}",
+    "AWS::KMS::Key": "arn:{p}:kms:{r}:{a}:key/{n}",
+    "AWS::CodeBuild::Project": "arn:{p}:codebuild:{r}:{a}:project/{n}",
 }
 
 
@@ -92,20 +130,45 @@ def arn_of(template: dict[str, Any], logical_id: str) -> str:
     kind = template["Resources"][logical_id]["Type"]
     if kind not in _ARN:
         raise ValueError(f"no ARN format for {logical_id} ({kind}): add it to _ARN")
-    return _ARN[kind].format(physical_name(template, logical_id))
+    env = environment_of(template)
+    name = physical_name(template, logical_id)
+    if kind == "AWS::IAM::Role":
+        # A role's ARN has its path (IAM user guide, "IAM identifiers").
+        name = template["Resources"][logical_id]["Properties"].get("Path", "/")[1:] + name
+    return _ARN[kind].format(p=env.partition, r=env.region, a=env.account, n=name)
+
+
+_NO_VALUE = object()
 
 
 def resolve(template: dict[str, Any], value: Any) -> Any:
     """`value` with every intrinsic replaced by what CloudFormation would deploy. An
     intrinsic this cannot resolve raises, so no placeholder ever reaches the simulator."""
     if isinstance(value, list):
-        return [resolve(template, v) for v in value]
+        return [r for r in (resolve(template, v) for v in value) if r is not _NO_VALUE]
     if not isinstance(value, dict):
         return value
     if len(value) == 1:
         ((fn, arg),) = value.items()
+        if fn == "Ref" and arg == "AWS::NoValue":
+            return _NO_VALUE
+        if fn == "Ref" and arg.startswith("AWS::"):
+            return _pseudo(template, arg)
         if fn == "Ref":
-            return _PSEUDO[arg] if arg in _PSEUDO else physical_name(template, arg)
+            return physical_name(template, arg)
+        if fn == "Fn::If":
+            condition = resolve(template, template["Conditions"][arg[0]])
+            return resolve(template, arg[1] if condition else arg[2])
+        if fn == "Fn::Equals":
+            return resolve(template, arg[0]) == resolve(template, arg[1])
+        if fn in ("Fn::Not", "Fn::And", "Fn::Or"):
+            values = [resolve(template, v) for v in arg]
+            return {"Fn::Not": not values[0], "Fn::And": all(values), "Fn::Or": any(values)}[fn]
+        if fn == "Condition":
+            return resolve(template, template["Conditions"][arg])
+        if fn == "Fn::Sub" and isinstance(arg, str):
+            # Only pseudo parameters: a reference to a resource would need its attributes.
+            return re.sub(r"\$\{(AWS::[A-Za-z]+)\}", lambda m: _pseudo(template, m[1]), arg)
         if fn == "Fn::GetAtt" and arg[1] == "Arn":
             return arn_of(template, arg[0])
         if fn == "Fn::Join":
@@ -139,9 +202,13 @@ def role_policies(template: dict[str, Any], role: str) -> list[Policy]:
     policies: list[Policy] = [
         (p["PolicyName"], resolve(template, p["PolicyDocument"])) for p in props.get("Policies", [])
     ]
+    partition = environment_of(template).partition
     for arn in resolve(template, props.get("ManagedPolicyArns", [])):
         aws = managed_policy(arn)
-        policies.append((aws["PolicyName"], aws["Document"]))
+        # AWS publishes each managed policy in every partition with that partition's ARNs;
+        # the fixtures are the aws partition's.
+        document = json.loads(json.dumps(aws["Document"]).replace("arn:aws:", f"arn:{partition}:"))
+        policies.append((aws["PolicyName"], document))
     for lid, resource in resources.items():
         if resource["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy") and {
             "Ref": role
@@ -182,13 +249,19 @@ def _actions(statement: dict[str, Any]) -> list[str]:
 # ---- the simulation -----------------------------------------------------------------------
 
 
-def session_principal(role_name: str, session: str = "gpu-pool-test") -> str:
-    return f"arn:{PARTITION}:sts::{ACCOUNT}:assumed-role/{role_name}/{session}"
+def session_principal(
+    role_name: str, session: str = "gpu-pool-test", env: Environment = COMMERCIAL
+) -> str:
+    return f"arn:{env.partition}:sts::{env.account}:assumed-role/{role_name}/{session}"
 
 
-def identity_request(principal: str, policies: Sequence[Policy], call: Call) -> dict[str, Any]:
-    """A simulation of `call` by `principal`, a session of a role with `policies`. Every
-    request carries aws:RequestedRegion (IAM user guide, global condition keys)."""
+def identity_request(
+    principal: str, policies: Sequence[Policy], call: Call, env: Environment = COMMERCIAL
+) -> dict[str, Any]:
+    """A simulation of `call` by `principal`, a session of a role with `policies`, on a
+    resource of `env`'s account (the principal's: a call across accounts needs the resource's
+    policy too). Every request carries aws:RequestedRegion (IAM user guide, global condition
+    keys)."""
     return {
         "identityPolicies": [{"name": n, "policy": d} for n, d in policies],
         "serviceControlPolicies": [],
@@ -197,25 +270,33 @@ def identity_request(principal: str, policies: Sequence[Policy], call: Call) -> 
         "request": {
             "principal": principal,
             "action": call.action,
-            "resource": {"resource": call.resource, "accountId": ACCOUNT},
-            "contextVariables": {"aws:RequestedRegion": REGION, **call.context},
+            "resource": {"resource": call.resource, "accountId": env.account},
+            "contextVariables": {"aws:RequestedRegion": env.region, **call.context},
         },
     }
 
 
-def assume_request(service: str, role_arn: str, trust: dict[str, Any], action: str) -> dict:
-    """A simulation of `service` calling `action` (sts:AssumeRole, sts:TagSession) on the role
-    whose trust policy is `trust`: the trust policy is the role's resource policy."""
+def assume_request(
+    principal: str,
+    role_arn: str,
+    trust: dict[str, Any],
+    action: str,
+    env: Environment = COMMERCIAL,
+    context: dict[str, ContextValue] | None = None,
+) -> dict[str, Any]:
+    """A simulation of `principal` (a service, or a role's session) calling `action`
+    (sts:AssumeRole, sts:TagSession) on the role whose trust policy is `trust`: the trust
+    policy is the role's resource policy."""
     return {
         "identityPolicies": [],
         "serviceControlPolicies": [],
         "resourceControlPolicies": [],
         "resourcePolicy": trust,
         "request": {
-            "principal": service,
+            "principal": principal,
             "action": action,
-            "resource": {"resource": role_arn, "accountId": ACCOUNT},
-            "contextVariables": {},
+            "resource": {"resource": role_arn, "accountId": env.account},
+            "contextVariables": context or {},
         },
     }
 

@@ -37,6 +37,8 @@ VENDORED = (
     "AmazonEC2ContainerRegistryReadOnly",
     "CloudWatchAgentServerPolicy",
     "AWSLambdaBasicExecutionRole",
+    "AWSLambdaVPCAccessExecutionRole",
+    "AmazonElasticContainerRegistryPublicReadOnly",
 )
 
 

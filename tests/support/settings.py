@@ -347,3 +347,16 @@ NAMED_SETTINGS: dict[str, dict] = {
     "repair-off": REPAIR_OFF,
     "existing-with-agent": EXISTING_WITH_AGENT,
 }
+
+# One pool of each of node groups and Karpenter, with the CloudWatch agent, in the other
+# partitions' Regions (China, GovCloud): the IAM simulation runs there once (issue 38 item 7).
+PARTITION_REGIONS = {"aws-cn": "cn-north-1", "aws-us-gov": "us-gov-west-1"}
+IN_PARTITION = {
+    partition: {
+        **MIXED,
+        "metrics": {"gpu": "cloudwatch"},
+        "region": region,
+        "account": "123456789012",
+    }
+    for partition, region in PARTITION_REGIONS.items()
+}

@@ -1,4 +1,6 @@
-"""An IAM policy simulation over every role the app creates (issue 32).
+"""An IAM policy simulation over every role the app creates (issue 32), examples/pipeline's
+roles and the cluster verify role it assumes, and, once more, in the aws-cn and aws-us-gov
+partitions (issue 38 item 7).
 
 For each role, the calls its component makes, with their request context (action, resource
 ARN, request and resource tags), are evaluated by @cloud-copilot/iam-simulate against the
@@ -9,8 +11,9 @@ in one Node process (tests/support/iam_simulation.py).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -23,9 +26,12 @@ from tests.support.iam_simulation import (
     REGION,
     STACK_ID,
     Call,
+    Environment,
     Policy,
     arn_of,
     assume_request,
+    deployed_in,
+    environment_of,
     identity_request,
     logical_id,
     physical_name,
@@ -37,11 +43,13 @@ from tests.support.iam_simulation import (
     trust_policy,
     without_statement,
 )
+from tests.support.pipeline_example import example_cluster_template, example_pipeline_template
 from tests.support.settings import (
     AUTO_MODE,
     CLOUDWATCH_METRICS,
     DEFAULT,
     EXISTING,
+    IN_PARTITION,
     KARPENTER,
     KARPENTER_OPERATOR,
     KMS_KEY,
@@ -49,6 +57,7 @@ from tests.support.settings import (
     MIXED_AUTO_MODE,
     MULTI,
     NODE_GROUP_KMS,
+    PARTITION_REGIONS,
     THREE_POOLS,
     TRAINING,
 )
@@ -62,6 +71,10 @@ TEMPLATES = {
     "cloudwatch": CLOUDWATCH_METRICS,
     "node-group-kms": NODE_GROUP_KMS,
 }
+# examples/pipeline: the pipeline stack, and the us-east-1 cluster's stack it deploys (with the
+# verify role), both in the tooling account.
+PIPELINE_ACCOUNT = "111111111111"
+PIPELINE_CLUSTER = "GpuInference-us-east-1"
 ALLOWED, DENIED = "Allowed", "ImplicitlyDenied"
 # A component's calls by name; a call that names a resource of the template is computed from it.
 CallSet = dict[str, Call | Callable[[dict[str, Any]], Call]]
@@ -564,13 +577,176 @@ FRAMEWORK_CALLS: CallSet = {
 }
 
 
+# aws-cdk-lib's VPC flow log role: the VPC Flow Logs service writes the flow log records to the
+# log group the VPC construct creates (VPC user guide, "Publish flow logs to CloudWatch Logs":
+# the role's CreateLogStream, PutLogEvents, DescribeLogStreams), and no other log group.
+def _flow_log_stream(template: dict[str, Any], logical: str = "VpcFlowLogs") -> str:
+    group = physical_name(template, logical_id(template, "AWS::Logs::LogGroup", logical))
+    return f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:{group}:log-stream:eni-0123-all"
+
+
+FLOW_LOG_CALLS: CallSet = {
+    verb: lambda t, action=action: Call(action, _flow_log_stream(t))
+    for verb, action in {
+        "create-log-stream": "logs:CreateLogStream",
+        "put-log-events": "logs:PutLogEvents",
+        "describe-log-streams": "logs:DescribeLogStreams",
+    }.items()
+}
+FLOW_LOG_DENIED: CallSet = {
+    "put-other-log-group": Call(
+        "logs:PutLogEvents",
+        f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:other:log-stream:eni-0123-all",
+    ),
+}
+
+
+# aws-cdk-lib's kubectl provider: its handler runs `aws eks update-kubeconfig` on the cluster
+# (aws-eks-v2 kubectl-handler: DescribeCluster), in the cluster's VPC (Lambda's
+# AWSLambdaVPCAccessExecutionRole: the ENIs), writing its logs; its framework function invokes
+# it. No other cluster.
+def _kubectl_handler_log_stream(template: dict[str, Any]) -> str:
+    function = physical_name(
+        template, logical_id(template, "AWS::Lambda::Function", "ClusterKubectlProviderHandler")
+    )
+    return (
+        f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/{function}:"
+        "log-stream:2026/12/04/x"
+    )
+
+
+KUBECTL_CALLS: CallSet = {
+    "describe-cluster": Call("eks:DescribeCluster", CLUSTER_ARN),
+    "create-eni": Call("ec2:CreateNetworkInterface", ENI_ARN),
+    "put-log-events": lambda t: Call("logs:PutLogEvents", _kubectl_handler_log_stream(t)),
+}
+KUBECTL_DENIED: CallSet = {
+    "describe-other-cluster": Call(
+        "eks:DescribeCluster", f"arn:{PARTITION}:eks:{REGION}:{ACCOUNT}:cluster/other"
+    ),
+    "update-cluster": Call("eks:UpdateClusterConfig", CLUSTER_ARN),
+}
+KUBECTL_FRAMEWORK_CALLS: CallSet = {
+    "invoke-handler": lambda t: Call(
+        "lambda:InvokeFunction",
+        arn_of(t, logical_id(t, "AWS::Lambda::Function", "ClusterKubectlProviderHandler")),
+    ),
+}
+
+# examples/pipeline (docs/pipeline.md). Its source action reads the repository through the
+# connection: a codeconnections ARN needs codeconnections:UseConnection, for "the service
+# prefix needs to match that of the resource" (Developer Tools console user guide, "Connections
+# rename - Summary of changes"); another connection, denied. Then it writes the source artifact.
+CONNECTION = (
+    f"arn:{PARTITION}:codeconnections:{REGION}:{PIPELINE_ACCOUNT}:connection/"
+    "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+)
+
+
+def _artifact(template: dict[str, Any]) -> str:
+    bucket = arn_of(template, logical_id(template, "AWS::S3::Bucket", "PipelineArtifactsBucket"))
+    return f"{bucket}/GpuPoolPipeline/acme_gpu_fl/abcdef0"
+
+
+SOURCE_CALLS: CallSet = {
+    "use-connection": Call("codeconnections:UseConnection", CONNECTION),
+    "put-artifact": lambda t: Call("s3:PutObject", _artifact(t)),
+}
+SOURCE_DENIED: CallSet = {
+    "use-other-connection": Call(
+        "codeconnections:UseConnection", CONNECTION.replace("0a1b2c3d", "ffffffff")
+    ),
+}
+# The pipeline's own role assumes each action's role (CodePipeline user guide, "CodePipeline
+# service role"); not the verify role of a cluster.
+PIPELINE_CALLS: CallSet = {
+    "assume-source-role": lambda t: Call(
+        "sts:AssumeRole", arn_of(t, role_id(t, "PipelineSourceacmegpufleetCodePipelineActionRole"))
+    ),
+}
+PIPELINE_DENIED: CallSet = {
+    "assume-verify-role": Call(
+        "sts:AssumeRole",
+        f"arn:{PARTITION}:iam::{PIPELINE_ACCOUNT}:role/gpu-pool-verify/{PIPELINE_CLUSTER}-verify",
+    ),
+}
+
+
+# A CodeBuild project's role writes its build logs to /aws/codebuild/<project> (CodeBuild user
+# guide, "Allow CodeBuild to interact with other AWS services") and reads the input artifact.
+def _build_logs(project: str) -> Callable[[dict[str, Any]], Call]:
+    def call(template: dict[str, Any]) -> Call:
+        name = physical_name(template, logical_id(template, "AWS::CodeBuild::Project", project))
+        return Call(
+            "logs:PutLogEvents",
+            f"arn:{PARTITION}:logs:{REGION}:{PIPELINE_ACCOUNT}:log-group:/aws/codebuild/{name}:"
+            "log-stream:build-1",
+        )
+
+    return call
+
+
+SYNTH_CALLS: CallSet = {
+    "build-logs": _build_logs("PipelineBuildSynthCdkBuildProject"),
+    "get-source": lambda t: Call("s3:GetObject", _artifact(t)),
+    "put-cloud-assembly": lambda t: Call("s3:PutObject", _artifact(t)),
+}
+SYNTH_DENIED: CallSet = {
+    "put-other-bucket": Call("s3:PutObject", f"arn:{PARTITION}:s3:::other/x"),
+    "use-connection": Call("codeconnections:UseConnection", CONNECTION),
+}
+# A cluster's verify step assumes that cluster's verify role alone (gpu_pool/cdk/pipeline.py).
+STEP = PIPELINE_CLUSTER.replace("-", "")
+VERIFY_STEP_CALLS: CallSet = {
+    "build-logs": _build_logs(f"Pipeline{STEP}Verify{STEP}"),
+    "assume-own-verify-role": Call(
+        "sts:AssumeRole",
+        f"arn:{PARTITION}:iam::{PIPELINE_ACCOUNT}:role/gpu-pool-verify/{PIPELINE_CLUSTER}-verify",
+    ),
+    "get-source": lambda t: Call("s3:GetObject", _artifact(t)),
+}
+VERIFY_STEP_DENIED: CallSet = {
+    "assume-other-verify-role": Call(
+        "sts:AssumeRole",
+        f"arn:{PARTITION}:iam::{PIPELINE_ACCOUNT}:role/gpu-pool-verify/Other-verify",
+    ),
+    "put-artifact": lambda t: Call("s3:PutObject", _artifact(t)),
+}
+# The verify role itself (gpu_pool/cdk/verifier.py), in the cluster's stack: update-kubeconfig
+# (DescribeCluster), the pool records (DescribeStacks on its own stack), why a launch stalled
+# and a reservation; no other cluster or stack, and nothing it could change.
+VERIFIED_CLUSTER_ARN = f"arn:{PARTITION}:eks:{REGION}:{PIPELINE_ACCOUNT}:cluster/gpu-inference"
+VERIFY_ROLE_CALLS: CallSet = {
+    "describe-cluster": Call("eks:DescribeCluster", VERIFIED_CLUSTER_ARN),
+    "describe-own-stack": Call(
+        "cloudformation:DescribeStacks",
+        f"arn:{PARTITION}:cloudformation:{REGION}:{PIPELINE_ACCOUNT}:stack/{PIPELINE_CLUSTER}/"
+        "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
+    ),
+    "scaling-activities": Call("autoscaling:DescribeScalingActivities", "*"),
+    "reservations": Call("ec2:DescribeCapacityReservations", "*"),
+}
+VERIFY_ROLE_DENIED: CallSet = {
+    "describe-other-cluster": Call(
+        "eks:DescribeCluster", VERIFIED_CLUSTER_ARN.replace("gpu-inference", "other")
+    ),
+    "describe-other-stack": Call(
+        "cloudformation:DescribeStacks",
+        f"arn:{PARTITION}:cloudformation:{REGION}:{PIPELINE_ACCOUNT}:stack/Other/"
+        "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
+    ),
+    "scale": Call("autoscaling:SetDesiredCapacity", ASG_ARN),
+}
+
+
 # ---- the cases -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Role:
-    """A role in a template (its logical id without CDK's hash), the service that assumes it,
-    whether that service tags its session, and the calls its component makes."""
+    """A role in a template (its logical id without CDK's hash), the service that assumes it
+    (or the role whose sessions do, by its name without CDK's hash), whether that service tags
+    its session, and the calls its component makes."""
 
     template: str
     name: str
@@ -578,6 +754,10 @@ class Role:
     tags_session: bool
     allowed: tuple[CallSet, ...]
     denied: tuple[CallSet, ...] = ()
+    # The role whose sessions assume this one (`service` is then its name): its policies are
+    # the caller's too, which a trust policy naming the account needs (IAM user guide, "Policy
+    # evaluation logic": within one account either policy may allow).
+    assumer: Role | None = None
 
 
 NODE_GROUP_NODE = (NODE_CALLS, CNI_CALLS)
@@ -642,6 +822,93 @@ AUTO_MODE_NODE_ROLES = tuple(
 CLOUDWATCH_ROLE = Role(
     "cloudwatch", "GpuMetricsCloudWatchAgentRole", "pods.eks.amazonaws.com", True, (CW_CALLS,)
 )
+FLOW_LOG_ROLE = Role(
+    "default",
+    "VpcFlowLogIAMRole",
+    "vpc-flow-logs.amazonaws.com",
+    False,
+    (FLOW_LOG_CALLS,),
+    (FLOW_LOG_DENIED,),
+)
+KUBECTL_ROLE = Role(
+    "default",
+    "ClusterKubectlProviderHandlerServiceRole",
+    "lambda.amazonaws.com",
+    False,
+    (KUBECTL_CALLS,),
+    (KUBECTL_DENIED,),
+)
+KUBECTL_FRAMEWORK_ROLE = Role(
+    "default",
+    "ClusterKubectlProviderframeworkonEventServiceRole",
+    "lambda.amazonaws.com",
+    False,
+    (KUBECTL_FRAMEWORK_CALLS,),
+)
+PIPELINE_ROLE = Role(
+    "pipeline",
+    "PipelineRole",
+    "codepipeline.amazonaws.com",
+    False,
+    (PIPELINE_CALLS,),
+    (PIPELINE_DENIED,),
+)
+SOURCE_ROLE = Role(
+    "pipeline",
+    "PipelineSourceacmegpufleetCodePipelineActionRole",
+    "PipelineRole",
+    False,
+    (SOURCE_CALLS,),
+    (SOURCE_DENIED,),
+    PIPELINE_ROLE,
+)
+SYNTH_ROLE = Role(
+    "pipeline",
+    "PipelineBuildSynthCdkBuildProjectRole",
+    "codebuild.amazonaws.com",
+    False,
+    (SYNTH_CALLS,),
+    (SYNTH_DENIED,),
+)
+VERIFY_STEP_ROLE = Role(
+    "pipeline",
+    f"Verify{STEP}Role",
+    "codebuild.amazonaws.com",
+    False,
+    (VERIFY_STEP_CALLS,),
+    (VERIFY_STEP_DENIED,),
+)
+VERIFY_ROLE = Role(
+    "pipeline-cluster",
+    "VerifierRole",
+    # Its own cluster's verify step's role, in the pipeline's account.
+    VERIFY_STEP_ROLE.name,
+    False,
+    (VERIFY_ROLE_CALLS,),
+    (VERIFY_ROLE_DENIED,),
+    VERIFY_STEP_ROLE,
+)
+# The other partitions (issue 38 item 7): node group, Karpenter and CloudWatch roles, and
+# aws-cdk-lib's, of one stack in China's and one in GovCloud's Region, making the same calls in
+# that partition and Region (`_in_environment`); Karpenter's pool there has no volume key.
+PARTITION_ROLES = tuple(
+    replace(role, template=partition, name=name, **({"denied": role.denied[:1]} if kms else {}))
+    for partition in IN_PARTITION
+    for role, name, kms in (
+        (NODE_GROUP_ROLE, "GpuPoolInferenceNodeRole", False),
+        (SYSTEM_NODE_ROLE, SYSTEM_NODE_ROLE.name, False),
+        (AUTOSCALER_ROLE, AUTOSCALER_ROLE.name, False),
+        (HANDLER_ROLE, HANDLER_ROLE.name, False),
+        (FRAMEWORK_ROLE, FRAMEWORK_ROLE.name, False),
+        (KARPENTER_NODE_ROLE, KARPENTER_NODE_ROLE.name, False),
+        (KARPENTER_ROLE, KARPENTER_ROLE.name, True),
+        (CLOUDWATCH_ROLE, CLOUDWATCH_ROLE.name, False),
+        (FLOW_LOG_ROLE, FLOW_LOG_ROLE.name, False),
+        (KUBECTL_ROLE, KUBECTL_ROLE.name, False),
+        (KUBECTL_FRAMEWORK_ROLE, KUBECTL_FRAMEWORK_ROLE.name, False),
+    )
+    for role in [replace(role, allowed=role.allowed[:1]) if kms else role]
+)
 ROLES = (
     NODE_GROUP_ROLE,
     SYSTEM_NODE_ROLE,
@@ -654,14 +921,20 @@ ROLES = (
     AUTO_MODE_CLUSTER_ROLE,
     *AUTO_MODE_NODE_ROLES,
     CLOUDWATCH_ROLE,
+    FLOW_LOG_ROLE,
+    KUBECTL_ROLE,
+    KUBECTL_FRAMEWORK_ROLE,
+    PIPELINE_ROLE,
+    SOURCE_ROLE,
+    SYNTH_ROLE,
+    VERIFY_STEP_ROLE,
+    VERIFY_ROLE,
+    *PARTITION_ROLES,
 )
 
-# The roles no gpu-pool component makes calls with: aws-cdk-lib's own, or EKS's with no
-# gpu-pool-specific call (a cluster without Auto Mode).
+# The roles no gpu-pool component makes calls with: EKS's with no gpu-pool-specific call (a
+# cluster without Auto Mode).
 NOT_SIMULATED = {
-    "VpcFlowLogIAMRole": "aws-cdk-lib's FlowLog role, written by its construct",
-    "ClusterKubectlProviderHandlerServiceRole": "aws-cdk-lib's kubectl provider",
-    "ClusterKubectlProviderframeworkonEventServiceRole": "aws-cdk-lib's kubectl provider",
     "ClusterRole": "without Auto Mode, only EKS's control plane uses it (AmazonEKSClusterPolicy)",
 }
 
@@ -704,7 +977,9 @@ def _cases() -> list[Case]:
         ),
         Case(HANDLER_ROLE, HANDLER_CALLS, "tag-asg", DENIED, "autoscaling:CreateOrUpdateTags"),
         # Without the app's key statement the default key policy alone allows nothing.
-        Case(AUTO_MODE_CLUSTER_ROLE, AUTO_MODE_KMS_CALLS, "volume-key-decrypt", DENIED, "kms:Decrypt"),
+        Case(
+            AUTO_MODE_CLUSTER_ROLE, AUTO_MODE_KMS_CALLS, "volume-key-decrypt", DENIED, "kms:Decrypt"
+        ),
         Case(
             HANDLER_KEY_GRANT_ROLE,
             KEY_GRANT_CALLS,
@@ -721,8 +996,19 @@ POOL_TAG_CASES = [
 ]
 
 
+@cache
 def _template(name: str) -> dict[str, Any]:
-    template: dict[str, Any] = synth(TEMPLATES[name]).to_json()
+    if name == "pipeline":
+        return deployed_in(example_pipeline_template(), Environment(account=PIPELINE_ACCOUNT))
+    if name == "pipeline-cluster":
+        return deployed_in(
+            example_cluster_template(PIPELINE_CLUSTER), Environment(account=PIPELINE_ACCOUNT)
+        )
+    if name in IN_PARTITION:
+        env = Environment(partition=name, region=PARTITION_REGIONS[name])
+        template = deployed_in(synth(IN_PARTITION[name]).to_json(), env)
+    else:
+        template = synth(TEMPLATES[name]).to_json()
     (cluster,) = (r for r in template["Resources"].values() if r["Type"] == "AWS::EKS::Cluster")
     assert cluster["Properties"]["Name"] == CLUSTER
     return template
@@ -730,16 +1016,29 @@ def _template(name: str) -> dict[str, Any]:
 
 def _identity_request(case: Case) -> dict[str, Any]:
     template = _template(case.role.template)
+    env = environment_of(template)
     role = role_id(template, case.role.name)
     policies: list[Policy] = role_policies(template, role)
     if case.drop:
         policies = without_statement(policies, case.drop)
     call = case.calls[case.call]
     return identity_request(
-        session_principal(physical_name(template, role)),
+        session_principal(physical_name(template, role), env=env),
         policies,
-        call if isinstance(call, Call) else call(template),
+        _in_environment(call if isinstance(call, Call) else call(template), env),
+        env,
     )
+
+
+def _in_environment(call: Call, env: Environment) -> Call:
+    """`call` as made in `env`'s partition and Region: its ARNs, Region names and the
+    Region-scoped condition values of the commercial case, in `env`'s."""
+    if (env.partition, env.region) == (PARTITION, REGION):
+        return call
+    text = json.dumps([call.resource, call.context, call.resource_policy])
+    text = text.replace(f"arn:{PARTITION}:", f"arn:{env.partition}:").replace(REGION, env.region)
+    resource, context, resource_policy = json.loads(text)
+    return replace(call, resource=resource, context=context, resource_policy=resource_policy)
 
 
 def _assume_actions(role: Role) -> list[str]:
@@ -748,8 +1047,27 @@ def _assume_actions(role: Role) -> list[str]:
 
 def _assume_request(role: Role, action: str) -> dict[str, Any]:
     template = _template(role.template)
+    env = environment_of(template)
     lid = role_id(template, role.name)
-    return assume_request(role.service, arn_of(template, lid), trust_policy(template, lid), action)
+    trust = trust_policy(template, lid)
+    if role.assumer is None:
+        return assume_request(role.service, arn_of(template, lid), trust, action, env)
+    # A session of the assumer: its policies, and aws:PrincipalArn its role's ARN (IAM user
+    # guide, global condition keys).
+    caller = _template(role.assumer.template)
+    caller_id = role_id(caller, role.assumer.name)
+    request = assume_request(
+        session_principal(physical_name(caller, caller_id), env=env),
+        arn_of(template, lid),
+        trust,
+        action,
+        env,
+        {"aws:PrincipalArn": arn_of(caller, caller_id)},
+    )
+    request["identityPolicies"] = [
+        {"name": n, "policy": d} for n, d in role_policies(caller, caller_id)
+    ]
+    return request
 
 
 @pytest.fixture(scope="module")
@@ -838,3 +1156,20 @@ def _grants(template: dict[str, Any], role: str) -> tuple[Any, Any]:
 @cache
 def _simulated_grants() -> list[tuple[Any, Any]]:
     return [_grants(t, role_id(t, r.name)) for r in ROLES for t in [_template(r.template)]]
+
+
+@pytest.mark.parametrize("partition", IN_PARTITION)
+def test_a_stack_in_another_partition_names_every_arn_in_that_partition(partition):
+    """No ARN hard-codes the aws partition (a China or GovCloud deploy would name resources
+    that do not exist there), and every AWS managed policy is the partition's own:
+    arn:<partition>:iam::aws:policy/... once deployed."""
+    template = _template(partition)
+    assert "arn:aws:" not in json.dumps(template["Resources"])
+    arns = [
+        arn
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Role"
+        for arn in resolve(template, r["Properties"].get("ManagedPolicyArns", []))
+    ]
+    assert arns
+    assert [a for a in arns if not a.startswith(f"arn:{partition}:iam::aws:policy/")] == []

@@ -4,7 +4,6 @@ accounts and three Regions, synthesized once with cdk-nag, is what these tests r
 from __future__ import annotations
 
 import json
-import runpy
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,9 +19,9 @@ from gpu_pool.settings import AppSettings, ConfigError
 from gpu_pool.settings.pipeline import PipelineSettings
 from tests.support.cli_env import without_aws
 from tests.support.paths import ROOT
+from tests.support.pipeline_example import EXAMPLE, example_pipeline_out
 from tests.support.settings import EXISTING
 
-EXAMPLE = ROOT / "examples" / "pipeline" / "app.py"
 PIPELINE_ACCOUNT = "111111111111"
 CONNECTION = (
     "arn:aws:codeconnections:us-east-1:111111111111:connection/"
@@ -32,13 +31,9 @@ SOURCE = {"connection_arn": CONNECTION, "repository": "acme/gpu-fleet"}
 
 
 @pytest.fixture(scope="session")
-def pipeline_out(tmp_path_factory) -> Path:
+def pipeline_out() -> Path:
     """The example pipeline app's cloud assembly directory, synthesized (with cdk-nag) once."""
-    out = tmp_path_factory.mktemp("pipeline")
-    app = cdk.App(outdir=str(out))
-    runpy.run_path(str(EXAMPLE))["build"](app)
-    app.synth()
-    return out
+    return example_pipeline_out()
 
 
 def _json(path: Path) -> dict:
@@ -256,6 +251,47 @@ def test_no_key_when_every_cluster_is_in_the_pipelines_account():
     assert cluster.node.try_find_child("Verifier") is None
 
 
+def _use_connection(template):
+    """The source action role's UseConnection statements, as (action, resource)."""
+    (policy,) = [
+        r["Properties"]["PolicyDocument"]
+        for k, r in _of_type(template, "AWS::IAM::Policy").items()
+        if k.startswith("PipelineSource")
+    ]
+    return [
+        (s["Action"], s["Resource"])
+        for s in policy["Statement"]
+        if str(s["Action"]).endswith(":UseConnection")
+    ]
+
+
+def test_the_source_uses_a_connection_through_the_action_of_its_arns_own_prefix(
+    pipeline_template,
+):
+    """Developer Tools console user guide, "Connections rename - Summary of changes": "the
+    service prefix needs to match that of the resource". aws-cdk-lib 2.275.0 grants
+    codestar-connections:UseConnection whatever the ARN; a codeconnections ARN gets its own
+    action too (fails before: the first run failed at Source). The IAM simulation evaluates it
+    (tests/synth/test_iam_simulation.py, pipeline/PipelineSource...)."""
+    assert ("codeconnections:UseConnection", CONNECTION) in _use_connection(pipeline_template)
+    older = CONNECTION.replace("codeconnections", "codestar-connections")
+    app = cdk.App()
+    stack = GpuPoolPipeline(
+        app,
+        "Older",
+        settings=PipelineSettings(
+            account=PIPELINE_ACCOUNT,
+            region="us-east-1",
+            source={**SOURCE, "connection_arn": older},
+            verify=False,
+        ),
+        clusters=[AppSettings(account=PIPELINE_ACCOUNT, region="us-east-1")],
+    )
+    template = app.synth().get_stack_by_name(stack.stack_name).template
+    # aws-cdk-lib's own statement alone: nothing granted twice, no codeconnections action.
+    assert _use_connection(template) == [("codestar-connections:UseConnection", older)]
+
+
 def test_each_cluster_deploys_as_its_own_stack_name_into_its_own_environment(cluster_stacks):
     """The stack name a `cdk deploy` of the cluster's file gives it: the pipeline takes over
     clusters deployed from a laptop instead of creating new ones."""
@@ -381,6 +417,9 @@ def test_its_group_reads_exactly_what_verify_reads_cluster_wide(cluster_stacks):
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": read},
         {"apiGroups": ["apps"], "resources": ["daemonsets", "deployments"], "verbs": read},
         {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodepools"], "verbs": read},
+        # A stalled pool's node class (fails before: verify's diagnosis got a 403).
+        {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": read},
+        {"apiGroups": ["eks.amazonaws.com"], "resources": ["nodeclasses"], "verbs": read},
         {
             "apiGroups": ["resource.k8s.io"],
             "resources": ["resourceslices", "resourceclaims", "deviceclasses"],

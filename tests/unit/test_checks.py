@@ -473,7 +473,7 @@ CASES = {
         [
             (
                 "E",
-                "cluster.kubernetes_version: '1.31' is not supported; choose one of 1.29, 1.32, 1.33, 1.34, 1.35, 1.36",
+                "cluster.kubernetes_version: '1.31' is not supported; choose one of 1.32, 1.33, 1.34, 1.35, 1.36",
             ),
         ],
     ),

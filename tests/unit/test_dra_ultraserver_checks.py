@@ -263,8 +263,8 @@ CASES = {
             ),
             (
                 "E",
-                "cluster.kubernetes_version: '1.x' is not supported; choose one of 1.29, 1.32, "
-                "1.33, 1.34, 1.35, 1.36",
+                "cluster.kubernetes_version: '1.x' is not supported; choose one of 1.32, 1.33, "
+                "1.34, 1.35, 1.36",
             ),
         ],
     ),

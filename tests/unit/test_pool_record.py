@@ -253,6 +253,17 @@ def test_doctor_checks_each_cluster_of_the_assembly(tmp_path, capsys):
     ) in out
 
 
+def test_the_missing_contexts_cluster_arn_is_in_its_regions_partition(tmp_path, capsys):
+    """A GovCloud cluster's ARN starts arn:aws-us-gov (fails before: arn:aws always)."""
+    _assembly(tmp_path, [{**DEFAULT_RECORD, "region": "us-gov-west-1"}], [])
+    argv = ["doctor", "--cdk-out", str(tmp_path), "--kubeconfig", str(tmp_path / "none")]
+    main(argv)
+    assert (
+        "[fail] cluster: no kubeconfig context named by the ARN of cluster ml "
+        "(arn:aws-us-gov:eks:us-gov-west-1:ACCOUNT:cluster/ml)"
+    ) in capsys.readouterr().out.splitlines()
+
+
 def test_an_assembly_without_pools_says_so(tmp_path, capsys):
     _assembly(tmp_path, [], [])
     assert main(["smoke-test-manifest", "--cdk-out", str(tmp_path)]) == 2
