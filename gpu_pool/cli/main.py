@@ -627,6 +627,7 @@ def _verify(
 
 def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
     from gpu_pool.cli import replacements as found
+    from gpu_pool.cli.dra_upgrade import driver_upgrade
 
     pairs: list[tuple[str, str | None, dict[str, Any], dict[str, Any]]] = []
     if args.cdk_out and not (args.new or args.deployed):
@@ -673,6 +674,10 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
             "desiredSize=0,...), then deploy."
         )
     asks = bool(blocks)
+    upgrades = [u for _, _, old, new in pairs if (u := driver_upgrade(old, new))]
+    for upgrade in upgrades:
+        print("\n".join(upgrade.lines()))
+    asks |= bool(upgrades)
     for stack, region, old, new in pairs:
         asks |= _auto_mode(stack, region, old, new, args.yes, aws)
     losses = [

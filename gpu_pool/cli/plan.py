@@ -39,6 +39,8 @@ def plan_table(summaries: Sequence[PoolSummary]) -> str:
 
 
 def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
+    # The DeviceClasses a DRA pool's pods claim its devices by; no row for other pools.
+    dra = [("DRA devices", "; ".join(summary.device_classes))] if summary.device_classes else []
     rows = [
         ("provisioner", summary.provisioner),
         ("launched by", "; ".join(summary.launched_by)),
@@ -60,6 +62,7 @@ def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
             f"{summary.efa_interfaces} interfaces per node" if summary.efa_interfaces else "no",
         ),
         ("device software", _software(summary)),
+        *dra,
         ("pods tolerate", ", ".join(summary.tolerations) or "nothing (no taints)"),
         ("repair", summary.repair or f"{UNKNOWN} (the record predates repair)"),
         ("on-demand at max", _cost(summary)),

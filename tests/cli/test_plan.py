@@ -3,6 +3,7 @@ without AWS; every figure is the catalog's (GPUs, EFA, MIG) and the price table'
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -15,7 +16,7 @@ from gpu_pool.model.prices import ON_DEMAND_USD_PER_HOUR, PRICE_SOURCE
 from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord
 from gpu_pool.plan.summary import pool_summary
 from tests.support.paths import ROOT
-from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, TRAINING
+from tests.support.settings import CAPACITY_BLOCK_ID, DRA, ODCR_ID, TRAINING, ULTRASERVER
 
 CDK_JSON = str(ROOT / "cdk.json")
 PRICES = f"Prices: {PRICE_SOURCE}; unknown: a type the table has no price for."
@@ -95,6 +96,7 @@ def test_the_default_app_as_json(capsys, tmp_path):
         "efa_interfaces": 0,
         "gpu_software": "device-plugin",
         "sharing": None,
+        "device_classes": [],
         "tolerations": ["nvidia.com/gpu=true:NoSchedule"],
         "repair": REPAIR,
         "usd_per_hour_at_max": round(8 * ON_DEMAND_USD_PER_HOUR["g5.xlarge"], 4),
@@ -497,3 +499,25 @@ def test_doctor_still_reads_a_cluster_past_its_versions_support(capsys, tmp_path
     config.write_text(yaml.safe_dump({"cluster": {"kubernetes_version": "1.29"}}))
     main(["doctor", "--cdk-json", CDK_JSON, "--config", str(config), "--kubeconfig", "/nonexistent"])
     assert "synth refuses" not in capsys.readouterr().err
+
+
+def test_dra_pools_show_their_device_classes_and_counts(capsys, tmp_path):
+    """#37 item 6: a DRA pool's GPUs are devices of the driver's DeviceClass gpu.nvidia.com,
+    one per GPU (no nvidia.com/gpu advertised); an UltraServer pool's ComputeDomains add the
+    IMEX channel and daemon classes, one device of each per node (the chart's
+    templates/deviceclass-*.yaml; cmd/compute-domain-kubelet-plugin/nvlib.go at v0.4.1)."""
+    dra = copy.deepcopy(DRA)
+    dra["pools"]["dra"]["instance_types"] = ["g6e.xlarge", "g6e.12xlarge"]
+    gpus = "gpu.nvidia.com (1 per g6e.xlarge node, 4 per g6e.12xlarge node)"
+    pools = _pools(capsys, tmp_path, dra)
+    assert pools["dra"]["device_classes"] == [gpus]
+    assert [n["advertises"] for n in pools["dra"]["nodes"]] == [{}, {}]
+    assert pools["plugin"]["device_classes"] == []
+    assert f"    DRA devices       {gpus}\n" in _plan(capsys, tmp_path, dra)
+    channel = (
+        "compute-domain-default-channel.nvidia.com and compute-domain-daemon.nvidia.com "
+        "(1 each per node, for the ComputeDomain the node serves)"
+    )
+    (ultra,) = _pools(capsys, tmp_path, ULTRASERVER).values()
+    assert ultra["device_classes"] == [channel]
+    assert f"    DRA devices       {channel}\n" in _plan(capsys, tmp_path, ULTRASERVER)
