@@ -647,7 +647,9 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
             "(and --stack NAME)"
         )
     rolls = [
-        (stack, roll) for stack, _, old, new in pairs for roll in found.nodegroup_rolls(old, new)
+        (stack, region, roll)
+        for stack, region, old, new in pairs
+        for roll in found.nodegroup_rolls(old, new)
     ]
     additions = [
         (stack, group)
@@ -663,16 +665,29 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
             "gpu-pool replacements: node groups this deploy rolls (EKS replaces their nodes one "
             "at a time, respecting PodDisruptionBudgets):"
         )
-        for stack, roll in rolls:
+        for stack, _, roll in rolls:
             print(f"  {stack}: {roll}")
-    blocks = [roll.logical_id for _, roll in rolls if roll.capacity_block]
-    if blocks:
+    blocks = [(stack, region, roll) for stack, region, roll in rolls if roll.capacity_block]
+    for stack, region, roll in blocks:
+        # The offline form names templates, not stacks: the command then says STACK.
+        command = roll.scale_to_zero(stack if args.cdk_out else "STACK", region)
         print(
-            f"{', '.join(blocks)}: Capacity Block node groups; EKS updates one only at desired "
-            "size 0 (EKS user guide, Capacity Blocks for managed node groups). Let its jobs "
-            "finish, scale it to 0 (aws eks update-nodegroup-config --scaling-config "
-            "desiredSize=0,...), then deploy."
+            f"{stack}: the Capacity Block node group of {roll.owner}: EKS updates one only at "
+            "desired size 0 (EKS user guide, Capacity Blocks for managed node groups). Let its "
+            f"jobs finish, scale it to 0, then deploy:\n  {command}"
         )
+    updates = [
+        (stack, group)
+        for stack, _, old, new in pairs
+        for group in found.nodegroup_updates(old, new)
+    ]
+    if updates:
+        print(
+            "gpu-pool replacements: node groups whose labels or taints this deploy changes in "
+            "place (the node group is updated, no node is replaced: docs/day2.md):"
+        )
+        for stack, group in updates:
+            print(f"  {stack}: {group}")
     asks = bool(blocks)
     upgrades = [u for _, _, old, new in pairs if (u := driver_upgrade(old, new))]
     for upgrade in upgrades:
