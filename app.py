@@ -13,7 +13,13 @@ from gpu_pool.cdk.pipeline import GpuPoolPipeline
 from gpu_pool.cdk.report import report
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.checks.app import check_cli_pin
-from gpu_pool.settings import CONTEXT_KEY, ConfigError, read_fleet
+from gpu_pool.settings import (
+    CONFIG_KEY,
+    CONTEXT_KEY,
+    ConfigError,
+    check_context_keys,
+    read_fleet,
+)
 
 ROOT = Path(__file__).resolve().parent
 
@@ -22,10 +28,11 @@ def main(app: cdk.App | None = None) -> int:
     """Synthesize `app` (default: the App the CDK CLI's context and output directory make)."""
     app = app or cdk.App()
     try:
+        check_context_keys(app.node.get_all_context())
         context = app.node.try_get_context
         # Every cluster's problems at once: the files' and, of the clusters that loaded, their
         # rules' (a stack raises them), each led by its file; one never hides another's.
-        fleet, problems = read_fleet(context(CONTEXT_KEY), context("config"))
+        fleet, problems = read_fleet(context(CONTEXT_KEY), context(CONFIG_KEY))
         report(app, [*fleet.warnings, *check_cli_pin(ROOT / "package.json")])
         if fleet.pipeline is None:
             for cluster in fleet.clusters:

@@ -70,8 +70,8 @@ def check_dra_pool(plan: PoolPlan) -> Iterator[Finding]:
         )
 
 
-# Why each sharing mode gpu-pool builds cannot go with the DRA driver (k8s-dra-driver-gpu
-# v25.12.0): its own time-slicing (TimeSlicingSettings) and MIG partitioning (DynamicMIG) are
+# Why each sharing mode gpu-pool builds cannot go with the DRA driver (dra-driver-nvidia-gpu
+# v0.4.1): its own time-slicing (TimeSlicingSettings) and MIG partitioning (DynamicMIG) are
 # alpha feature gates, off by default (pkg/featuregates/featuregates.go), and gpu-pool turns
 # none on. MIG devices created beforehand it does advertise (DeviceClass mig.nvidia.com,
 # templates/deviceclass-mig.yaml), but gpu-pool's MIG layouts are applied by the GPU Operator's
@@ -80,7 +80,7 @@ _SHARING_REFUSED = {
     "time-slicing": (
         "gpu-pool's time-slicing is the device plugin's (shares advertised as nvidia.com/gpu); "
         "the DRA driver time-slices a GPU only through its TimeSlicingSettings feature gate, "
-        "alpha and off by default (k8s-dra-driver-gpu v25.12.0 pkg/featuregates), which "
+        "alpha and off by default (dra-driver-nvidia-gpu v0.4.1 pkg/featuregates), which "
         "gpu-pool does not turn on: set mode: none, or use gpu_software: device-plugin"
     ),
     "mig": (

@@ -8,7 +8,7 @@ launch template; desired size 0 before an upgrade: GP-TRAIN-07 holds every Capac
 pool's desired size at 0; the AL2023 ARM NVIDIA AMI, which carries the node components the type
 needs), EC2 UG "Capacity Blocks for ML" (the only way UltraServers are sold).
 
-Node labels: none needed from the pool. The driver (NVIDIA/k8s-dra-driver-gpu v25.12.0) reads
+Node labels: none needed from the pool. The driver (dra-driver-nvidia-gpu v0.4.1) reads
 each node's NVLink clique from the GPUs themselves (cmd/compute-domain-kubelet-plugin/nvlib.go
 getCliqueID: NVML GetGpuFabricInfo's cluster UUID and clique id), not from the
 `nvidia.com/gpu.clique` label GPU feature discovery writes; and its kubelet plugin labels a node
@@ -29,7 +29,7 @@ from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
 
 EKS_GUIDE = 'EKS UG "Use P6e-GB200 UltraServers with Amazon EKS"'
-# The node label the DRA driver's kubelet plugin writes per ComputeDomain (v25.12.0
+# The node label the DRA driver's kubelet plugin writes per ComputeDomain (v0.4.1
 # cmd/compute-domain-kubelet-plugin/computedomain.go:41), and its clique form.
 COMPUTE_DOMAIN_LABEL = "resource.nvidia.com/computeDomain"
 # EKS runs P6e-GB200 from this minor (the DRA driver itself needs 1.34: checks/dra.py).

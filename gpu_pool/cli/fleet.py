@@ -20,7 +20,7 @@ from typing import Any
 from gpu_pool.cli.doctor import doctor_verdicts
 from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.inspect.cluster import Verdict
-from gpu_pool.cli.sources import StackPools
+from gpu_pool.cli.sources import StackPools, short_names
 from gpu_pool.plan.record import PoolRecord
 
 OK, WARNINGS, ERRORS, UNREACHABLE = "ok", "warnings", "errors", "unreachable"
@@ -70,6 +70,8 @@ def fleet_clusters(stacks: Sequence[StackPools], chosen: Sequence[str] = ()) -> 
     """The clusters whose pools the stacks (those named in `chosen`, else all) record, in the
     order first met. A cluster's Region is its records' (the stack's where they do not say)."""
     names = [stack.name for stack in stacks]
+    paths = short_names(names)
+    chosen = [paths.get(name, name) if name not in names else name for name in chosen]
     unknown = [name for name in chosen if name not in names]
     if unknown:
         raise CliError(

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -213,8 +213,9 @@ def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
             raise CliError(f"--stack: no AWS credentials or region to read stack {args.stack} with")
         return stack_pools(args.stack, aws("cloudformation"))
     fleet, problems = _settings(args)
+    app_rules = args.command == PLAN
     if len(fleet.clusters) == 1 and not problems:
-        return settings_pools(fleet.clusters[0].settings)
+        return settings_pools(fleet.clusters[0].settings, app_rules=app_rules)
     if args.command != PLAN and not problems:
         raise CliError(
             f"--config: '{args.config}' holds {len(fleet.clusters)} clusters "
@@ -232,7 +233,7 @@ def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
     records: list[PoolRecord] = []
     for cluster in fleet.clusters:
         try:
-            records += settings_pools(cluster.settings).records
+            records += settings_pools(cluster.settings, app_rules=app_rules).records
         except CliError as err:
             problems.append(cluster.about(str(err)))
     if problems:
@@ -491,6 +492,8 @@ def _doctor_fleet(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
     if args.config:
         raise CliError("--config: settings are not read with --cdk-out or --stack; drop one")
     profiles = _account_profiles(args.account_profile)
+    if aws is None:
+        _check_profiles_exist(args.profile, profiles.values())
     clusters = fleet_clusters(assembly_stacks(Path(args.cdk_out)), args.stack or ())
     if not clusters:
         raise Pools([], f"the pool records in '{args.cdk_out}'").no_pools()
@@ -547,6 +550,29 @@ def _account_profiles(values: Sequence[str]) -> dict[str, str]:
     return profiles
 
 
+def _check_profiles_exist(profile: str | None, account_profiles: Collection[str]) -> None:
+    """Every profile named on the command line is one of the AWS config's: otherwise each
+    cluster would only be reported unreachable, and the bad name never said (#39 item 3)."""
+    import boto3
+    from botocore.exceptions import BotoCoreError
+
+    named = [p for p in (profile, *account_profiles) if p]
+    if not named:
+        return
+    try:
+        known = set(boto3.Session().available_profiles)
+    except BotoCoreError:
+        known = set()
+    for name in named:
+        if name not in known:
+            option = "--profile" if name == profile else "--account-profile"
+            listed = ", ".join(sorted(known)) or "none"
+            raise CliError(
+                f"{option}: no AWS profile named '{name}' in the AWS config (its profiles: "
+                f"{listed}); aws configure list-profiles lists them"
+            )
+
+
 def _kube_contexts(args: argparse.Namespace) -> tuple[set[str], str | None]:
     """The kubeconfig's context names and its current context (none without a kubeconfig)."""
     from kubernetes import config
@@ -601,6 +627,7 @@ def _verify(
 
 def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
     from gpu_pool.cli import replacements as found
+    from gpu_pool.cli.dra_upgrade import driver_upgrade
 
     pairs: list[tuple[str, str | None, dict[str, Any], dict[str, Any]]] = []
     if args.cdk_out and not (args.new or args.deployed):
@@ -620,7 +647,9 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
             "(and --stack NAME)"
         )
     rolls = [
-        (stack, roll) for stack, _, old, new in pairs for roll in found.nodegroup_rolls(old, new)
+        (stack, region, roll)
+        for stack, region, old, new in pairs
+        for roll in found.nodegroup_rolls(old, new)
     ]
     additions = [
         (stack, group)
@@ -636,17 +665,34 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
             "gpu-pool replacements: node groups this deploy rolls (EKS replaces their nodes one "
             "at a time, respecting PodDisruptionBudgets):"
         )
-        for stack, roll in rolls:
+        for stack, _, roll in rolls:
             print(f"  {stack}: {roll}")
-    blocks = [roll.logical_id for _, roll in rolls if roll.capacity_block]
-    if blocks:
+    blocks = [(stack, region, roll) for stack, region, roll in rolls if roll.capacity_block]
+    for stack, region, roll in blocks:
+        # The offline form names templates, not stacks: the command then says STACK.
+        command = roll.scale_to_zero(stack if args.cdk_out else "STACK", region)
         print(
-            f"{', '.join(blocks)}: Capacity Block node groups; EKS updates one only at desired "
-            "size 0 (EKS user guide, Capacity Blocks for managed node groups). Let its jobs "
-            "finish, scale it to 0 (aws eks update-nodegroup-config --scaling-config "
-            "desiredSize=0,...), then deploy."
+            f"{stack}: the Capacity Block node group of {roll.owner}: EKS updates one only at "
+            "desired size 0 (EKS user guide, Capacity Blocks for managed node groups). Let its "
+            f"jobs finish, scale it to 0, then deploy:\n  {command}"
         )
+    updates = [
+        (stack, group)
+        for stack, _, old, new in pairs
+        for group in found.nodegroup_updates(old, new)
+    ]
+    if updates:
+        print(
+            "gpu-pool replacements: node groups whose labels or taints this deploy changes in "
+            "place (the node group is updated, no node is replaced: docs/day2.md):"
+        )
+        for stack, group in updates:
+            print(f"  {stack}: {group}")
     asks = bool(blocks)
+    upgrades = [u for _, _, old, new in pairs if (u := driver_upgrade(old, new))]
+    for upgrade in upgrades:
+        print("\n".join(upgrade.lines()))
+    asks |= bool(upgrades)
     for stack, region, old, new in pairs:
         asks |= _auto_mode(stack, region, old, new, args.yes, aws)
     losses = [
@@ -828,7 +874,7 @@ def _deployed_template(
     if aws is None:
         import boto3
 
-        aws = boto3.Session(region_name=region).client
+        aws = boto3.Session(region_name=region or _configured_region()).client
     try:
         body = aws("cloudformation").get_template(StackName=stack, TemplateStage="Original")
     except ClientError as err:

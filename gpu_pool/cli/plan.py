@@ -6,7 +6,6 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from gpu_pool.model.labels import GPU_RESOURCE
 from gpu_pool.model.prices import PRICE_REGION, PRICE_SOURCE
 from gpu_pool.plan.summary import PoolSummary
 
@@ -40,6 +39,8 @@ def plan_table(summaries: Sequence[PoolSummary]) -> str:
 
 
 def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
+    # The DeviceClasses a DRA pool's pods claim its devices by; no row for other pools.
+    dra = [("DRA devices", "; ".join(summary.device_classes))] if summary.device_classes else []
     rows = [
         ("provisioner", summary.provisioner),
         ("launched by", "; ".join(summary.launched_by)),
@@ -47,12 +48,7 @@ def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
             "per node",
             "; ".join(
                 f"{n.instance_type}: {_count(n.gpus, 'GPU')}"
-                # Shares, or a DRA pool's devices: what pods ask for is not nvidia.com/gpu.
-                + (
-                    f" ({_advertised(n.advertises)})"
-                    if summary.sharing or n.advertises != {GPU_RESOURCE: n.gpus}
-                    else ""
-                )
+                + (f" ({_advertised(n.advertises)})" if summary.sharing else "")
                 for n in summary.nodes
             ),
         ),
@@ -66,6 +62,7 @@ def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
             f"{summary.efa_interfaces} interfaces per node" if summary.efa_interfaces else "no",
         ),
         ("device software", _software(summary)),
+        *dra,
         ("pods tolerate", ", ".join(summary.tolerations) or "nothing (no taints)"),
         ("repair", summary.repair or f"{UNKNOWN} (the record predates repair)"),
         ("on-demand at max", _cost(summary)),

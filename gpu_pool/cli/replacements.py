@@ -102,9 +102,25 @@ class NodegroupLoss:
     instance_types: tuple[str, ...] = ()
 
     def __str__(self) -> str:
+        return f"node group {self.logical_id} ({self.owner}): " + "; ".join(self.reasons)
+
+    @property
+    def owner(self) -> str:
+        """The pool and instance types, as a user knows the group."""
         owner = f"pool {self.pool}" if self.pool else "not a gpu-pool pool"
-        types = f", {', '.join(self.instance_types)}" if self.instance_types else ""
-        return f"node group {self.logical_id} ({owner}{types}): " + "; ".join(self.reasons)
+        return owner + (f", {', '.join(self.instance_types)}" if self.instance_types else "")
+
+    def scale_to_zero(self, stack: str, region: str | None) -> str:
+        """The one command that scales the group to 0: its name from the stack (a managed node
+        group's physical id is `cluster/nodegroup`, aws/aws-cdk#22442)."""
+        option = f" --region {region}" if region else ""
+        return (
+            f"id=$(aws cloudformation describe-stack-resource{option} --stack-name {stack} "
+            f"--logical-resource-id {self.logical_id} --query "
+            "StackResourceDetail.PhysicalResourceId --output text) && aws eks "
+            f'update-nodegroup-config{option} --cluster-name "${{id%%/*}}" --nodegroup-name '
+            '"${id#*/}" --scaling-config minSize=0,desiredSize=0'
+        )
 
 
 @dataclass(frozen=True)
@@ -162,6 +178,23 @@ def nodegroup_rolls(deployed: dict[str, Any], new: dict[str, Any]) -> list[Nodeg
         if changed:
             rolls.append(_group(logical_id, old, ("rolled", *changed)))
     return rolls
+
+
+# Node group properties EKS updates in place on the running nodes (UpdateNodegroupConfig: labels
+# and taints; EKS API reference), with no node replaced.
+IN_PLACE = ("Labels", "Taints")
+
+
+def nodegroup_updates(deployed: dict[str, Any], new: dict[str, Any]) -> list[NodegroupLoss]:
+    """Node groups kept by `new` whose labels or taints it changes: updated in place."""
+    old_groups, new_groups = _nodegroups(deployed), _nodegroups(new)
+    replaced = replacements(deployed, new)
+    return [
+        _group(logical_id, old, ("updated in place", *changed))
+        for logical_id, old in old_groups.items()
+        if (now := new_groups.get(logical_id)) is not None and logical_id not in replaced
+        if (changed := _changes(IN_PLACE, old, now))
+    ]
 
 
 def nodegroup_additions(deployed: dict[str, Any], new: dict[str, Any]) -> list[NodegroupLoss]:

@@ -30,14 +30,14 @@ RUN_LABEL = "gpu-pool.io/smoke-test"
 
 DRA_DRIVER = "dra-driver"
 # The DRA API the driver's chart installs its DeviceClasses with on Kubernetes 1.34 and later
-# (templates/_helpers.tpl resourceApiVersion, NVIDIA/k8s-dra-driver-gpu v25.12.0).
+# (templates/_helpers.tpl resourceApiVersion, kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1).
 RESOURCE_API = "resource.k8s.io/v1"
 # The standard device attribute both DRA drivers publish for a device's PCIe root, which a
 # claim's matchAttribute constraint aligns a GPU and an EFA by (EKS UG "Manage EFA devices on
 # Amazon EKS"; Kubernetes "Dynamic Resource Allocation").
 PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
 # ComputeDomains: the served version of the driver's CRD (crds/resource.nvidia.com_computedomains
-# .yaml at v25.12.0).
+# .yaml at v0.4.1).
 COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 # The container of a one-node smoke pod.
@@ -188,7 +188,7 @@ def dra_pod(pool: PoolRecord, name: str, claims: dict[str, str]) -> dict[str, An
 def compute_domain(name: str, channel_template: str) -> dict[str, Any]:
     """A ComputeDomain of two nodes whose controller writes the channel ResourceClaimTemplate
     `channel_template`; numNodes makes its status Ready once both nodes' IMEX daemons are
-    (the CRD's description of numNodes, v25.12.0)."""
+    (the CRD's description of numNodes, v0.4.1)."""
     return {
         "apiVersion": COMPUTE_DOMAIN_API,
         "kind": "ComputeDomain",

@@ -86,13 +86,17 @@ class Pools:
         )
 
 
-def settings_pools(settings: AppSettings) -> Pools:
+def settings_pools(settings: AppSettings, *, app_rules: bool = False) -> Pools:
     """The bundled app's pools, from its settings. Settings whose pools the synth would refuse
     (errors of the pool rules) are refused here with the synth's messages: the command would
-    judge a deployed pool against settings that differ from it. The app-wide rules are not
-    applied: a cluster past its Kubernetes version's support still wants a doctor."""
+    judge a deployed pool against settings that differ from it. `app_rules` (`plan`, which
+    shows what a synth would build): the app-wide rules too, every rule that needs no AWS call,
+    so plan refuses what synth refuses. Off for doctor and verify: a cluster past its
+    Kubernetes version's support still wants a doctor."""
     plans = plan_pools(settings)
-    errors = [f for pool in check_settings(settings, plans).pools for f in pool if f.error]
+    findings = check_settings(settings, plans)
+    every = [*(f for pool in findings.pools for f in pool), *(findings.app if app_rules else ())]
+    errors = [f for f in every if f.error]
     if errors:
         listed = "".join(f"\n  {f}" for f in errors)
         raise CliError(
@@ -123,11 +127,27 @@ def assembly_pools(out: Path, stack: str | None = None) -> Pools:
     stacks = assembly_stacks(out)
     if stack is None:
         return Pools([r for s in stacks for r in s.records], f"the pool records in '{out}'")
+    names = [s.name for s in stacks]
+    if stack not in names and stack in short_names(names):
+        stack = short_names(names)[stack]
     chosen = [s for s in stacks if s.name == stack]
     if not chosen:
-        names = ", ".join(s.name for s in stacks if s.records) or "none with pool records"
-        raise CliError(f"--stack: no stack '{stack}' in '{out}' (stacks with pools: {names})")
+        listed = ", ".join(s.name for s in stacks if s.records) or "none with pool records"
+        raise CliError(f"--stack: no stack '{stack}' in '{out}' (stacks with pools: {listed})")
     return Pools([r for s in chosen for r in s.records], f"stack {stack} in '{out}'")
+
+
+def short_names(names: Sequence[str]) -> dict[str, str]:
+    """A stack's own name -> its assembly path, for the stacks of stages (a pipeline's
+    `GpuPoolPipeline/GpuTraining-us-west-2/GpuTraining-us-west-2`), so that --stack takes the
+    name the fleet gave the cluster's stack. A name two stages share is left out: --stack then
+    needs the path."""
+    own = [name.rsplit("/", 1)[-1] for name in names]
+    return {
+        short: name
+        for short, name in zip(own, names, strict=True)
+        if short != name and own.count(short) == 1
+    }
 
 
 def assembly_stacks(out: Path) -> list[StackPools]:

@@ -113,15 +113,18 @@ NVIDIA_GPU_OPERATOR = ChartPin(
     namespace="gpu-operator",
 )
 
-# NVIDIA/k8s-dra-driver-gpu, tag v25.12.0: deployments/helm/nvidia-dra-driver-gpu/Chart.yaml
-# (version 25.12.0), published to NVIDIA's NGC Helm repository; namespace as NVIDIA installs it
-# (the repository's demo/clusters/kind/install-dra-driver-gpu.sh and tests/bats/helpers.sh, and
-# the EKS user guide's "Use P6e-GB200 UltraServers with Amazon EKS": --namespace
-# nvidia-dra-driver-gpu). Its chart refuses the `default` namespace (templates/validation.yaml).
+# The DRA Driver for NVIDIA GPUs, moved from NVIDIA/k8s-dra-driver-gpu (last chart there:
+# nvidia-dra-driver-gpu 25.12.0) to kubernetes-sigs/dra-driver-nvidia-gpu: tag v0.4.1 (commit
+# 764900e7), deployments/helm/dra-driver-nvidia-gpu/Chart.yaml (version 0.4.1, image
+# registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1 in values.yaml), published to
+# the OCI registry of docs/install.md. Release and namespace keep the 25.12.0 install's names,
+# as the repository's docs/upgrade.md upgrades it in place ("helm upgrade -i
+# nvidia-dra-driver-gpu ... --namespace nvidia-dra-driver-gpu"); the chart refuses the `default`
+# namespace (templates/validation.yaml).
 NVIDIA_DRA_DRIVER = ChartPin(
-    chart="nvidia-dra-driver-gpu",
-    repository="https://helm.ngc.nvidia.com/nvidia",
-    version="25.12.0",
+    chart="dra-driver-nvidia-gpu",
+    repository="oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+    version="0.4.1",
     namespace="nvidia-dra-driver-gpu",
 )
 

@@ -1,7 +1,8 @@
 """The NVIDIA DRA driver (`gpu_software: dra-driver`): one Helm release per cluster.
 
-The chart (NVIDIA/k8s-dra-driver-gpu, deployments/helm/nvidia-dra-driver-gpu at v25.12.0)
-installs cluster-scoped objects, the DeviceClasses `gpu.nvidia.com` and, with ComputeDomains,
+The chart (kubernetes-sigs/dra-driver-nvidia-gpu, deployments/helm/dra-driver-nvidia-gpu at
+v0.4.1; until 25.12.0 NVIDIA/k8s-dra-driver-gpu's nvidia-dra-driver-gpu) installs
+cluster-scoped objects, the DeviceClasses `gpu.nvidia.com` and, with ComputeDomains,
 `compute-domain-daemon.nvidia.com` and `compute-domain-default-channel.nvidia.com`
 (templates/deviceclass-*.yaml, fixed names), so a second release on the cluster would collide
 with the first: every DRA pool shares one release, whose kubelet plugin DaemonSet
@@ -13,8 +14,8 @@ or device plugin on Amazon EKS": both on one node silently oversubscribe its GPU
 DRA pools get no device plugin chart (gpu_software.py returns none for them), and their nodes
 carry `nvidia.com/gpu.deploy.operands=false` like every pool that does not use the GPU
 Operator (node_template.node_labels), so an operator on the cluster deploys no device plugin
-there. They also carry `nvidia.com/gpu.present=true`, the label the chart's default kubelet
-plugin affinity requires (values.yaml kubeletPlugin.affinity); ours replaces that affinity.
+there. They also carry `nvidia.com/gpu.present=true`, one of the labels the chart's default
+kubelet plugin affinity accepts (values.yaml kubeletPlugin.affinity); ours replaces that affinity.
 The EFA device plugin of an EFA pool stays: it advertises EFA interfaces, not GPUs, and the
 EKS user guide installs it beside the DRA driver ("Use P6e-GB200 UltraServers with Amazon EKS").
 """
@@ -30,24 +31,58 @@ from gpu_pool.plan.gpu_software import GpuSoftwareChart
 from gpu_pool.plan.pool import PoolPlan
 
 DRA_DRIVER = "dra-driver"
-# The chart's DeviceClass of whole GPUs (templates/deviceclass-gpu.yaml), what a claim names.
+# The chart's DeviceClasses (templates/deviceclass-*.yaml at v0.4.1): whole GPUs, with
+# resources.gpus.enabled; with resources.computeDomains.enabled, a ComputeDomain's default IMEX
+# channel (the class the controller's channel claim templates name) and its IMEX daemons.
 GPU_DEVICE_CLASS = "gpu.nvidia.com"
-DRA_RELEASE = "nvidia-dra-driver-gpu"
+CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
+DAEMON_DEVICE_CLASS = "compute-domain-daemon.nvidia.com"
 DRA_CONSTRUCT_ID = "NvidiaDraDriver"
+# The release keeps the 25.12.0 install's name (and namespace, versions.py): docs/upgrade.md.
+DRA_RELEASE = "nvidia-dra-driver-gpu"
+
+# The chart's CRDs (its crds/ folder at v0.4.1): Helm installs them with a release and never
+# upgrades them (Helm docs, "Custom Resource Definitions"), so a chart upgrade applies them by
+# hand first, from the new version's tag (the repository's docs/upgrade.md, step 1).
+DRA_CRDS = (
+    "resource.nvidia.com_computedomains.yaml",
+    "resource.nvidia.com_computedomaincliques.yaml",
+)
+
+
+def dra_crd_urls(version: str) -> list[str]:
+    """Where the chart of `version` (at its tag, `v<version>`) keeps each of DRA_CRDS."""
+    return [
+        "https://raw.githubusercontent.com/kubernetes-sigs/dra-driver-nvidia-gpu/refs/tags/"
+        f"v{version}/deployments/helm/dra-driver-nvidia-gpu/crds/{name}"
+        for name in DRA_CRDS
+    ]
+
 
 # The values that do not depend on the pools, each against the chart's values.yaml and
-# templates/validation.yaml at v25.12.0:
+# templates at v0.4.1:
+# - nameOverride nvidia-dra-driver-gpu: the name its objects (DaemonSet, Deployment, service
+#   accounts, RBAC) and labels (app.kubernetes.io/name, `<name>-component`) are built from
+#   (templates/_helpers.tpl), the chart's name by default, which 0.4.0 renamed from
+#   nvidia-dra-driver-gpu. The repository's docs/upgrade.md sets it when upgrading a 25.12.0
+#   release: without it Helm creates a second kubelet plugin DaemonSet and controller under
+#   the new name beside the old ones. Set on every cluster, so a new one looks like an upgraded
+#   one (and `gpu-pool verify` reads both by the same labels).
 # - nvidiaDriverRoot "/": the EKS AL2023 NVIDIA AMIs install the driver on the host root (the
 #   chart's default, stated so a chart upgrade cannot move it).
 # - resourceApiVersion resource.k8s.io/v1: DRA is GA (v1) from Kubernetes 1.34, the oldest
 #   minor a DRA pool may run on (checks/dra.py); explicit rather than the chart's detection
 #   from the API server's advertised versions, which its values.yaml warns may be wrong.
-# - controller: the ComputeDomain controller's default affinity requires a
-#   node-role.kubernetes.io/control-plane node, which EKS never shows, so it would stay Pending;
-#   EKS's UltraServer guide clears its affinity and tolerations. Here it may run on
-#   any node but a GPU pool's (no gpu-pool.io/pool label), like the other controllers, so it
-#   never keeps a GPU node from scaling down.
+# - controller: the ComputeDomain controller only prefers a node-role.kubernetes.io/control-plane
+#   node (which EKS never shows) and tolerates CriticalAddonsOnly and the control-plane taints,
+#   so by default it may land on a GPU node. Here it must run on a node of no GPU pool (no
+#   gpu-pool.io/pool label), like the other controllers, so it never keeps a GPU node from
+#   scaling down; our tolerations list replaces the chart's (Helm replaces lists). Helm merges
+#   maps, so the chart's preferred control-plane term and its podAntiAffinity between
+#   controller replicas stay beside our required term: the first matches no EKS node, the
+#   second no pod (its label is the chart's default name's; one replica).
 DRA_DRIVER_STATIC_VALUES: dict[str, Any] = {
+    "nameOverride": "nvidia-dra-driver-gpu",
     "nvidiaDriverRoot": "/",
     "resourceApiVersion": "resource.k8s.io/v1",
     "controller": {
@@ -106,8 +141,9 @@ GPU_RESOURCES_OVERRIDE = {"gpuResourcesEnabledOverride": True}
 
 def kubelet_plugin_values(pools: Sequence[PoolPlan]) -> dict[str, Any]:
     """The kubelet plugin on the DRA pools' nodes only: selected by the pool label (its list
-    replaces the chart's default affinity terms, as Helm merges lists), tolerating each DRA
-    pool's taints (the chart's default tolerates none), each once. Pools in name order, so the
+    replaces the chart's default affinity terms, as Helm replaces lists), tolerating each DRA
+    pool's taints each once (the list replaces the chart's default, which tolerates
+    nvidia.com/gpu:NoSchedule on every node). Pools in name order, so the
     values do not depend on the order the pools were added in."""
     selected = {"key": POOL_LABEL, "operator": "In", "values": sorted({p.name for p in pools})}
     tolerations: list[dict[str, str]] = []

@@ -82,6 +82,9 @@ class PoolRecord:
     # What repair does for the pool's nodes, per provisioner (None in records written before it
     # was added; doctor and verify read its policy()).
     repair: RepairPlan | None = None
+    # True: the pool's nodes run the DRA driver's ComputeDomains (plan/pool.py compute_domains);
+    # None otherwise, and in records written before it was added.
+    compute_domains: bool | None = None
     # "dra-driver" on a pool whose EFA interfaces the EFA DRA driver advertises; None: the EFA
     # device plugin's, or no EFA (and in records written before it was added).
     efa_software: str | None = None
@@ -175,5 +178,6 @@ def pool_record(
         zones=tuple(plan.settings.zones) if node_pool_plan else None,
         gpu_limit=node_pool_plan.gpu_limit if node_pool_plan else None,
         repair=plan.repair,
+        compute_domains=plan.compute_domains or None,
         efa_software=EFA_DRA_DRIVER if efa_dra_pools([plan]) else None,
     )

@@ -15,7 +15,12 @@ from dataclasses import dataclass
 
 from gpu_pool.model import catalog
 from gpu_pool.model.prices import on_demand_usd_per_hour
-from gpu_pool.plan.dra import DRA_DRIVER, GPU_DEVICE_CLASS
+from gpu_pool.plan.dra import (
+    CHANNEL_DEVICE_CLASS,
+    DAEMON_DEVICE_CLASS,
+    DRA_DRIVER,
+    GPU_DEVICE_CLASS,
+)
 from gpu_pool.plan.efa_dra import EFA_DEVICE_CLASS, EFA_DRA_DRIVER
 from gpu_pool.plan.record import PoolRecord
 from gpu_pool.settings import CapacityReservationSettings
@@ -27,7 +32,8 @@ class NodeKind:
 
     instance_type: str
     gpus: int
-    # Resource -> count a node advertises (its GPUs, or its shares when pods share them).
+    # Resource -> count a node advertises (its GPUs, or its shares when pods share them; none
+    # when the DRA driver publishes its GPUs).
     advertises: Mapping[str, int]
     usd_per_hour: float | None
 
@@ -54,6 +60,8 @@ class PoolSummary:
     efa_interfaces: int
     gpu_software: str
     sharing: str | None
+    # The DRA DeviceClasses pods claim the pool's devices by, with what a node has of each.
+    device_classes: tuple[str, ...]
     tolerations: tuple[str, ...]
     # What repair does for its nodes (RepairPlan.describe); None: the record predates repair.
     repair: str | None
@@ -144,7 +152,11 @@ def _summary(
     nodes = []
     for name in types:
         gpus = catalog.lookup(name).gpu_count
-        advertises = _advertised(record, gpus)
+        advertises = (
+            record.sharing.advertised(gpus) if record.sharing else {record.gpu_resource: gpus}
+        )
+        if record.gpu_software == DRA_DRIVER:
+            advertises = {}
         nodes.append(
             NodeKind(
                 name,
@@ -169,6 +181,7 @@ def _summary(
         efa_interfaces=record.efa_interfaces,
         gpu_software=record.gpu_software,
         sharing=_sharing(record),
+        device_classes=_device_classes(record, types),
         tolerations=tuple(_toleration(t) for t in record.tolerations),
         repair=record.repair.describe() if record.repair else None,
         usd_per_hour_at_max=None if cost is None else round(cost, 4),
@@ -176,15 +189,24 @@ def _summary(
     )
 
 
-def _advertised(record: PoolRecord, gpus: int) -> dict[str, int]:
-    """What a node with `gpus` GPUs advertises: its shares, its GPUs as a resource count, or on
-    a DRA pool as devices of the NVIDIA DRA driver's DeviceClass; on an EFA DRA pool also its
-    EFA interfaces as devices of the EFA DRA driver's."""
-    if record.sharing:
-        return dict(record.sharing.advertised(gpus))
-    gpu = GPU_DEVICE_CLASS if record.gpu_software == DRA_DRIVER else record.gpu_resource
-    efa = {EFA_DEVICE_CLASS: record.efa_interfaces} if record.efa_software == EFA_DRA_DRIVER else {}
-    return {gpu: gpus, **efa}
+def _device_classes(record: PoolRecord, types: Sequence[str]) -> tuple[str, ...]:
+    """A DRA pool's GPUs, one device of gpu.nvidia.com per GPU of each type; a ComputeDomain
+    pool's IMEX channel and daemon classes, one device each per node: the default channel
+    class selects channel 0, and the plugin publishes one daemon device (dra-driver-nvidia-gpu
+    v0.4.1 cmd/compute-domain-kubelet-plugin/nvlib.go); an EFA DRA pool's EFA interfaces, one
+    device of efa.networking.k8s.aws each."""
+    found = []
+    if record.gpu_software == DRA_DRIVER:
+        per_node = ", ".join(f"{catalog.lookup(t).gpu_count} per {t} node" for t in types)
+        found.append(f"{GPU_DEVICE_CLASS} ({per_node})")
+    if record.compute_domains:
+        found.append(
+            f"{CHANNEL_DEVICE_CLASS} and {DAEMON_DEVICE_CLASS} (1 each per node, for the "
+            "ComputeDomain the node serves)"
+        )
+    if record.efa_software == EFA_DRA_DRIVER:
+        found.append(f"{EFA_DEVICE_CLASS} ({record.efa_interfaces} per node)")
+    return tuple(found)
 
 
 def _toleration(toleration: Mapping[str, str]) -> str:

@@ -5,7 +5,9 @@ clusters: fleet.py), and the one error type every settings mistake raises (error
 from gpu_pool.settings.errors import ConfigError, describe_validation_error
 from gpu_pool.settings.fleet import Fleet, FleetCluster, FleetFile, load_fleet, read_fleet
 from gpu_pool.settings.loading import (
+    CONFIG_KEY,
     CONTEXT_KEY,
+    check_context_keys,
     deep_merge,
     load_settings,
     load_settings_with_warnings,
@@ -31,6 +33,7 @@ from gpu_pool.settings.models import (
 from gpu_pool.settings.repair import RepairOverride, RepairSettings
 
 __all__ = [
+    "CONFIG_KEY",
     "CONTEXT_KEY",
     "AmiFamily",
     "AppSettings",
@@ -54,6 +57,7 @@ __all__ = [
     "SharingSettings",
     "SystemNodesSettings",
     "Taint",
+    "check_context_keys",
     "deep_merge",
     "describe_validation_error",
     "load_fleet",

@@ -8,7 +8,9 @@ Several clusters (a directory of such files, or a fleet file) are fleet.py's, bu
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,26 @@ from gpu_pool.settings.errors import ConfigError, describe_validation_error
 from gpu_pool.settings.models import AppSettings
 
 CONTEXT_KEY = "gpu-pool"
+# The context key of the settings file or folder: `-c config=FILE`.
+CONFIG_KEY = "config"
 # The top-level key that makes a config file a fleet file (AppSettings has no such key).
 FLEET_KEY = "clusters"
+
+
+def check_context_keys(keys: Iterable[str]) -> None:
+    """Refuse a context key a letter or two off gpu-pool's own (`-c confg=FILE`): the CDK CLI
+    passes any key through, so the app would synthesize its defaults as if no file had been
+    given. Keys with a colon are namespaced (CDK's own, gpu-pool's lookups) and pass."""
+    ours = (CONFIG_KEY, CONTEXT_KEY)
+    for key in keys:
+        if ":" in key or key in ours:
+            continue
+        close = difflib.get_close_matches(key, ours, n=1, cutoff=0.75)
+        if close:
+            raise ConfigError(
+                f"-c {key}: unknown context key; did you mean '{close[0]}'? (gpu-pool reads "
+                f"-c {CONFIG_KEY}=FILE or DIR, and the '{CONTEXT_KEY}' key of cdk.json)"
+            )
 
 
 def load_settings(context: object, config_file: str | None) -> AppSettings:

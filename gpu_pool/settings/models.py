@@ -332,9 +332,22 @@ class PoolSettings(_Settings):
     min_size: int = 0
     """Nodes each group keeps while idle; 0 lets the pool scale to zero."""
     desired_size: int = 0
-    """Nodes each group starts with when created; never pushed again (the autoscaler owns it)."""
+    """Nodes each group starts with when created; never pushed again (the autoscaler owns it).
+    Unset: min_size, so a pool that keeps nodes starts with them."""
     max_size: int = 8
     """Most nodes per node group (a Karpenter pool's node limit)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _desired_follows_min(cls, data: object) -> object:
+        """An unset desired_size is min_size (only a valid one: a bad min_size is reported once)."""
+        if not isinstance(data, dict) or "desired_size" in data:
+            return data
+        min_size = data.get("min_size")
+        if type(min_size) is int and min_size > 0:
+            return {**data, "desired_size": min_size}
+        return data
+
     disk_size_gib: int = 200
     """The node volume that holds container images, in GiB (gp3, encrypted)."""
     volume_kms_key_arn: str | None = matching(

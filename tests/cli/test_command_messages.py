@@ -201,17 +201,22 @@ def test_without_a_cdk_json_the_command_names_where_else_it_finds_pools(tmp_path
 
 
 @pytest.mark.parametrize(
-    ("environment", "missing", "region_option"),
+    ("environment", "env_region", "missing", "region_option"),
     [
-        ("aws://123456789012/us-east-1", "credentials", " --region us-east-1"),
-        ("aws://unknown-account/unknown-region", "region", ""),
+        ("aws://123456789012/us-east-1", None, "credentials", " --region us-east-1"),
+        ("aws://unknown-account/unknown-region", None, "region", ""),
+        # AWS_REGION, which the AWS and CDK CLIs read and botocore does not: with it set, what
+        # is missing is the credentials (#39 item 3).
+        ("aws://unknown-account/unknown-region", "eu-west-1", "credentials", ""),
     ],
 )
 def test_replacements_without_aws_points_at_its_offline_form(
-    tmp_path, capsys, environment, missing, region_option
+    tmp_path, capsys, monkeypatch, environment, env_region, missing, region_option
 ):
     """#29 item 1: it used to say only "Unable to locate credentials". The stack's region,
     when the assembly names it, is in the get-template command (#29 review item 11)."""
+    if env_region:
+        monkeypatch.setenv("AWS_REGION", env_region)
     out = tmp_path / "cdk.out"
     out.mkdir()
     (out / "GpuPool.template.json").write_text('{"Resources": {}}')
@@ -229,3 +234,38 @@ def test_replacements_without_aws_points_at_its_offline_form(
         "--query TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
         f"--deployed deployed.json --new {out}/GpuPool.template.json\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ["--profile", "nosuch"],
+            "--profile: no AWS profile named 'nosuch' in the AWS config (its profiles: dev, "
+            "prod); aws configure list-profiles lists them",
+        ),
+        (
+            ["--profile", "dev", "--account-profile", "123456789012=prdo"],
+            "--account-profile: no AWS profile named 'prdo' in the AWS config (its profiles: "
+            "dev, prod); aws configure list-profiles lists them",
+        ),
+    ],
+)
+def test_doctor_names_a_profile_the_aws_config_lacks(tmp_path, capsys, monkeypatch, options, message):
+    """#39 item 3: `doctor --profile nosuch` reported each cluster unreachable and never named
+    the bad profile. The AWS CLI's config file format: `[profile NAME]` sections (AWS CLI user
+    guide, "Configuration and credential file settings")."""
+    config = tmp_path / "config"
+    config.write_text("[profile dev]\nregion = us-east-1\n[profile prod]\nregion = us-west-2\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    (out / "GpuPool.template.json").write_text('{"Resources": {}}')
+    artifact = {
+        "type": "aws:cloudformation:stack",
+        "environment": "aws://unknown-account/unknown-region",
+        "properties": {"templateFile": "GpuPool.template.json"},
+    }
+    (out / "manifest.json").write_text(json.dumps({"artifacts": {"GpuPool": artifact}}))
+    assert main(["doctor", "--cdk-out", str(out), *options]) == 2
+    assert capsys.readouterr().err == f"gpu-pool: {message}\n"

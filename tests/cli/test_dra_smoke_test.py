@@ -17,13 +17,15 @@ from gpu_pool.settings import load_settings
 from tests.support.crd_validation import core_model_problems, validate
 from tests.support.paths import FIXTURES, ROOT
 
-CHART = FIXTURES / "charts" / "nvidia-dra-driver-gpu-25.12.0"
+CHART = FIXTURES / "charts" / "dra-driver-nvidia-gpu-0.4.1"
 DRA_POOL = {"gpu_software": "dra-driver", "min_size": 1, "desired_size": 1}
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 
 
 def dra_record():
-    settings = load_settings({"pools": {"gpu": {**DRA_POOL, "instance_types": ["g6e.xlarge"]}}}, None)
+    settings = load_settings(
+        {"pools": {"gpu": {**DRA_POOL, "instance_types": ["g6e.xlarge"]}}}, None
+    )
     (record,) = settings_pools(settings).records
     return record
 
@@ -51,7 +53,10 @@ def test_a_dra_pool_claims_one_gpu_of_the_drivers_device_class():
     assert template == {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
-        "metadata": {"name": "smoke-gpu", "labels": {"app.kubernetes.io/name": "gpu-pool-smoke-test"}},
+        "metadata": {
+            "name": "smoke-gpu",
+            "labels": {"app.kubernetes.io/name": "gpu-pool-smoke-test"},
+        },
         "spec": {
             "spec": {
                 "devices": {
@@ -70,7 +75,9 @@ def test_a_dra_pool_claims_one_gpu_of_the_drivers_device_class():
         },
     }
     assert pod["metadata"]["name"] == "smoke"
-    assert pod["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "smoke-gpu"}]
+    assert pod["spec"]["resourceClaims"] == [
+        {"name": "gpu", "resourceClaimTemplateName": "smoke-gpu"}
+    ]
     (container,) = pod["spec"]["containers"]
     # The claim, and no nvidia.com/gpu: no device plugin serves a DRA node.
     assert container["resources"] == {"claims": [{"name": "gpu"}]}
@@ -169,10 +176,10 @@ def test_an_ultraserver_pool_of_eks_shape_asks_for_the_device_plugins_gpus():
 def test_the_compute_domain_passes_the_drivers_crd(ultraserver_record):
     domain = smoke_test_objects(ultraserver_record, "smoke")[0]
     assert validate(domain) == []
-    # Control: the CRD requires numNodes, so the validation can fail.
-    without = json.loads(json.dumps(domain))
-    del without["spec"]["numNodes"]
-    assert validate(without) == ["spec: 'numNodes' is a required property"]
+    # Control: the CRD (0.4.1) allows no negative numNodes, so the validation can fail.
+    negative = json.loads(json.dumps(domain))
+    negative["spec"]["numNodes"] = -1
+    assert validate(negative) == ["spec.numNodes: -1 is less than the minimum of 0"]
 
 
 def test_a_type_the_catalog_does_not_know_is_not_taken_for_an_ultraserver():

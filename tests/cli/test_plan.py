@@ -3,6 +3,7 @@ without AWS; every figure is the catalog's (GPUs, EFA, MIG) and the price table'
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -15,7 +16,7 @@ from gpu_pool.model.prices import ON_DEMAND_USD_PER_HOUR, PRICE_SOURCE
 from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord
 from gpu_pool.plan.summary import pool_summary
 from tests.support.paths import ROOT
-from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, TRAINING
+from tests.support.settings import CAPACITY_BLOCK_ID, DRA, ODCR_ID, TRAINING, ULTRASERVER
 
 CDK_JSON = str(ROOT / "cdk.json")
 PRICES = f"Prices: {PRICE_SOURCE}; unknown: a type the table has no price for."
@@ -95,6 +96,7 @@ def test_the_default_app_as_json(capsys, tmp_path):
         "efa_interfaces": 0,
         "gpu_software": "device-plugin",
         "sharing": None,
+        "device_classes": [],
         "tolerations": ["nvidia.com/gpu=true:NoSchedule"],
         "repair": REPAIR,
         "usd_per_hour_at_max": round(8 * ON_DEMAND_USD_PER_HOUR["g5.xlarge"], 4),
@@ -445,7 +447,83 @@ def test_the_docs_show_the_default_apps_plan_as_it_is(capsys, tmp_path):
     assert shown == _plan(capsys, tmp_path)
 
 
-# A DRA pool with the EFA DRA driver, and an Auto Mode DRA pool (issue #37 item 6).
+REFUSED = (
+    "gpu-pool: the settings describe pools a synth refuses (fix them, or read what is deployed "
+    "with --stack NAME or --cdk-out DIR):"
+)
+
+
+@pytest.mark.parametrize(
+    ("settings", "lines"),
+    [
+        # #39 item 2: plan accepted what synth refuses; now the same rules, the same messages.
+        (
+            {"cluster": {"kubernetes_version": "1.28"}},
+            [
+                "  cluster.kubernetes_version: '1.28' is not supported; choose one of 1.32, "
+                "1.33, 1.34, 1.35, 1.36"
+            ],
+        ),
+        (
+            {"region": "us-east-1", "pool": {"zones": ["us-west-2a"]}},
+            [
+                "  pool.zones: 'us-west-2a' is not in region us-east-1",
+                "  cluster.zones: required when pools name zones (us-west-2a) and account is "
+                "unset: without an account the region's zones cannot be looked up, and the VPC "
+                "would hold only the pools' zones; list two or more zones of us-east-1 that "
+                "include them, or set account",
+            ],
+        ),
+    ],
+)
+def test_plan_refuses_what_synth_refuses(capsys, tmp_path, settings, lines):
+    from gpu_pool.checks import check_settings
+    from gpu_pool.plan.pool import plan_pools
+    from gpu_pool.settings import load_settings
+
+    config = tmp_path / "settings.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    assert main(["plan", "--cdk-json", CDK_JSON, "--config", str(config)]) == 2
+    assert capsys.readouterr().err.splitlines() == [REFUSED, *lines]
+    # The synth's own rules say the same, word for word.
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]["gpu-pool"]
+    app = load_settings(context, str(config))
+    findings = check_settings(app, plan_pools(app))
+    errors = [f"  {f}" for f in [*(f for p in findings.pools for f in p), *findings.app] if f.error]
+    assert errors == lines
+
+
+def test_doctor_still_reads_a_cluster_past_its_versions_support(capsys, tmp_path):
+    """The app-wide rules are plan's alone: doctor on a 1.29 cluster gets to the cluster."""
+    config = tmp_path / "settings.yaml"
+    config.write_text(yaml.safe_dump({"cluster": {"kubernetes_version": "1.29"}}))
+    main(["doctor", "--cdk-json", CDK_JSON, "--config", str(config), "--kubeconfig", "/nonexistent"])
+    assert "synth refuses" not in capsys.readouterr().err
+
+
+def test_dra_pools_show_their_device_classes_and_counts(capsys, tmp_path):
+    """#37 item 6: a DRA pool's GPUs are devices of the driver's DeviceClass gpu.nvidia.com,
+    one per GPU (no nvidia.com/gpu advertised); an UltraServer pool's ComputeDomains add the
+    IMEX channel and daemon classes, one device of each per node (the chart's
+    templates/deviceclass-*.yaml; cmd/compute-domain-kubelet-plugin/nvlib.go at v0.4.1)."""
+    dra = copy.deepcopy(DRA)
+    dra["pools"]["dra"]["instance_types"] = ["g6e.xlarge", "g6e.12xlarge"]
+    gpus = "gpu.nvidia.com (1 per g6e.xlarge node, 4 per g6e.12xlarge node)"
+    pools = _pools(capsys, tmp_path, dra)
+    assert pools["dra"]["device_classes"] == [gpus]
+    assert [n["advertises"] for n in pools["dra"]["nodes"]] == [{}, {}]
+    assert pools["plugin"]["device_classes"] == []
+    assert f"    DRA devices       {gpus}\n" in _plan(capsys, tmp_path, dra)
+    channel = (
+        "compute-domain-default-channel.nvidia.com and compute-domain-daemon.nvidia.com "
+        "(1 each per node, for the ComputeDomain the node serves)"
+    )
+    (ultra,) = _pools(capsys, tmp_path, ULTRASERVER).values()
+    assert ultra["device_classes"] == [channel]
+    assert f"    DRA devices       {channel}\n" in _plan(capsys, tmp_path, ULTRASERVER)
+
+
+# A DRA pool with the EFA DRA driver, and an Auto Mode DRA pool (issue #37 items 3, 4, 6).
 DRA_PLAN = {
     "region": "us-east-1",
     "account": "123456789012",
@@ -471,17 +549,15 @@ DRA_PLAN = {
 }
 
 
-def test_a_dra_pool_shows_its_device_classes_and_counts(capsys, tmp_path):
+def test_an_efa_dra_pool_shows_its_efa_device_class_and_count(capsys, tmp_path):
     pools = _pools(capsys, tmp_path, DRA_PLAN)
-    p5, g6e = (catalog.lookup(t) for t in ("p5.48xlarge", "g6e.xlarge"))
-    assert pools["train"]["nodes"][0]["advertises"] == {
-        "gpu.nvidia.com": p5.gpu_count,
-        "efa.networking.k8s.aws": pools["train"]["efa_interfaces"],
-    }
-    assert pools["train"]["efa_interfaces"] == 32
-    assert pools["claims"]["nodes"][0]["advertises"] == {"gpu.nvidia.com": g6e.gpu_count}
+    assert pools["train"]["device_classes"] == [
+        "gpu.nvidia.com (8 per p5.48xlarge node)",
+        "efa.networking.k8s.aws (32 per node)",
+    ]
+    assert pools["claims"]["device_classes"] == ["gpu.nvidia.com (1 per g6e.xlarge node)"]
     table = _plan(capsys, tmp_path, DRA_PLAN)
     assert (
-        "    per node          p5.48xlarge: 8 GPUs (8 gpu.nvidia.com, 32 efa.networking.k8s.aws)\n"
+        "    DRA devices       gpu.nvidia.com (8 per p5.48xlarge node); efa.networking.k8s.aws "
+        "(32 per node)\n"
     ) in table
-    assert "    per node          g6e.xlarge: 1 GPU (1 gpu.nvidia.com)\n" in table

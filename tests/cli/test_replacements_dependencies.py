@@ -5,6 +5,7 @@ Pairs of synthesized templates, as a deploy would see them."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -222,5 +223,41 @@ def test_a_capacity_block_group_roll_says_desired_zero_first_and_asks(
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     assert _run(tmp_path, synth(TRAINING).to_json(), synth(changed).to_json()) == 2
     out = capsys.readouterr().out
-    assert ": Capacity Block node groups; EKS updates one only at desired size 0 (EKS user " in out
+    advice = [line for line in out.splitlines() if "Capacity Block node group" in line]
+    assert len(advice) == 1, out
+    assert advice[0].endswith(
+        ": the Capacity Block node group of pool train: EKS updates one only at "
+        "desired size 0 (EKS user guide, Capacity Blocks for managed node groups). Let its jobs "
+        "finish, scale it to 0, then deploy:"
+    )
+    command = out.splitlines()[out.splitlines().index(advice[0]) + 1]
+    # #39 item 5: the whole command, not "desiredSize=0,...": the group's name from its stack.
+    assert re.fullmatch(
+        r"  id=\$\(aws cloudformation describe-stack-resource --stack-name STACK "
+        r"--logical-resource-id \w+ --query StackResourceDetail.PhysicalResourceId --output "
+        r"text\) && aws eks update-nodegroup-config --cluster-name \"\$\{id%%/\*\}\" "
+        r"--nodegroup-name \"\$\{id#\*/\}\" --scaling-config minSize=0,desiredSize=0",
+        command,
+    ), command
     assert _run(tmp_path, synth(TRAINING).to_json(), synth(changed).to_json(), "--yes") == 0
+
+
+def test_a_label_or_taint_change_is_said_to_update_in_place(tmp_path, capsys):
+    """#39 item 5: a changed label replaced nothing and was not mentioned; EKS updates a managed
+    node group's labels and taints on its running nodes (UpdateNodegroupConfig)."""
+    changed = {
+        "pool": {
+            "labels": {"accelerator": "nvidia", "team": "ml"},
+            "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+        }
+    }
+    assert _run(tmp_path, synth({}).to_json(), synth(changed).to_json()) == 0
+    out = capsys.readouterr().out.splitlines()
+    heading = out.index(
+        "gpu-pool replacements: node groups whose labels or taints this deploy changes in place "
+        "(the node group is updated, no node is replaced: docs/day2.md):"
+    )
+    (line,) = [row for row in out[heading + 1 :] if row.startswith("  ")][:1]
+    assert "(pool gpu, g5.xlarge): updated in place; Labels: " in line
+    assert '"team":"ml"' in line.rsplit(" -> ", 1)[1]
+    assert "gpu-pool replacements: no node group is replaced or deleted" in out

@@ -35,7 +35,7 @@ CRD_FILES = {
     # The NVIDIA DRA driver's, from its vendored chart at the pinned version (charts/README.md).
     "ComputeDomain": FIXTURES
     / "charts"
-    / "nvidia-dra-driver-gpu-25.12.0"
+    / "dra-driver-nvidia-gpu-0.4.1"
     / "crds"
     / "resource.nvidia.com_computedomains.yaml",
 }

@@ -20,10 +20,12 @@ def _required(*expressions: dict) -> dict:
 def expected_driver_values(
     pools: list[str], tolerations: list[dict], *, compute_domains: bool, gpus: bool = True
 ):
-    """Chart 25.12.0's values: GPUs with `gpus` (with the override its validation asks for),
-    ComputeDomains with `compute_domains`, the host's driver root, the kubelet plugin on
+    """Chart 0.4.1's values: its objects named as the 25.12.0 chart named them, GPUs with
+    `gpus` (with the override its validation asks for), ComputeDomains with
+    `compute_domains`, the host's driver root, the kubelet plugin on
     `pools`' nodes tolerating `tolerations`, the controller on any node of no GPU pool."""
     return {
+        "nameOverride": "nvidia-dra-driver-gpu",
         "nvidiaDriverRoot": "/",
         "resourceApiVersion": "resource.k8s.io/v1",
         **({"gpuResourcesEnabledOverride": True} if gpus else {}),

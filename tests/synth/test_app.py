@@ -63,3 +63,17 @@ def test_cdk_synth_with_a_rule_violation_fails_through_the_cli(tmp_path):
     assert result.returncode != 0
     assert "pool.instance_types[0]: 'g4ad.xlarge' carries AMD Radeon Pro V520" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_a_misspelt_config_key_is_refused_not_ignored(tmp_path):
+    """#39 item 4: `-c confg=FILE` synthesized the default app without a word."""
+    config = tmp_path / "prod.yaml"
+    config.write_text("pool:\n  max_size: 2\n")
+    result = run_app(tmp_path / "out", f"confg={config}")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[:2] == [
+        "gpu-pool: configuration error",
+        "  -c confg: unknown context key; did you mean 'config'? (gpu-pool reads -c "
+        "config=FILE or DIR, and the 'gpu-pool' key of cdk.json)",
+    ]
+    assert not list((tmp_path / "out").glob("*.template.json"))

@@ -1,13 +1,17 @@
 """The NVIDIA DRA driver (`gpu_software: dra-driver`, issue #30) as synthesized and as its real
-chart (tests/fixtures/charts/nvidia-dra-driver-gpu-25.12.0, rendered by the kubectl layer's
+chart (tests/fixtures/charts/dra-driver-nvidia-gpu-0.4.1, rendered by the kubectl layer's
 helm) deploys it: one release whose kubelet plugin reaches exactly the DRA pool's nodes, no
 device plugin there, the other pool's device plugin as before, and Cluster Autoscaler's DRA
 flag."""
 
+from pathlib import Path
 
 import pytest
+import yaml
 
+from gpu_pool.cli.inspect.dra import COMPONENT_LABEL, DRIVER_SELECTOR, KUBELET_PLUGIN
 from gpu_pool.model.scheduling import pod_fits_node
+from gpu_pool.model.versions import NVIDIA_DRA_DRIVER
 from gpu_pool.plan.dra import dra_driver_chart
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings, deep_merge
@@ -17,7 +21,10 @@ from tests.support.dra import NAMESPACE, POOL_LABEL, expected_driver_values
 from tests.support.helm import helm_binary, manifests, render_vendored
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
-CHART = "nvidia-dra-driver-gpu-25.12.0"
+CHART = "dra-driver-nvidia-gpu-0.4.1"
+FIXTURES_CHART = Path(__file__).parent.parent / "fixtures" / "charts" / CHART
+DRA_CHART_NAME = "dra-driver-nvidia-gpu"
+RELEASE = "nvidia-dra-driver-gpu"
 # Cluster Autoscaler cannot start a DRA node group from zero (GP-DRA-10).
 KEEPS_A_NODE = {"min_size": 1, "desired_size": 1}
 
@@ -50,13 +57,13 @@ def helm(tmp_path_factory):
 
 
 def test_one_pinned_driver_release_with_exact_values(dra_template):
-    _, chart = only(charts(dra_template, "nvidia-dra-driver-gpu"))
+    _, chart = only(charts(dra_template, DRA_CHART_NAME))
     props = chart["Properties"]
     assert (props["Repository"], props["Version"], props["Namespace"], props["Release"]) == (
-        "https://helm.ngc.nvidia.com/nvidia",
-        "25.12.0",
+        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+        "0.4.1",
         NAMESPACE,
-        "nvidia-dra-driver-gpu",
+        RELEASE,
     )
     assert helm_values(chart) == EXPECTED_VALUES
 
@@ -86,14 +93,14 @@ def test_cluster_autoscaler_runs_with_its_dra_flag_only_for_a_dra_pool(
 
 
 def test_the_real_chart_validates_our_values_and_needs_its_override(dra_template, helm, tmp_path):
-    values = helm_values(only(charts(dra_template, "nvidia-dra-driver-gpu"))[1])
-    rendered = render_vendored(helm, CHART, "nvidia-dra-driver-gpu", NAMESPACE, values, tmp_path)
+    values = helm_values(only(charts(dra_template, DRA_CHART_NAME))[1])
+    rendered = render_vendored(helm, CHART, RELEASE, NAMESPACE, values, tmp_path)
     assert rendered.returncode == 0, rendered.stderr
     # The chart's validation.yaml refuses GPUs without the override: why the value is there.
     refused = render_vendored(
         helm,
         CHART,
-        "nvidia-dra-driver-gpu",
+        RELEASE,
         NAMESPACE,
         {**values, "gpuResourcesEnabledOverride": False},
         tmp_path,
@@ -105,14 +112,19 @@ def test_the_real_chart_validates_our_values_and_needs_its_override(dra_template
 def test_the_rendered_kubelet_plugin_reaches_exactly_the_dra_pools_nodes(
     dra_template, helm, tmp_path
 ):
-    values = helm_values(only(charts(dra_template, "nvidia-dra-driver-gpu"))[1])
-    docs = manifests(
-        render_vendored(helm, CHART, "nvidia-dra-driver-gpu", NAMESPACE, values, tmp_path)
-    )
+    values = helm_values(only(charts(dra_template, DRA_CHART_NAME))[1])
+    docs = manifests(render_vendored(helm, CHART, RELEASE, NAMESPACE, values, tmp_path))
     (daemonset,) = [d for d in docs if d["kind"] == "DaemonSet"]
+    # The 25.12.0 release's names (nameOverride): an upgrade updates this DaemonSet in place,
+    # and `gpu-pool verify` finds it and its pods by the labels it reads.
     assert daemonset["metadata"]["name"] == "nvidia-dra-driver-gpu-kubelet-plugin"
+    assert DRIVER_SELECTOR == "app.kubernetes.io/name=nvidia-dra-driver-gpu"
+    assert daemonset["metadata"]["labels"]["app.kubernetes.io/name"] == "nvidia-dra-driver-gpu"
+    assert daemonset["spec"]["selector"]["matchLabels"] == {COMPONENT_LABEL: KUBELET_PLUGIN}
     pod = daemonset["spec"]["template"]["spec"]
     assert [c["name"] for c in pod["containers"]] == ["gpus"]
+    # The pool's taints, in place of the chart's default (nvidia.com/gpu alone).
+    assert pod["tolerations"] == EXPECTED_VALUES["kubeletPlugin"]["tolerations"]
     # Without ComputeDomains there is no controller; the GPU DeviceClasses are there.
     assert [d for d in docs if d["kind"] == "Deployment"] == []
     assert sorted(d["metadata"]["name"] for d in docs if d["kind"] == "DeviceClass") == [
@@ -136,7 +148,10 @@ def test_dra_nodes_carry_no_cluster_autoscaler_gpu_label_and_device_plugin_nodes
     assert labels["plugin"][accelerator] == "nvidia-l4"
     tags = {types: t for (types, _), t in tags_by_nodegroup(dra_template).items()}
     assert tag not in tags[("g6e.xlarge",)]
-    assert tags[("g6e.xlarge",)][f"k8s.io/cluster-autoscaler/node-template/label/{POOL_LABEL}"] == "dra"
+    assert (
+        tags[("g6e.xlarge",)][f"k8s.io/cluster-autoscaler/node-template/label/{POOL_LABEL}"]
+        == "dra"
+    )
     assert tags[("g6.xlarge",)][tag] == "nvidia-l4"
 
 
@@ -158,14 +173,35 @@ def test_compute_domains_render_the_controller_off_the_gpu_pools(helm, tmp_path)
     )
     chart = dra_driver_chart([plan])
     assert chart.values["resources"]["computeDomains"] == {"enabled": True}
-    docs = manifests(
-        render_vendored(helm, CHART, "nvidia-dra-driver-gpu", NAMESPACE, chart.values, tmp_path)
-    )
+    docs = manifests(render_vendored(helm, CHART, RELEASE, NAMESPACE, chart.values, tmp_path))
     (daemonset,) = [d for d in docs if d["kind"] == "DaemonSet"]
     containers = daemonset["spec"]["template"]["spec"]["containers"]
     assert [c["name"] for c in containers] == ["compute-domains", "gpus"]
     (controller,) = [d for d in docs if d["kind"] == "Deployment"]
     pod = controller["spec"]["template"]["spec"]
+    # Our empty list replaces the chart's tolerations (CriticalAddonsOnly, control-plane).
+    assert "tolerations" not in pod
+    # Helm merges maps: the chart's preferred terms stay beside ours, and match nothing on EKS:
+    # no control-plane node, and no pod with the anti-affinity's label (nameOverride's).
+    assert pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] == [
+        {
+            "weight": 100,
+            "preference": {
+                "matchExpressions": [
+                    {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}
+                ]
+            },
+        }
+    ]
+    (anti,) = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert anti["podAffinityTerm"]["labelSelector"]["matchLabels"] == {
+        "dra-driver-nvidia-gpu-component": "controller"
+    }
+    assert controller["spec"]["template"]["metadata"]["labels"] == {
+        "app.kubernetes.io/name": "nvidia-dra-driver-gpu",
+        "app.kubernetes.io/instance": "nvidia-dra-driver-gpu",
+        "nvidia-dra-driver-gpu-component": "controller",
+    }
     # Not the chart's control-plane affinity (no such node on EKS): any node but a GPU pool's.
     (group,) = plan.node_groups
     assert pod_fits_node(pod, {"gpu-pool.io/role": "system"}, [])
@@ -196,7 +232,7 @@ def test_dra_pools_share_one_release_that_serves_each():
             },
         }
     )
-    _, chart = only(charts(template, "nvidia-dra-driver-gpu"))
+    _, chart = only(charts(template, DRA_CHART_NAME))
     assert charts(template, "nvidia-device-plugin") == {}
     plugin = helm_values(chart)["kubeletPlugin"]
     pod = {"affinity": plugin["affinity"], "tolerations": plugin["tolerations"]}
@@ -235,7 +271,7 @@ def test_library_pools_added_after_the_release_and_the_autoscaler_are_in_their_v
             ),
         )
     template = Template.from_stack(stack)
-    _, chart = only(charts(template, "nvidia-dra-driver-gpu"))
+    _, chart = only(charts(template, DRA_CHART_NAME))
     plugin = helm_values(chart)["kubeletPlugin"]
     assert plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
         "nodeSelectorTerms"
@@ -269,16 +305,57 @@ def test_the_release_renders_the_plans_chart_values(monkeypatch):
         kubernetes_version="1.35",
         settings=PoolSettings(name="a", gpu_software="dra-driver", **KEEPS_A_NODE),
     )
-    _, chart = only(charts(Template.from_stack(stack), "nvidia-dra-driver-gpu"))
+    _, chart = only(charts(Template.from_stack(stack), DRA_CHART_NAME))
     assert helm_values(chart) == dra_driver_chart([pool.plan]).values
     assert helm_values(chart)["resources"] == changed
+
+
+def _paths(values, defaults, prefix=""):
+    """Each value's dotted path, down to where the chart's default stops being a mapping or
+    the value is a pod's scheduling terms (the chart passes `affinity` whole to the pod)."""
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        default = defaults.get(key) if isinstance(defaults, dict) else None
+        if isinstance(value, dict) and isinstance(default, dict) and key != "affinity":
+            yield from _paths(value, default, f"{path}.")
+        else:
+            yield path, key in (defaults or {})
+
+
+def test_every_value_we_set_is_one_the_new_chart_declares_and_reads():
+    """Against the chart's own values.yaml and templates at 0.4.1: each value gpu-pool sets for
+    a pool with GPUs and ComputeDomains is declared there, and a template reads it (a renamed
+    or dropped value would be silently ignored by Helm)."""
+    chart = FIXTURES_CHART
+    defaults = yaml.safe_load((chart / "values.yaml").read_text())
+    templates = "".join(p.read_text() for p in (chart / "templates").iterdir())
+    plan = plan_pool(
+        PoolSettings(
+            name="ultra", gpu_software="dra-driver", instance_types=["p6e-gb200.36xlarge"]
+        ),
+        "pools.ultra",
+    )
+    found = dict(_paths(dra_driver_chart([plan]).values, defaults))
+    assert found == {
+        "nameOverride": True,
+        "nvidiaDriverRoot": True,
+        "resourceApiVersion": True,
+        "gpuResourcesEnabledOverride": True,
+        "controller.tolerations": True,
+        "controller.affinity": True,
+        "resources.gpus.enabled": True,
+        "resources.computeDomains.enabled": True,
+        "kubeletPlugin.affinity": True,
+        "kubeletPlugin.tolerations": True,
+    }
+    assert [p for p in found if f"Values.{p}" not in templates] == []
 
 
 def test_an_auto_mode_dra_pool_on_1_36_installs_no_driver(auto_mode_dra_template):
     """Auto Mode nodes run the NVIDIA DRA driver in their node runtime from Kubernetes 1.36 (EKS
     UG "Manage hardware devices on Amazon EKS"): no driver release, no device plugin, and the
     pool's NodePool as for any Auto Mode pool."""
-    assert charts(auto_mode_dra_template, "nvidia-dra-driver-gpu") == {}
+    assert charts(auto_mode_dra_template, NVIDIA_DRA_DRIVER.chart) == {}
     assert charts(auto_mode_dra_template, "nvidia-device-plugin") == {}
     node_pools = [
         r

@@ -6,6 +6,7 @@ their taints, and the EFA device plugin only on the other EFA pool's nodes."""
 import pytest
 
 from gpu_pool.model.scheduling import pod_fits_node
+from gpu_pool.model.versions import NVIDIA_DRA_DRIVER
 from tests.support.cfn import helm_values, node_of, only, resources
 from tests.support.dra import POOL_LABEL
 from tests.support.helm import helm_binary, manifests, render_vendored
@@ -48,7 +49,7 @@ def test_one_pinned_aws_dranet_release_beside_the_nvidia_dra_driver(efa_dra_temp
             {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
         ],
     }
-    only(charts(efa_dra_template, "nvidia-dra-driver-gpu"))
+    only(charts(efa_dra_template, NVIDIA_DRA_DRIVER.chart))
 
 
 def test_only_the_device_plugin_pool_has_an_efa_device_plugin(efa_dra_template):

@@ -687,3 +687,18 @@ def test_its_group_writes_only_the_dra_smoke_objects_in_the_smoke_namespace(clus
     assert binding["subjects"] == [
         {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
     ]
+
+
+def test_stack_takes_a_pipeline_clusters_own_stack_name(pipeline_out, capsys):
+    """#39 item 6: in a pipeline's assembly a cluster's stack is a stage's, named by its path
+    (GpuPoolPipeline/GpuTraining-us-west-2/GpuTraining-us-west-2); --stack takes the name the
+    fleet gave it."""
+    from gpu_pool.cli.main import main
+
+    out = str(pipeline_out)
+    for stack in ("GpuTraining-us-west-2", "GpuPoolPipeline/GpuTraining-us-west-2/GpuTraining-us-west-2"):
+        assert main(["plan", "--cdk-out", out, "--stack", stack, "--output", "json"]) == 0
+        pools = json.loads(capsys.readouterr().out)["pools"]
+        assert {p["region"] for p in pools} == {"us-west-2"}
+    assert main(["plan", "--cdk-out", out, "--stack", "GpuTraining"]) == 2
+    assert "--stack: no stack 'GpuTraining'" in capsys.readouterr().err

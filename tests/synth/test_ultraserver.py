@@ -23,7 +23,7 @@ from tests.support.looked_up import synth_looked_up
 pytestmark = pytest.mark.synth
 
 BLOCK = "cr-0123456789abcdef0"
-DRA_CHART = "nvidia-dra-driver-gpu-25.12.0"
+DRA_CHART = "dra-driver-nvidia-gpu-0.4.1"
 # The DRA driver's release for the one UltraServer pool: GPUs and ComputeDomains, the kubelet
 # plugin on the pool's nodes (tolerating its default taint), the controller off every GPU pool.
 DRA_VALUES = expected_driver_values(
@@ -123,7 +123,7 @@ def _dra_release(template):
     (chart,) = [
         r
         for r in _of_type(template, "Custom::AWSCDK-EKS-HelmChart").values()
-        if r["Properties"]["Chart"] == "nvidia-dra-driver-gpu"
+        if r["Properties"]["Chart"] == "dra-driver-nvidia-gpu"
     ]
     return chart
 
@@ -132,7 +132,7 @@ def test_the_dra_release_has_compute_domains_and_the_kubelet_plugin_on_the_pool(
     chart = _dra_release(template)
     props = chart["Properties"]
     assert (props["Version"], props["Namespace"], props["Release"]) == (
-        "25.12.0",
+        "0.4.1",
         DRA_NAMESPACE,
         "nvidia-dra-driver-gpu",
     )
@@ -196,7 +196,7 @@ def _release(template, chart):
 
 def test_eks_shape_runs_the_dra_driver_for_compute_domains_only(ultraserver_template):
     template = ultraserver_template.to_json()
-    assert helm_values(_release(template, "nvidia-dra-driver-gpu")) == EKS_SHAPE_DRA_VALUES
+    assert helm_values(_release(template, "dra-driver-nvidia-gpu")) == EKS_SHAPE_DRA_VALUES
 
 
 def test_eks_shape_rendered_kubelet_plugin_publishes_no_gpu(ultraserver_template, tmp_path):
@@ -206,7 +206,7 @@ def test_eks_shape_rendered_kubelet_plugin_publishes_no_gpu(ultraserver_template
     device plugin), on the UltraServer nodes only, and the controller runs."""
     template = ultraserver_template.to_json()
     helm = helm_binary(tmp_path / "helm")
-    values = helm_values(_release(template, "nvidia-dra-driver-gpu"))
+    values = helm_values(_release(template, "dra-driver-nvidia-gpu"))
     rendered = render_vendored(
         helm, DRA_CHART, "nvidia-dra-driver-gpu", DRA_NAMESPACE, values, tmp_path
     )

@@ -59,7 +59,7 @@ SHARING_REFUSED = {
         "pool.sharing.mode: 'time-slicing' with gpu_software: dra-driver: gpu-pool's "
         "time-slicing is the device plugin's (shares advertised as nvidia.com/gpu); the DRA "
         "driver time-slices a GPU only through its TimeSlicingSettings feature gate, alpha and "
-        "off by default (k8s-dra-driver-gpu v25.12.0 pkg/featuregates), which gpu-pool does not "
+        "off by default (dra-driver-nvidia-gpu v0.4.1 pkg/featuregates), which gpu-pool does not "
         "turn on: set mode: none, or use gpu_software: device-plugin",
     ),
     "mig": (
@@ -298,8 +298,8 @@ def test_one_release_serves_every_dra_pool_and_no_other():
     assert chart is not None
     assert (chart.release, chart.pin.chart, chart.version, chart.pin.namespace) == (
         "nvidia-dra-driver-gpu",
-        "nvidia-dra-driver-gpu",
-        "25.12.0",
+        "dra-driver-nvidia-gpu",
+        "0.4.1",
         "nvidia-dra-driver-gpu",
     )
     assert chart.values["kubeletPlugin"] == {

@@ -29,6 +29,28 @@ def test_config_file_merges_over_context(tmp_path, suffix):
 
 
 @pytest.mark.parametrize(
+    ("pool", "sizes"),
+    [
+        # desired_size follows min_size unless set: a pool that keeps nodes starts with them
+        # (a file with only `min_size: 1` was refused for the desired 0 it never wrote).
+        ({"min_size": 1}, (1, 1, 8)),
+        ({"min_size": 2, "max_size": 4}, (2, 2, 4)),
+        ({"min_size": 1, "desired_size": 3}, (1, 3, 8)),
+        ({"max_size": 3}, (0, 0, 3)),
+    ],
+)
+def test_desired_size_follows_min_size_unless_set(tmp_path, pool, sizes):
+    context = json.loads((ROOT / "cdk.json").read_text())["context"][CONTEXT_KEY]
+    path = tmp_path / "pool.yaml"
+    path.write_text(json.dumps({"pools": {"a": pool}}))
+    (settings,) = load_settings(context, str(path)).pools.values()
+    assert (settings.min_size, settings.desired_size, settings.max_size) == sizes
+    path.write_text(json.dumps({"pool": pool}))
+    settings = load_settings(context, str(path)).pool
+    assert (settings.min_size, settings.desired_size, settings.max_size) == sizes
+
+
+@pytest.mark.parametrize(
     ("context", "message"),
     [
         ({"pool": {"max_sise": 3}}, "pool.max_sise: unknown setting; did you mean 'max_size'?"),
@@ -225,3 +247,24 @@ def test_pool_forms_and_expander_errors(context, message):
 def test_durations_cluster_autoscaler_takes_are_accepted(duration):
     settings = load_settings({"autoscaler": {"scale_down_delay_after_add": duration}}, None)
     assert settings.autoscaler.scale_down_delay_after_add == duration
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        (["confg"], "-c confg: unknown context key; did you mean 'config'?"),
+        (["Config"], "-c Config: unknown context key; did you mean 'config'?"),
+        (["gpu_pool"], "-c gpu_pool: unknown context key; did you mean 'gpu-pool'?"),
+        # gpu-pool's own keys, CDK's namespaced ones and a user's unrelated ones pass.
+        (["config", "gpu-pool", "gpu-pool:region-lookups", "@aws-cdk/core:target", "team"], None),
+    ],
+)
+def test_context_keys_a_letter_off_ours_are_refused(keys, message):
+    from gpu_pool.settings import check_context_keys
+
+    if message is None:
+        check_context_keys(keys)
+        return
+    with pytest.raises(ConfigError) as err:
+        check_context_keys(keys)
+    assert str(err.value).startswith(message)

@@ -4,7 +4,8 @@ A DRA node's GPUs come up in order: the driver's kubelet plugin pod runs on the 
 publishes the node's GPUs as ResourceSlices of driver `gpu.nvidia.com` (and, with
 ComputeDomains, its IMEX channels as slices of `compute-domain.nvidia.com`), then the scheduler
 can allocate a claim from them. `node_devices` names the first of these that is missing. Names
-and labels are the driver's own at NVIDIA/k8s-dra-driver-gpu v25.12.0.
+and labels are the driver's own at kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1, with the
+nameOverride gpu-pool sets (plan/dra.py) that keeps the 25.12.0 chart's.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from gpu_pool.cli.inspect.cluster import (
     pod_running,
 )
 from gpu_pool.cli.smoke_test import COMPUTE_DOMAIN_API
-from gpu_pool.plan.dra import GPU_DEVICE_CLASS
+from gpu_pool.plan.dra import CHANNEL_DEVICE_CLASS, GPU_DEVICE_CLASS
 from gpu_pool.plan.efa_dra import EFA_DRA_DRIVER_NAME, EFA_DRA_RELEASE
 
 # The chart's label on its DaemonSets and pods, and the per-component selector label of its pods
-# (deployments/helm/nvidia-dra-driver-gpu/templates/_helpers.tpl: templateLabels and
-# selectorLabels; kubeletplugin.yaml names its component kubelet-plugin).
+# (deployments/helm/dra-driver-nvidia-gpu/templates/_helpers.tpl: templateLabels and
+# selectorLabels, from nameOverride; kubeletplugin.yaml names its component kubelet-plugin).
 DRIVER_SELECTOR = "app.kubernetes.io/name=nvidia-dra-driver-gpu"
 COMPONENT_LABEL = "nvidia-dra-driver-gpu-component"
 KUBELET_PLUGIN = "kubelet-plugin"
@@ -34,9 +35,6 @@ KUBELET_PLUGIN = "kubelet-plugin"
 # cmd/compute-domain-kubelet-plugin/main.go, DriverName).
 GPU_DRIVER = "gpu.nvidia.com"
 COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
-# The DeviceClass of a ComputeDomain's default IMEX channel, which the controller's channel
-# claim templates name (templates/deviceclass-compute-domain-default-channel.yaml).
-CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
 # The label the ComputeDomain controller puts on a domain's IMEX daemon DaemonSet and its pods,
 # valued with the domain's UID (cmd/compute-domain-controller/computedomain.go and
 # templates/compute-domain-daemon.tmpl.yaml).
