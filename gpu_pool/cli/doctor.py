@@ -75,7 +75,9 @@ def doctor_verdicts(
     if daemon_sets or any(p.provisioner != "auto-mode" and not uses_dra(p) for p in pools):
         verdicts += _device_plugin_rollout(daemon_sets)
     if any(uses_dra(pool) for pool in pools):
-        verdicts += kubelet_plugin_rollout(kubelet_plugin_daemon_sets(apps))
+        # Auto Mode nodes run the driver in their runtime, not as our release's DaemonSet.
+        if any(uses_dra(p) and p.provisioner != "auto-mode" for p in pools):
+            verdicts += kubelet_plugin_rollout(kubelet_plugin_daemon_sets(apps))
         ultra = any(uses_dra(pool) and ultraserver(pool) for pool in pools)
         verdicts += device_class_verdicts(driver.resource, compute_domains=ultra)
     verdicts += _reservation_verdicts(pools, aws)
@@ -138,7 +140,9 @@ def _node_verdicts(
                 Verdict("fail", f"node {name}", f"not Ready: {problems}", "see kubelet")
             )
         elif uses_dra(pool):
-            verdicts += driver.node_verdicts(name, compute_domains=ultraserver(pool))
+            verdicts += driver.node_verdicts(
+                name, ultraserver(pool), in_runtime=pool.provisioner == "auto-mode"
+            )
         elif pool.sharing is not None and expected is not None:
             verdicts.append(_shared_node_verdict(pool.name, pool.sharing.mode, node, expected))
         elif gpus == 0 and pool.provisioner == "auto-mode":

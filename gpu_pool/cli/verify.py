@@ -356,11 +356,13 @@ class Verifier:
 
     def _watch_driver(self, run: Run, node: str) -> None:
         """A new DRA node: its kubelet plugin running, then its GPUs published."""
+        in_runtime = self.pool.provisioner == "auto-mode"
         stall, gpus = node_devices(
-            self.dra_api, node, kubelet_plugin_pods(self.core), compute_domains=self.imex
+            self.dra_api, node, kubelet_plugin_pods(self.core), self.imex, in_runtime
         )
         if stall is None or stall.stage == "devices published":
-            self._mark(run, "driver running", f"kubelet plugin on {node}")
+            where = "in Auto Mode's node runtime" if in_runtime else "kubelet plugin"
+            self._mark(run, "driver running", f"{where} on {node}")
         if stall is None:
             self._mark(run, "devices published", f"{gpus} GPU(s) of {GPU_DRIVER} on {node}")
 
@@ -524,7 +526,9 @@ class Verifier:
         node's GPUs published, the claim the scheduler could not allocate."""
         plugin_pods = kubelet_plugin_pods(self.core)
         for node in nodes:
-            stall, _ = node_devices(self.dra_api, node, plugin_pods, compute_domains=self.imex)
+            stall, _ = node_devices(
+                self.dra_api, node, plugin_pods, self.imex, self.pool.provisioner == "auto-mode"
+            )
             if stall is not None:
                 return Failure(stall.cause, [stall.evidence], stall.fix, stage=stall.stage)
         return self._unallocated_failure()

@@ -43,6 +43,11 @@ COMPUTE_DOMAIN_LABEL = "resource.nvidia.com/computeDomain"
 # the GPU Operator's (NVIDIA/gpu-operator v26.3.1 assets/state-device-plugin/0500_daemonset.yaml).
 DEVICE_PLUGIN_POD_SELECTORS = (DEVICE_PLUGIN_SELECTOR, "app=nvidia-device-plugin-daemonset")
 
+# An Auto Mode node's driver is not a pod gpu-pool can point at.
+_RUNTIME_FIX = (
+    "Auto Mode runs the NVIDIA DRA driver in its nodes' runtime from Kubernetes 1.36: check the "
+    "cluster's version (aws eks describe-cluster) and the node's events (kubectl describe node)"
+)
 _SLICES_FIX = (
     "the plugin runs but publishes nothing: kubectl -n {namespace} logs {pod} -c {container} "
     "(a driver root it cannot read, or no GPU it can see)"
@@ -121,12 +126,14 @@ def node_devices(
     node: str,
     plugin_pods: dict[str, dict[str, Any]],
     compute_domains: bool,
+    in_runtime: bool = False,
 ) -> tuple[Stall | None, int]:
     """The DRA node `node`'s GPUs in its driver's ResourceSlices, and why a claim cannot be
     allocated there yet: None when its kubelet plugin runs and publishes its GPUs (and, with
-    `compute_domains`, its IMEX channels)."""
+    `compute_domains`, its IMEX channels). `in_runtime`: an Auto Mode node, whose driver is
+    part of its node runtime (EKS UG "Manage hardware devices on Amazon EKS"), not a pod."""
     pod = plugin_pods.get(node)
-    if pod is None or not pod_running(pod):
+    if not in_runtime and (pod is None or not pod_running(pod)):
         seen = (
             f"no pod labelled {COMPONENT_LABEL}={KUBELET_PLUGIN} on {node}"
             if pod is None
@@ -151,7 +158,9 @@ def node_devices(
                 f"no ResourceSlice of {driver} on the node: the kubelet plugin publishes nothing",
                 f"kubectl get resourceslices --field-selector spec.nodeName={node},"
                 f"spec.driver={driver}: none",
-                _SLICES_FIX.format(
+                _RUNTIME_FIX
+                if pod is None
+                else _SLICES_FIX.format(
                     namespace=pod["metadata"]["namespace"],
                     pod=pod["metadata"]["name"],
                     container=container,
@@ -162,10 +171,14 @@ def node_devices(
 
 
 def node_verdict(
-    resource: Any, node: str, plugin_pods: dict[str, dict[str, Any]], compute_domains: bool
+    resource: Any,
+    node: str,
+    plugin_pods: dict[str, dict[str, Any]],
+    compute_domains: bool,
+    in_runtime: bool = False,
 ) -> Verdict:
     """A Ready DRA node: its GPUs as the driver publishes them, or the step that is missing."""
-    stall, gpus = node_devices(resource, node, plugin_pods, compute_domains)
+    stall, gpus = node_devices(resource, node, plugin_pods, compute_domains, in_runtime)
     if stall is not None:
         return Verdict("fail", f"node {node}", f"Ready, but {stall.evidence}", stall.fix)
     return Verdict("ok", f"node {node}", f"Ready, {gpus} GPU(s) in ResourceSlices of {GPU_DRIVER}")
@@ -287,11 +300,15 @@ class DriverReader:
         self.resource = resource_api(core)
         self._plugin_pods: dict[str, dict[str, Any]] | None = None
 
-    def node_verdicts(self, node: str, compute_domains: bool) -> list[Verdict]:
+    def node_verdicts(
+        self, node: str, compute_domains: bool, in_runtime: bool = False
+    ) -> list[Verdict]:
         """A Ready node of a DRA pool: its published GPUs (or the missing step), and a failing
-        verdict if a device plugin runs there too."""
+        verdict if a device plugin runs there too; `in_runtime` as for `node_devices`."""
         if self._plugin_pods is None:
             self._plugin_pods = kubelet_plugin_pods(self.core)
-        verdicts = [node_verdict(self.resource, node, self._plugin_pods, compute_domains)]
+        verdicts = [
+            node_verdict(self.resource, node, self._plugin_pods, compute_domains, in_runtime)
+        ]
         second = one_advertiser_verdict(self.core, node)
         return verdicts + ([second] if second is not None else [])
