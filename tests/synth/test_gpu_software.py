@@ -1,6 +1,7 @@
 """Device plugin and GPU Operator: installed where needed, reaching exactly the pool's nodes."""
 
 import pytest
+import yaml
 
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan import gpu_software
@@ -13,6 +14,7 @@ from tests.support.cfn import (
     synth,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
+from tests.support.helm import GPU_OPERATOR_CHART, helm_binary, manifests, render_vendored
 from tests.support.settings import BOTTLEROCKET, OPERATOR
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -131,3 +133,58 @@ def test_gpu_operator_on_bottlerocket_also_skips_its_device_plugin():
     )
     assert values["devicePlugin"] == {"enabled": False}
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
+
+
+def _leaf_paths(values: dict, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths: list[tuple[str, ...]] = []
+    for key, value in values.items():
+        path = (*prefix, key)
+        paths += _leaf_paths(value, path) if isinstance(value, dict) and value else [path]
+    return paths
+
+
+OPERATOR_CASES = {
+    "default": ({}, {}),
+    "bottlerocket": ({"ami_family": "BOTTLEROCKET"}, {}),
+    "ultraserver-shape": ({"instance_types": ["p6e-gb200.36xlarge"]}, {"compute_domains": True}),
+    "cloudwatch": ({}, {"metrics": "cloudwatch"}),
+    "time-slicing": ({"sharing": {"mode": "time-slicing", "replicas": 4}}, {}),
+}
+
+
+@pytest.mark.parametrize(("settings", "options"), OPERATOR_CASES.values(), ids=OPERATOR_CASES)
+def test_the_real_operator_chart_takes_our_values(helm, tmp_path, settings, options):
+    """#38 item 8: the GPU Operator chart at the pin (vendored, tests/fixtures/charts), rendered
+    by helm with the values a pool gives it: every value is one the chart (or its NFD subchart)
+    declares, and its ClusterPolicy keeps the AMI's driver and toolkit, runs the plugin only
+    where the AMI lacks one (Bottlerocket ships it), and tolerates the pools' GPU taint."""
+    from gpu_pool.plan.gpu_software import gpu_operator_values
+    from gpu_pool.plan.pool import plan_pool
+    from gpu_pool.settings import PoolSettings
+
+    pool = PoolSettings(gpu_software="gpu-operator", **settings)
+    values = gpu_operator_values(pool, plan_pool(pool).sharing, **options)
+    chart_values = yaml.safe_load((GPU_OPERATOR_CHART / "values.yaml").read_text())
+    chart_values["node-feature-discovery"] = yaml.safe_load(
+        (GPU_OPERATOR_CHART / "charts/node-feature-discovery/values.yaml").read_text()
+    )
+    declared = set(_leaf_paths(chart_values))
+    for path in _leaf_paths(values):
+        assert any(path[: len(d)] == d or d[: len(path)] == path for d in declared), path
+    docs = manifests(
+        render_vendored(helm, GPU_OPERATOR_CHART.name, "gpu-operator", "gpu-operator", values, tmp_path)
+    )
+    (policy,) = [d["spec"] for d in docs if d["kind"] == "ClusterPolicy"]
+    assert (policy["driver"]["enabled"], policy["toolkit"]["enabled"]) == (False, False)
+    assert policy["devicePlugin"]["enabled"] is (pool.ami_family != "BOTTLEROCKET")
+    gpu_taint = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    assert gpu_taint in policy["daemonsets"]["tolerations"]
+    (worker,) = [
+        d for d in docs if d["kind"] == "DaemonSet" and d["metadata"]["name"].endswith("-worker")
+    ]
+    assert gpu_taint in worker["spec"]["template"]["spec"]["tolerations"]
+
+
+@pytest.fixture(scope="module")
+def helm(tmp_path_factory):
+    return helm_binary(tmp_path_factory.mktemp("helm"))

@@ -1,7 +1,6 @@
 """Shared GPUs (#23 items 2, 3): each pool's device plugin carries its own config and only its
 nodes read it; Cluster Autoscaler's zero-node template advertises what the nodes will."""
 
-import os
 
 import pytest
 import yaml
@@ -19,7 +18,7 @@ from tests.support.cfn import (
     tags_by_nodegroup,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
-from tests.support.helm import chart_from_env, helm_binary, helm_template
+from tests.support.helm import DEVICE_PLUGIN_CHART, helm_binary, helm_template
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
@@ -260,15 +259,11 @@ def helm(tmp_path_factory):
     return helm_binary(tmp_path_factory.mktemp("helm"))
 
 
-@chart_from_env(
-    "GPU_POOL_DEVICE_PLUGIN_CHART",
-    "NVIDIA/k8s-device-plugin v0.20.0 deployments/helm/nvidia-device-plugin",
-)
 def test_the_real_chart_renders_each_pools_config_for_its_nodes_only(template, helm, tmp_path):
     """Rendered by helm through the chart's own templates: each release's ConfigMap holds its
     pool's config, its config-manager defaults to it, and its DaemonSet's pods land on the
     pool's GPU nodes and on no other node."""
-    chart = os.environ["GPU_POOL_DEVICE_PLUGIN_CHART"]
+    chart = str(DEVICE_PLUGIN_CHART)
     nodes = [node_of(r["Properties"]) for r in resources(template, "AWS::EKS::Nodegroup").values()]
     for props in charts(template):
         if props["Chart"] != "nvidia-device-plugin":
@@ -303,16 +298,12 @@ def test_the_real_chart_renders_each_pools_config_for_its_nodes_only(template, h
             )
 
 
-@chart_from_env(
-    "GPU_POOL_DEVICE_PLUGIN_CHART",
-    "NVIDIA/k8s-device-plugin v0.20.0 deployments/helm/nvidia-device-plugin",
-)
 def test_a_changed_config_rolls_the_pools_plugin_pods_by_itself(helm, tmp_path):
     """Day 2 on the chart path: the chart puts a checksum of its ConfigMap in the plugin's pod
     template (templates/_helpers.tpl podAnnotations, `checksum/config`), so a changed sharing
     config changes the DaemonSet's pod template and Kubernetes rolls its pods; the same config
     renders the same checksum, so a deploy that changes nothing restarts nothing."""
-    chart = os.environ["GPU_POOL_DEVICE_PLUGIN_CHART"]
+    chart = str(DEVICE_PLUGIN_CHART)
 
     def checksum(replicas):
         pool = plan_pool(
