@@ -22,7 +22,8 @@ def cluster_zones(settings: AppSettings, known: Sequence[str]) -> list[str] | No
     """The new VPC's zones: `cluster.zones`, else the first three Availability Zones of `known`
     (the region's zones from the cached lookup, which also lists the Local Zones the account
     has opted in to: the CDK CLI's availability-zones provider keeps every `available` zone of
-    an unfiltered DescribeAvailabilityZones, and caches only names; EKS refuses Local Zone
+    an unfiltered DescribeAvailabilityZones, and caches only names (aws/aws-cdk,
+    packages/aws-cdk/lib/context-providers/availability-zones.ts); EKS refuses Local Zone
     subnets at cluster creation). None when the region's zones are not known yet (an
     environment-agnostic stack, or the lookup's first pass): the VPC takes the CDK's own three
     (two placeholders in an agnostic stack) and pools' zones are judged once the lookup is
