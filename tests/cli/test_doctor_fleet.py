@@ -291,3 +291,21 @@ def test_an_environment_agnostic_stack_finds_its_clusters_context_by_name(
         "AWS credentials or region"
     )
     assert code == 0
+
+
+def test_a_stack_without_an_account_never_takes_another_regions_cluster():
+    """#38 item 9: a stack with a Region and no account finds its cluster's context by name in
+    its own Region only (the context is the cluster's ARN, arn:aws:eks:REGION:ACCOUNT:cluster/
+    NAME, as aws eks update-kubeconfig writes it): a cluster of its name in another Region is
+    another cluster, never checked in its place; with neither, any Region's."""
+    from gpu_pool.cli.fleet import FleetCluster, _contexts_of
+
+    east = "arn:aws:eks:us-east-1:111111111111:cluster/prod"
+    west = "arn:aws:eks:us-west-2:111111111111:cluster/prod"
+    other = "arn:aws:eks:us-east-1:111111111111:cluster/prod-2"
+    contexts = {east, west, other, "minikube"}
+    in_east = FleetCluster("prod", "us-east-1", None, ("GpuPool",), ())
+    assert _contexts_of(in_east, contexts) == [east]
+    assert _contexts_of(FleetCluster("prod", "eu-west-1", None, ("GpuPool",), ()), contexts) == []
+    anywhere = FleetCluster("prod", None, None, ("GpuPool",), ())
+    assert _contexts_of(anywhere, contexts) == [east, west]

@@ -561,3 +561,14 @@ def test_an_efa_dra_pool_shows_its_efa_device_class_and_count(capsys, tmp_path):
         "    DRA devices       gpu.nvidia.com (8 per p5.48xlarge node); efa.networking.k8s.aws "
         "(32 per node)\n"
     ) in table
+
+
+def test_a_multi_type_groups_cost_at_max_is_its_dearest_type(capsys, tmp_path):
+    """#38 item 9: a node group of interchangeable types (one entry, a list) may run every node
+    on its dearest type, so its cost at max prices each node at that type; the first or the
+    cheapest (the injected bugs) would understate it."""
+    types = ["g6.xlarge", "g5.xlarge", "g4dn.xlarge"]
+    prices = [ON_DEMAND_USD_PER_HOUR[t] for t in types]
+    assert len(set(prices)) == 3 and max(prices) != prices[0]
+    pools = _pools(capsys, tmp_path, {"pool": {"instance_types": [types], "max_size": 3}})
+    assert pools["gpu"]["usd_per_hour_at_max"] == round(3 * max(prices), 4)

@@ -261,3 +261,30 @@ def test_a_label_or_taint_change_is_said_to_update_in_place(tmp_path, capsys):
     assert "(pool gpu, g5.xlarge): updated in place; Labels: " in line
     assert '"team":"ml"' in line.rsplit(" -> ", 1)[1]
     assert "gpu-pool replacements: no node group is replaced or deleted" in out
+
+
+def _cluster(compute_config=None):
+    properties = {"Name": "gpu-pool", "Version": "1.35"}
+    if compute_config is not None:
+        properties["ComputeConfig"] = compute_config
+    return {"Resources": {"Cluster": {"Type": "AWS::EKS::Cluster", "Properties": properties}}}
+
+
+@pytest.mark.parametrize(
+    ("deployed", "new", "switch"),
+    [
+        # #38 item 9: CloudFormation's ComputeConfig (AWS::EKS::Cluster) turns Auto Mode on
+        # only with Enabled true; a ComputeConfig without it (or false) is not Auto Mode, and
+        # dropping it turns nothing off.
+        ({"NodePools": ["system"]}, None, None),
+        ({"Enabled": False, "NodePools": []}, None, None),
+        (None, {"NodeRoleArn": "arn:aws:iam::123456789012:role/n"}, None),
+        ({"Enabled": True, "NodePools": ["system"]}, None, False),
+        ({"Enabled": True}, {"Enabled": False}, False),
+        (None, {"Enabled": True}, True),
+    ],
+)
+def test_auto_mode_is_a_compute_config_with_enabled_true(deployed, new, switch):
+    from gpu_pool.cli.replacements import auto_mode_switch
+
+    assert auto_mode_switch(_cluster(deployed), _cluster(new)) is switch

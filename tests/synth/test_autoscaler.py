@@ -197,3 +197,26 @@ def test_least_waste_is_warned_about_where_it_would_pick_between_gpu_groups(type
         if warned
         else []
     )
+
+
+def test_the_priority_configmap_is_in_cas_own_namespace(multi_template):
+    """#38 item 9: CA reads cluster-autoscaler-priority-expander only through an informer on its
+    own namespace (expander/priority/priority.go, NewFilter; expander_factory.go), so the
+    ConfigMap goes where the chart installs CA (its pin's namespace, versions.py)."""
+    import json
+
+    from gpu_pool.model.versions import CLUSTER_AUTOSCALER
+
+    template = multi_template
+    (release,) = [
+        r["Properties"]
+        for r in resources(template, HELM).values()
+        if r["Properties"]["Chart"] == "cluster-autoscaler"
+    ]
+    found = [
+        manifest["metadata"]["namespace"]
+        for resource in resources(template, "Custom::AWSCDK-EKS-KubernetesResource").values()
+        for manifest in json.loads(render(resource["Properties"]["Manifest"]))
+        if manifest["metadata"]["name"] == "cluster-autoscaler-priority-expander"
+    ]
+    assert found == [release["Namespace"]] == [CLUSTER_AUTOSCALER.namespace]

@@ -363,3 +363,33 @@ def test_an_auto_mode_dra_pool_on_1_36_installs_no_driver(auto_mode_dra_template
         if '"NodePool"' in str(r["Properties"]["Manifest"])
     ]
     assert len(node_pools) == 1
+
+
+@pytest.mark.parametrize("position", [0, 1, 2])
+def test_cas_dra_flag_follows_a_dra_pool_wherever_it_stands(position):
+    """#38 item 9: CA simulates claims only with --enable-dynamic-resource-allocation, so the
+    flag is on when any node-group pool uses the DRA driver, first, middle or last among the
+    pools (an injected bug read only the first); a Karpenter DRA pool needs no CA flag."""
+    from gpu_pool.cdk.autoscaler import dynamic_resource_args
+    from gpu_pool.plan.pool import plan_pools
+    from gpu_pool.settings import AppSettings
+
+    plain = [
+        {"instance_types": ["g6.xlarge"], "labels": {"workload": name}} for name in ("a", "b")
+    ]
+    dra = {"gpu_software": "dra-driver", "instance_types": ["g6e.xlarge"], "min_size": 1}
+    pools = plain[:position] + [dra] + plain[position:]
+
+    def flag(pools):
+        app = AppSettings.model_validate(
+            {
+                "cluster": {"kubernetes_version": "1.35"},
+                "pools": {f"p{i}": pool for i, pool in enumerate(pools)},
+            }
+        )
+        return dynamic_resource_args(plan_pools(app))
+
+    assert flag(pools) == {"enable-dynamic-resource-allocation": True}
+    assert flag(plain) == {}
+    karpenter = {**dra, "provisioner": "karpenter", "min_size": 0}
+    assert flag(plain[:position] + [karpenter] + plain[position:]) == {}

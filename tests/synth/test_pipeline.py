@@ -702,3 +702,20 @@ def test_stack_takes_a_pipeline_clusters_own_stack_name(pipeline_out, capsys):
         assert {p["region"] for p in pools} == {"us-west-2"}
     assert main(["plan", "--cdk-out", out, "--stack", "GpuTraining"]) == 2
     assert "--stack: no stack 'GpuTraining'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "namespace", ["default", "kube-system", "kube-public", "kube-node-lease", "gpu-verify"]
+)
+def test_the_verify_namespace_is_the_stacks_only_if_no_cluster_has_it(namespace):
+    """#38 item 9: a namespace the stack creates is the stack's, and goes with it. Kubernetes'
+    own (the NamespaceLifecycle admission plugin's immortal default, kube-system and
+    kube-public; kube-node-lease, which the node lease controller needs) must never be: the
+    stack would own kube-system and, on delete, try to remove it."""
+    from gpu_pool.cdk.verifier import verify_writes_manifest
+
+    kinds = [m["kind"] for m in verify_writes_manifest("GpuPool", namespace)]
+    system = namespace != "gpu-verify"
+    assert ("Namespace" in kinds) is not system
+    (role,) = [m for m in verify_writes_manifest("GpuPool", namespace) if m["kind"] == "Role"]
+    assert role["metadata"]["namespace"] == namespace

@@ -469,3 +469,23 @@ def test_a_pipeline_of_a_fleet_file_given_by_absolute_path_needs_its_synth_comma
         f"`cdk synth -c config={config}`, a path of this machine: give -c config= relative to "
         "the app's directory (as the repository has it), or set pipeline.synth_commands"
     ]
+
+
+def test_two_accounts_may_each_have_a_cluster_of_one_name_in_one_region(tmp_path):
+    """#38 item 9: a cluster is (name, account, Region): the same name in one Region of two
+    accounts is two clusters (EKS names are unique per account and Region: EKS API reference,
+    CreateCluster), given stack names of their own. An identity without the account (the
+    injected bug) refused this fleet as one cluster twice."""
+    folder = _write(
+        tmp_path / "fleet",
+        {
+            "a.yaml": f"account: '{ACCOUNT_A}'\nregion: us-east-1\ncluster: {{name: prod}}\n",
+            "b.yaml": f"account: '{ACCOUNT_B}'\nregion: us-east-1\ncluster: {{name: prod}}\n"
+            "stack_name: GpuPoolB\n",
+        },
+    )
+    clusters = load_fleet(APP_CONTEXT, str(folder)).clusters
+    assert [(c.settings.account, c.settings.cluster.name, c.stack_name) for c in clusters] == [
+        (ACCOUNT_A, "prod", "GpuPool-prod-us-east-1"),
+        (ACCOUNT_B, "prod", "GpuPoolB"),
+    ]
