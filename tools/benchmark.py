@@ -10,7 +10,9 @@ CloudFormation's 500-resource and 1 MB template limits; then the training exampl
 docs/training.md (a Capacity Block p5 pool with EFA and its on-demand fallback); then fleet
 growth: 1, 4 and 16 clusters of one fleet file (two accounts, up to eight Regions), each a stack,
 with their synth time and total template size per cluster against one cluster's (target: linear
-or better, at most 1.05x of one cluster's per cluster). Exits 1 if a target is missed.
+or better, at most 1.05x of one cluster's per cluster); last, the test suite's own cost: pytest
+as `./dev test` runs it (target: under 90 s on 2 workers) and the whole `./dev test` on a fresh
+clone, set-up included, as CI runs it (target: under 5 minutes). Exits 1 if a target is missed.
 """
 
 from __future__ import annotations
@@ -182,6 +184,7 @@ def main() -> int:
     failures += _pools_table()
     failures += training_row()
     failures += _fleet_table()
+    failures += _suite_table()
     for failure in failures:
         print(f"TARGET MISSED: {failure}")
     return 1 if failures else 0
@@ -282,3 +285,45 @@ def _fleet_table() -> list[str]:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# The suite's budgets (issue #39): pytest on 2 workers, and ./dev test on a fresh clone.
+PYTEST_TARGET_S = 90
+FRESH_CLONE_TARGET_S = 300
+
+
+def _suite_table() -> list[str]:
+    """Wall time of the suite as ./dev test runs it, then of .ci/run on a fresh clone of HEAD
+    (its own venv and node_modules: the set-up counts, as in CI)."""
+    failures = []
+    print("\n| suite | wall time | target |")
+    print("|---|---|---|")
+    progress("pytest -n 2 (as ./dev test runs it)")
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "worksteal"],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    seconds = time.monotonic() - started
+    print(f"| pytest, 2 workers | {seconds:.0f} s | < {PYTEST_TARGET_S} s |")
+    if seconds > PYTEST_TARGET_S:
+        failures.append(f"pytest took {seconds:.0f} s")
+    with tempfile.TemporaryDirectory() as clone:
+        progress("./dev test on a fresh clone (set-up included, as CI)")
+        subprocess.run(["git", "clone", "-q", str(ROOT), clone], check=True)
+        started = time.monotonic()
+        subprocess.run(
+            ["bash", ".ci/run"],
+            cwd=clone,
+            check=True,
+            env={**os.environ, "CI": "true"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        seconds = time.monotonic() - started
+    print(f"| ./dev test, fresh clone | {seconds:.0f} s | < {FRESH_CLONE_TARGET_S} s |")
+    if seconds > FRESH_CLONE_TARGET_S:
+        failures.append(f"./dev test on a fresh clone took {seconds:.0f} s")
+    return failures
