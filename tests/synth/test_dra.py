@@ -15,12 +15,19 @@ from gpu_pool.model.versions import NVIDIA_DRA_DRIVER
 from gpu_pool.plan.dra import dra_driver_chart
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings, deep_merge
-from tests.support.cfn import helm_values, node_of, only, resources, synth, tags_by_nodegroup
+from tests.support.cfn import (
+    helm_values,
+    only,
+    pool_nodes,
+    releases,
+    resources,
+    synth,
+    tags_by_nodegroup,
+)
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.dra import NAMESPACE, POOL_LABEL, expected_driver_values
-from tests.support.helm import helm_binary, manifests, render_vendored
+from tests.support.helm import manifests, render_vendored
 
-HELM = "Custom::AWSCDK-EKS-HelmChart"
 CHART = "dra-driver-nvidia-gpu-0.4.1"
 FIXTURES_CHART = Path(__file__).parent.parent / "fixtures" / "charts" / CHART
 DRA_CHART_NAME = "dra-driver-nvidia-gpu"
@@ -38,26 +45,9 @@ EXPECTED_VALUES = expected_driver_values(
 )
 
 
-def charts(template, name):
-    return {k: r for k, r in resources(template, HELM).items() if r["Properties"]["Chart"] == name}
-
-
-def nodes(template):
-    """Each node group's (pool, labels, taints); the system group's pool is None."""
-    found = []
-    for resource in resources(template, "AWS::EKS::Nodegroup").values():
-        labels, taints = node_of(resource["Properties"])
-        found.append((labels.get(POOL_LABEL), labels, taints))
-    return found
-
-
-@pytest.fixture(scope="module")
-def helm(tmp_path_factory):
-    return helm_binary(tmp_path_factory.mktemp("helm"))
-
 
 def test_one_pinned_driver_release_with_exact_values(dra_template):
-    _, chart = only(charts(dra_template, DRA_CHART_NAME))
+    _, chart = only(releases(dra_template, DRA_CHART_NAME))
     props = chart["Properties"]
     assert (props["Repository"], props["Version"], props["Namespace"], props["Release"]) == (
         "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
@@ -69,7 +59,7 @@ def test_one_pinned_driver_release_with_exact_values(dra_template):
 
 
 def test_only_the_device_plugin_pool_has_a_device_plugin_release(dra_template):
-    _, chart = only(charts(dra_template, "nvidia-device-plugin"))
+    _, chart = only(releases(dra_template, "nvidia-device-plugin"))
     assert chart["Properties"]["Release"] == "nvidia-device-plugin-plugin"
     # As any device-plugin pool's: its own nodes, its taint.
     assert helm_values(chart) == {
@@ -79,21 +69,21 @@ def test_only_the_device_plugin_pool_has_a_device_plugin_release(dra_template):
             {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         ],
     }
-    assert charts(dra_template, "gpu-operator") == {}
+    assert releases(dra_template, "gpu-operator") == {}
 
 
 def test_cluster_autoscaler_runs_with_its_dra_flag_only_for_a_dra_pool(
     dra_template, default_template
 ):
     (_, with_dra), (_, without) = (
-        only(charts(t, "cluster-autoscaler")) for t in (dra_template, default_template)
+        only(releases(t, "cluster-autoscaler")) for t in (dra_template, default_template)
     )
     assert helm_values(with_dra)["extraArgs"]["enable-dynamic-resource-allocation"] is True
     assert "enable-dynamic-resource-allocation" not in helm_values(without)["extraArgs"]
 
 
 def test_the_real_chart_validates_our_values_and_needs_its_override(dra_template, helm, tmp_path):
-    values = helm_values(only(charts(dra_template, DRA_CHART_NAME))[1])
+    values = helm_values(only(releases(dra_template, DRA_CHART_NAME))[1])
     rendered = render_vendored(helm, CHART, RELEASE, NAMESPACE, values, tmp_path)
     assert rendered.returncode == 0, rendered.stderr
     # The chart's validation.yaml refuses GPUs without the override: why the value is there.
@@ -112,7 +102,7 @@ def test_the_real_chart_validates_our_values_and_needs_its_override(dra_template
 def test_the_rendered_kubelet_plugin_reaches_exactly_the_dra_pools_nodes(
     dra_template, helm, tmp_path
 ):
-    values = helm_values(only(charts(dra_template, DRA_CHART_NAME))[1])
+    values = helm_values(only(releases(dra_template, DRA_CHART_NAME))[1])
     docs = manifests(render_vendored(helm, CHART, RELEASE, NAMESPACE, values, tmp_path))
     (daemonset,) = [d for d in docs if d["kind"] == "DaemonSet"]
     # The 25.12.0 release's names (nameOverride): an upgrade updates this DaemonSet in place,
@@ -132,7 +122,7 @@ def test_the_rendered_kubelet_plugin_reaches_exactly_the_dra_pools_nodes(
         "mig.nvidia.com",
         "vfio.gpu.nvidia.com",
     ]
-    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in nodes(dra_template)}
+    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in pool_nodes(dra_template)}
     assert admitted == {"dra": True, "plugin": False, None: False}
 
 
@@ -143,7 +133,7 @@ def test_dra_nodes_carry_no_cluster_autoscaler_gpu_label_and_device_plugin_nodes
     carry it, neither on the node group nor in the node-template tags CA reads at zero."""
     accelerator = "k8s.amazonaws.com/accelerator"
     tag = f"k8s.io/cluster-autoscaler/node-template/label/{accelerator}"
-    labels = {pool: labels for pool, labels, _ in nodes(dra_template) if pool}
+    labels = {pool: labels for pool, labels, _ in pool_nodes(dra_template) if pool}
     assert accelerator not in labels["dra"]
     assert labels["plugin"][accelerator] == "nvidia-l4"
     tags = {types: t for (types, _), t in tags_by_nodegroup(dra_template).items()}
@@ -156,9 +146,9 @@ def test_dra_nodes_carry_no_cluster_autoscaler_gpu_label_and_device_plugin_nodes
 
 
 def test_the_device_plugin_stays_off_the_dra_nodes(dra_template):
-    values = helm_values(only(charts(dra_template, "nvidia-device-plugin"))[1])
+    values = helm_values(only(releases(dra_template, "nvidia-device-plugin"))[1])
     pod = deep_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values)
-    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in nodes(dra_template)}
+    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in pool_nodes(dra_template)}
     assert admitted == {"dra": False, "plugin": True, None: False}
 
 
@@ -232,11 +222,11 @@ def test_dra_pools_share_one_release_that_serves_each():
             },
         }
     )
-    _, chart = only(charts(template, DRA_CHART_NAME))
-    assert charts(template, "nvidia-device-plugin") == {}
+    _, chart = only(releases(template, DRA_CHART_NAME))
+    assert releases(template, "nvidia-device-plugin") == {}
     plugin = helm_values(chart)["kubeletPlugin"]
     pod = {"affinity": plugin["affinity"], "tolerations": plugin["tolerations"]}
-    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in nodes(template)}
+    admitted = {pool: pod_fits_node(pod, *node) for pool, *node in pool_nodes(template)}
     assert admitted == {"a": True, "b": True, None: False}
 
 
@@ -271,12 +261,12 @@ def test_library_pools_added_after_the_release_and_the_autoscaler_are_in_their_v
             ),
         )
     template = Template.from_stack(stack)
-    _, chart = only(charts(template, DRA_CHART_NAME))
+    _, chart = only(releases(template, DRA_CHART_NAME))
     plugin = helm_values(chart)["kubeletPlugin"]
     assert plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
         "nodeSelectorTerms"
     ] == [{"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["a", "b"]}]}]
-    _, autoscaler = only(charts(template, "cluster-autoscaler"))
+    _, autoscaler = only(releases(template, "cluster-autoscaler"))
     assert helm_values(autoscaler)["extraArgs"]["enable-dynamic-resource-allocation"] is True
 
 
@@ -305,7 +295,7 @@ def test_the_release_renders_the_plans_chart_values(monkeypatch):
         kubernetes_version="1.35",
         settings=PoolSettings(name="a", gpu_software="dra-driver", **KEEPS_A_NODE),
     )
-    _, chart = only(charts(Template.from_stack(stack), DRA_CHART_NAME))
+    _, chart = only(releases(Template.from_stack(stack), DRA_CHART_NAME))
     assert helm_values(chart) == dra_driver_chart([pool.plan]).values
     assert helm_values(chart)["resources"] == changed
 
@@ -355,8 +345,8 @@ def test_an_auto_mode_dra_pool_on_1_36_installs_no_driver(auto_mode_dra_template
     """Auto Mode nodes run the NVIDIA DRA driver in their node runtime from Kubernetes 1.36 (EKS
     UG "Manage hardware devices on Amazon EKS"): no driver release, no device plugin, and the
     pool's NodePool as for any Auto Mode pool."""
-    assert charts(auto_mode_dra_template, NVIDIA_DRA_DRIVER.chart) == {}
-    assert charts(auto_mode_dra_template, "nvidia-device-plugin") == {}
+    assert releases(auto_mode_dra_template, NVIDIA_DRA_DRIVER.chart) == {}
+    assert releases(auto_mode_dra_template, "nvidia-device-plugin") == {}
     node_pools = [
         r
         for r in resources(auto_mode_dra_template, "Custom::AWSCDK-EKS-KubernetesResource").values()

@@ -14,7 +14,7 @@ from tests.support.cfn import (
     synth,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
-from tests.support.helm import GPU_OPERATOR_CHART, helm_binary, manifests, render_vendored
+from tests.support.helm import GPU_OPERATOR_CHART, leaf_paths, manifests, render_vendored
 from tests.support.settings import BOTTLEROCKET, OPERATOR
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -135,14 +135,6 @@ def test_gpu_operator_on_bottlerocket_also_skips_its_device_plugin():
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
 
 
-def _leaf_paths(values: dict, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    paths: list[tuple[str, ...]] = []
-    for key, value in values.items():
-        path = (*prefix, key)
-        paths += _leaf_paths(value, path) if isinstance(value, dict) and value else [path]
-    return paths
-
-
 OPERATOR_CASES = {
     "default": ({}, {}),
     "bottlerocket": ({"ami_family": "BOTTLEROCKET"}, {}),
@@ -168,8 +160,8 @@ def test_the_real_operator_chart_takes_our_values(helm, tmp_path, settings, opti
     chart_values["node-feature-discovery"] = yaml.safe_load(
         (GPU_OPERATOR_CHART / "charts/node-feature-discovery/values.yaml").read_text()
     )
-    declared = set(_leaf_paths(chart_values))
-    for path in _leaf_paths(values):
+    declared = set(leaf_paths(chart_values))
+    for path in leaf_paths(values):
         assert any(path[: len(d)] == d or d[: len(path)] == path for d in declared), path
     docs = manifests(
         render_vendored(helm, GPU_OPERATOR_CHART.name, "gpu-operator", "gpu-operator", values, tmp_path)
@@ -184,7 +176,3 @@ def test_the_real_operator_chart_takes_our_values(helm, tmp_path, settings, opti
     ]
     assert gpu_taint in worker["spec"]["template"]["spec"]["tolerations"]
 
-
-@pytest.fixture(scope="module")
-def helm(tmp_path_factory):
-    return helm_binary(tmp_path_factory.mktemp("helm"))

@@ -16,6 +16,7 @@ from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import load_settings
 from tests.support.cfn import helm_values, resources
 from tests.support.crd_validation import validate
+from tests.support.helm import leaf_paths
 from tests.support.paths import FIXTURES
 from tests.support.settings import KARPENTER_DRA
 
@@ -58,14 +59,6 @@ def test_enable_dra_only_on_a_cluster_with_a_karpenter_dra_pool(
     assert "enableDRA" not in karpenter_settings(karpenter_template)
 
 
-def _paths(values: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    found = []
-    for key, value in values.items():
-        path = (*prefix, key)
-        found += _paths(value, path) if isinstance(value, dict) and value else [path]
-    return found
-
-
 # Values whose keys are the user's (a label map); the chart's own default holds other keys.
 FREE_FORM = {("nodeSelector",)}
 
@@ -87,7 +80,7 @@ def test_every_value_is_a_key_of_the_1_15_chart_and_enable_dra_stands_alone(
     karpenter_dra_template,
 ):
     values = helm_values(release(karpenter_dra_template, "karpenter"))
-    assert [p for p in _paths(values) if not _in_chart(p)] == []
+    assert [p for p in leaf_paths(values) if not _in_chart(p)] == []
     settings = values["settings"]
     assert CHART_VALUES["settings"]["enableDRA"] is False  # the chart's default: off
     for path in EXCLUSIVE_WITH_ENABLE_DRA:

@@ -15,7 +15,13 @@ from tests.support.chart_defaults import (
     CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS,
     DCGM_EXPORTER_CHART_DEFAULTS,
 )
-from tests.support.helm import CLOUDWATCH_CHART, chart_from_env, helm_binary, helm_template
+from tests.support.helm import (
+    CLOUDWATCH_CHART,
+    chart_from_env,
+    helm_binary,
+    helm_template,
+    leaf_paths,
+)
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
@@ -369,14 +375,6 @@ def test_the_construct_installs_the_cloudwatch_add_on_on_a_users_cluster():
     assert names == ["amazon-cloudwatch-observability", "eks-pod-identity-agent"]
 
 
-def _leaf_paths(values: dict, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    paths: list[tuple[str, ...]] = []
-    for key, value in values.items():
-        path = (*prefix, key)
-        paths += _leaf_paths(value, path) if isinstance(value, dict) and value else [path]
-    return paths
-
-
 def test_the_addons_configuration_is_the_pinned_charts_values(cloudwatch_template):
     """#38 item 8: EKS passes an add-on's configurationValues to the chart the add-on version is
     a build of (v6.4.0-eksbuild.1: chart 6.4.0, vendored); its schema is that chart's values. No
@@ -387,7 +385,7 @@ def test_the_addons_configuration_is_the_pinned_charts_values(cloudwatch_templat
     values = json.loads(cloudwatch_addon(cloudwatch_template)["ConfigurationValues"])
     declared = yaml.safe_load((CLOUDWATCH_CHART / "values.yaml").read_text())
     templates = "".join(p.read_text() for p in (CLOUDWATCH_CHART / "templates").rglob("*.tpl"))
-    for path in _leaf_paths(values):
+    for path in leaf_paths(values):
         parent = declared
         for key in path[:-1]:
             assert isinstance(parent, dict) and key in parent, path

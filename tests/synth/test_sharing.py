@@ -18,7 +18,7 @@ from tests.support.cfn import (
     tags_by_nodegroup,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
-from tests.support.helm import DEVICE_PLUGIN_CHART, helm_binary, helm_template
+from tests.support.helm import DEVICE_PLUGIN_CHART, helm_template
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
@@ -253,10 +253,6 @@ def test_cluster_autoscaler_fits_slices_on_a_zero_node_group(
     assert estimate_nodes([pod(resource, pool=pool)] * per_node, node) == 1
     assert estimate_nodes([pod(resource, pool=pool)] * (per_node + 1), node) == 2
 
-
-@pytest.fixture(scope="module")
-def helm(tmp_path_factory):
-    return helm_binary(tmp_path_factory.mktemp("helm"))
 
 
 def test_the_real_chart_renders_each_pools_config_for_its_nodes_only(template, helm, tmp_path):
