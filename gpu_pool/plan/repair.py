@@ -43,11 +43,11 @@ NODE_MONITORING_AGENT_CONFIGURATION: dict[str, Any] = {
     "dcgmAgent": {"tolerations": [{"operator": "Exists"}]},
 }
 
-# Repair stops while more than 20% of a node group is unhealthy: EKS's own pause ("more than 5
-# nodes and 20%") and Karpenter's NodePool threshold (20%) (EKS user guide, "Automatically
-# repair nodes in EKS clusters"), here without EKS's 5-node floor, so a systemic fault (a bad
-# AMI, a driver) does not replace a small pool either.
-DEFAULT_MAX_UNHEALTHY_PERCENTAGE = 20
+# No threshold of our own by default: EKS's applies, which pauses repair only when more than 5
+# nodes and more than 20% of the group are unhealthy (EKS user guide, "Automatically repair
+# nodes in EKS clusters"). A percentage alone would stop repair for good in a small group: the
+# NodeRepairConfig threshold is the count "above which node auto repair actions will stop"
+# (EKS API reference, NodeRepairConfig), so one bad node of four (25%) would never be repaired.
 # One node repaired at a time: each repair drains a node of a pool whose nodes are the
 # expensive ones, and a Capacity Block frees its slot to a replacement one instance at a time.
 DEFAULT_MAX_PARALLEL_COUNT = 1
@@ -55,11 +55,13 @@ DEFAULT_MAX_PARALLEL_COUNT = 1
 # EKS's reboot XIDs that the agent makes AcceleratedHardwareReady False at v1.7.0), overridden
 # explicitly so an EKS default change cannot turn a reboot into a replacement unseen.
 REBOOT_REASONS = tuple(f"NvidiaXID{xid}Error" for xid in sorted(REBOOT_XIDS & CONDITION_XIDS))
-# UltraServer nodes (p6e-gb200): fabric faults are rebooted, not replaced. A reboot keeps the
-# instance, and with it its place in the UltraServer's NVLink domain, and restarts the fabric
-# manager; a replacement launches wherever the block has room, outside the domain the other
-# nodes share (EC2 UG "Amazon EC2 UltraServers"; docs/gpu-health.md).
-ULTRASERVER_REBOOT_REASONS = ("FabricManagerNotRunning", "NvidiaFabricError", "NvidiaNVLinkError")
+# UltraServer nodes (p6e-gb200) also reboot when the NVIDIA Fabric Manager is not running: a
+# service a reboot restarts, which multi-node NVLink needs. Not NvidiaFabricError, which "persists
+# across reboots and requires instance replacement" (the agent's reasons.yaml, v1.7.0), nor
+# NvidiaNVLinkError: EKS replaces those, and the replacement launches into the same Capacity
+# Block, whose instances share the UltraServer's domain (EC2 API reference, InstanceTopology
+# capacityBlockId; docs/gpu-health.md).
+ULTRASERVER_REBOOT_REASONS = ("FabricManagerNotRunning",)
 
 
 @dataclass(frozen=True)
@@ -104,15 +106,23 @@ class RepairPlan:
         if not self.enabled:
             return "off"
         if self.provisioner == "karpenter":
-            return "on (Karpenter's nodeRepair: replace; stops above 20% unhealthy)"
-        unhealthy = _limit(self.max_unhealthy_count, self.max_unhealthy_percentage)
+            return (
+                "on (Karpenter's nodeRepair: reboot or replace, Karpenter decides; stops above "
+                "20% unhealthy)"
+            )
+        unhealthy = (
+            "pauses as EKS does (more than 5 nodes and 20% unhealthy)"
+            if (self.max_unhealthy_count, self.max_unhealthy_percentage) == (None, None)
+            else f"stops above {_limit(self.max_unhealthy_count, self.max_unhealthy_percentage)}"
+            " unhealthy"
+        )
         parallel = _limit(self.max_parallel_count, self.max_parallel_percentage)
         reboots = [
             _XID_ERROR.sub(r"XID \1", o.reason)
             for o in self.overrides
             if o.action is RepairAction.REBOOT
         ]
-        text = f"on; stops above {unhealthy} unhealthy; {parallel} at a time"
+        text = f"on; {unhealthy}; {parallel} at a time"
         return text + (f"; reboots on {', '.join(reboots)}" if reboots else "")
 
 
@@ -138,8 +148,6 @@ def repair_plan(
         return RepairPlan(settings.provisioner, enabled, reserved=reserved)
     unhealthy = repair.max_unhealthy_count, repair.max_unhealthy_percentage
     parallel = repair.max_parallel_count, repair.max_parallel_percentage
-    if unhealthy == (None, None):
-        unhealthy = None, DEFAULT_MAX_UNHEALTHY_PERCENTAGE
     if parallel == (None, None):
         parallel = DEFAULT_MAX_PARALLEL_COUNT, None
     if repair.overrides is not None:

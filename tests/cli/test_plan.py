@@ -42,7 +42,8 @@ def _pools(capsys, tmp_path, settings=None):
 
 # A node group pool's repair (plan/repair.py defaults): EKS's reboot XIDs the agent raises.
 REPAIR = (
-    "on; stops above 20% unhealthy; 1 node at a time; reboots on XID 48, XID 63, XID 64, XID 95"
+    "on; pauses as EKS does (more than 5 nodes and 20% unhealthy); 1 node at a time; "
+    "reboots on XID 48, XID 63, XID 64, XID 95"
 )
 
 

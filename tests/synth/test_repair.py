@@ -69,7 +69,9 @@ def test_every_gpu_node_group_repairs_within_cloudformations_schema(name, reques
         config = props["NodeRepairConfig"]
         jsonschema.validate(config, NODE_REPAIR_CONFIG)
         assert config["Enabled"] is True
-        assert config["MaxUnhealthyNodeThresholdPercentage"] == 20
+        # No threshold of gpu-pool's: EKS's own pause applies (plan/repair.py).
+        assert "MaxUnhealthyNodeThresholdPercentage" not in config
+        assert "MaxUnhealthyNodeThresholdCount" not in config
         assert config["MaxParallelNodesRepairedCount"] == 1
         assert {
             "NodeMonitoringCondition": "AcceleratedHardwareReady",

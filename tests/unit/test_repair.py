@@ -12,7 +12,7 @@ from typing import get_args
 import jsonschema
 import pytest
 
-from gpu_pool.model.node_health import AGENT_CONDITIONS, RepairAction
+from gpu_pool.model.node_health import ACCELERATED_HARDWARE_READY, AGENT_CONDITIONS, RepairAction
 from gpu_pool.model.versions import NODE_MONITORING_AGENT_ADDON_VERSION
 from gpu_pool.plan.pool import plan_pool, plan_pools
 from gpu_pool.plan.record import PoolRecord, pool_record
@@ -21,6 +21,7 @@ from gpu_pool.plan.summary import pool_summary
 from gpu_pool.settings import ConfigError, PoolSettings, load_settings
 from gpu_pool.settings.repair import AgentCondition
 from tests.support import rules
+from tests.support.node_health import REASONS
 from tests.support.paths import FIXTURES
 
 AGENT_SCHEMA = json.loads(
@@ -79,7 +80,9 @@ def test_a_count_and_a_percentage_of_one_limit_are_refused(limit):
 def test_defaults_of_a_node_group_pool():
     repair = plan_pool(PoolSettings()).repair
     assert (repair.enabled, repair.reserved) == (True, False)
-    assert (repair.max_unhealthy_count, repair.max_unhealthy_percentage) == (None, 20)
+    # No threshold of gpu-pool's: EKS's own pause (more than 5 nodes and 20%) applies, so a
+    # group of one to four nodes is repaired (a percentage alone would stop at its first node).
+    assert (repair.max_unhealthy_count, repair.max_unhealthy_percentage) == (None, None)
     assert (repair.max_parallel_count, repair.max_parallel_percentage) == (1, None)
     # EKS's reboot XIDs the agent raises as a condition at v1.7.0, each after 10 minutes.
     assert [(o.condition, o.reason, o.wait_minutes, o.action) for o in repair.overrides] == [
@@ -88,14 +91,23 @@ def test_defaults_of_a_node_group_pool():
     ]
 
 
-def test_an_ultraserver_pool_reboots_its_fabric_faults():
+def test_an_ultraserver_pool_reboots_a_stopped_fabric_manager_only():
     plan = plan_pool(
         PoolSettings(
             instance_types=["p6e-gb200.36xlarge"], zones=["us-east-1a"], capacity_reservation=BLOCK
         )
     )
     reboots = [o.reason for o in plan.repair.overrides if o.action is RepairAction.REBOOT]
-    assert reboots[-3:] == ["FabricManagerNotRunning", "NvidiaFabricError", "NvidiaNVLinkError"]
+    assert reboots[-1] == "FabricManagerNotRunning"
+    # The agent's list says NvidiaFabricError "persists across reboots and requires instance
+    # replacement": no reason of it that says so is ever rebooted.
+    replace_only = [
+        name
+        for name, entry in REASONS[ACCELERATED_HARDWARE_READY].items()
+        if "requires instance replacement" in " ".join(entry["Description"].split())
+    ]
+    assert replace_only == ["NvidiaFabricError"]
+    assert not set(replace_only) & set(reboots)
     assert plan.repair.reserved
 
 
@@ -165,7 +177,8 @@ def test_the_record_carries_repair_and_plan_shows_it():
     read = PoolRecord.from_json(json.loads(json.dumps(record.to_json())))
     assert read.repair == record.repair
     assert pool_summary(read).repair == (
-        "on; stops above 20% unhealthy; 1 node at a time; reboots on XID 48, XID 63, XID 64, XID 95"
+        "on; pauses as EKS does (more than 5 nodes and 20% unhealthy); 1 node at a time; "
+    "reboots on XID 48, XID 63, XID 64, XID 95"
     )
     older = {k: v for k, v in record.to_json().items() if k != "repair"}
     assert pool_summary(PoolRecord.from_json(older)).repair is None
@@ -274,7 +287,8 @@ def test_the_karpenter_limit_rule_names_each_setting():
         ),
         (
             PoolSettings(provisioner="karpenter"),
-            "on (Karpenter's nodeRepair: replace; stops above 20% unhealthy)",
+            "on (Karpenter's nodeRepair: reboot or replace, Karpenter decides; stops above 20% "
+            "unhealthy)",
         ),
         (
             PoolSettings(
@@ -292,7 +306,8 @@ def test_the_karpenter_limit_rule_names_each_setting():
                     ],
                 }
             ),
-            "on; stops above 20% unhealthy; 25% at a time; reboots on NvidiaNVLinkError",
+            "on; pauses as EKS does (more than 5 nodes and 20% unhealthy); 25% at a time; reboots "
+            "on NvidiaNVLinkError",
         ),
     ],
     ids=["off", "karpenter", "counts", "percentage-and-own-overrides"],
