@@ -43,7 +43,6 @@ DEFAULT_RECORD = {
         "provisioner": "cluster-autoscaler",
         "enabled": True,
         "reserved": False,
-        "max_unhealthy_percentage": 20,
         "max_parallel_count": 1,
         "overrides": [
             {
