@@ -165,7 +165,14 @@ class GpuPoolPipeline(Stack):
             .node.find_child(action.action_properties.action_name)
             .node.find_child("CodePipelineActionRole")
         )
-        assert isinstance(role, iam.Role)
+        if not isinstance(role, iam.Role):
+            # aws-cdk-lib builds the source action's role as CodePipelineActionRole; a release
+            # that stops doing so must fail the synth with the reason, not a traceback.
+            raise ConfigError(
+                "pipeline.source.connection_arn: aws-cdk-lib made the source action no role "
+                "gpu-pool can grant codeconnections:UseConnection to (CodePipelineActionRole); "
+                "use a codestar-connections ARN, or an aws-cdk-lib this gpu-pool supports"
+            )
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 actions=[f"{source.connection_service}:UseConnection"],

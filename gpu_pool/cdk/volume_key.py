@@ -93,6 +93,7 @@ def allow_karpenter(controller_role: iam.Role, key_arn: str) -> iam.Policy:
     existing = controller_role.node.try_find_child(policy_id)
     if isinstance(existing, iam.Policy):
         return existing
+    stack = Stack.of(controller_role)
     policy = iam.Policy(
         controller_role,
         policy_id,
@@ -102,7 +103,9 @@ def allow_karpenter(controller_role: iam.Role, key_arn: str) -> iam.Policy:
                 resources=[key_arn],
                 conditions={
                     "StringEquals": {
-                        "kms:ViaService": f"ec2.{Stack.of(controller_role).region}.amazonaws.com"
+                        # The partition's own domain: amazonaws.com.cn in China (KMS
+                        # developer guide, kms:ViaService).
+                        "kms:ViaService": f"ec2.{stack.region}.{stack.url_suffix}"
                     }
                 },
             )

@@ -683,8 +683,8 @@ def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
     ]
     if updates:
         print(
-            "gpu-pool replacements: node groups whose labels or taints this deploy changes in "
-            "place (the node group is updated, no node is replaced: docs/day2.md):"
+            "gpu-pool replacements: node groups whose labels, taints or repair this deploy "
+            "changes in place (the node group is updated, no node is replaced: docs/day2.md):"
         )
         for stack, group in updates:
             print(f"  {stack}: {group}")

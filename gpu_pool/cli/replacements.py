@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_pool.model.aws_names import is_local_zone
 from gpu_pool.model.labels import POOL_LABEL
 
 NODEGROUP = "AWS::EKS::Nodegroup"
@@ -180,13 +181,13 @@ def nodegroup_rolls(deployed: dict[str, Any], new: dict[str, Any]) -> list[Nodeg
     return rolls
 
 
-# Node group properties EKS updates in place on the running nodes (UpdateNodegroupConfig: labels
-# and taints; EKS API reference), with no node replaced.
-IN_PLACE = ("Labels", "Taints")
+# Node group properties EKS updates in place (UpdateNodegroupConfig: labels, taints, node repair;
+# EKS API reference), with no node replaced.
+IN_PLACE = ("Labels", "Taints", "NodeRepairConfig")
 
 
 def nodegroup_updates(deployed: dict[str, Any], new: dict[str, Any]) -> list[NodegroupLoss]:
-    """Node groups kept by `new` whose labels or taints it changes: updated in place."""
+    """Node groups kept by `new` whose labels, taints or repair it changes: updated in place."""
     old_groups, new_groups = _nodegroups(deployed), _nodegroups(new)
     replaced = replacements(deployed, new)
     return [
@@ -419,7 +420,9 @@ def _subnet_zones(template: dict[str, Any]) -> list[str]:
         if resource.get("Type") == SUBNET
     ]
     zones = [props.get("AvailabilityZone") for _, _, props in sorted(numbered, key=_by_number)]
-    return list(dict.fromkeys(z for z in zones if isinstance(z, str)))
+    # A pool's Local Zone subnet is no zone of the VPC's (cdk/local_zones.py): it comes and goes
+    # with the pool, and cluster.zones cannot keep it.
+    return list(dict.fromkeys(z for z in zones if isinstance(z, str) and not is_local_zone(z)))
 
 
 def _subnet_number(logical_id: str) -> int | None:

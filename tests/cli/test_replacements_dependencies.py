@@ -254,8 +254,8 @@ def test_a_label_or_taint_change_is_said_to_update_in_place(tmp_path, capsys):
     assert _run(tmp_path, synth({}).to_json(), synth(changed).to_json()) == 0
     out = capsys.readouterr().out.splitlines()
     heading = out.index(
-        "gpu-pool replacements: node groups whose labels or taints this deploy changes in place "
-        "(the node group is updated, no node is replaced: docs/day2.md):"
+        "gpu-pool replacements: node groups whose labels, taints or repair this deploy changes "
+        "in place (the node group is updated, no node is replaced: docs/day2.md):"
     )
     (line,) = [row for row in out[heading + 1 :] if row.startswith("  ")][:1]
     assert "(pool gpu, g5.xlarge): updated in place; Labels: " in line
@@ -288,3 +288,44 @@ def test_auto_mode_is_a_compute_config_with_enabled_true(deployed, new, switch):
     from gpu_pool.cli.replacements import auto_mode_switch
 
     assert auto_mode_switch(_cluster(deployed), _cluster(new)) is switch
+
+
+def _subnets(*zones):
+    return {
+        "Resources": {
+            f"VpcPrivateSubnet{n}Subnet0A1B2C3D": {
+                "Type": "AWS::EC2::Subnet",
+                "Properties": {"AvailabilityZone": zone},
+            }
+            for n, zone in enumerate(zones, 1)
+        }
+    }
+
+
+def test_a_local_zone_pools_subnet_is_no_change_of_the_vpcs_zones():
+    """Review of #38: a pool's node-only Local Zone subnet (cdk/local_zones.py) comes with the
+    pool; replacements blamed 'the VPC's zones' for it and offered a cluster.zones that cannot
+    keep it. A change of the Availability Zones is still named."""
+    from gpu_pool.cli.replacements import zone_change
+
+    azs = ("us-east-1a", "us-east-1b")
+    assert zone_change(_subnets(*azs), _subnets(*azs, "us-east-1-dfw-2a")) == ([], [])
+    assert zone_change(_subnets(*azs), _subnets("us-east-1a", "us-east-1c")) == (
+        list(azs),
+        ["us-east-1a", "us-east-1c"],
+    )
+
+
+def test_the_first_deploy_with_repair_says_each_group_updates_in_place(tmp_path, capsys):
+    """Review of #38/#36: the upgrade that adds NodeRepairConfig to every node group (not
+    create-only: an in-place update) was invisible to replacements."""
+    new = synth({}).to_json()
+    deployed = json.loads(json.dumps(new))
+    for resource in deployed["Resources"].values():
+        if resource["Type"] == "AWS::EKS::Nodegroup":
+            resource["Properties"].pop("NodeRepairConfig", None)
+    assert _run(tmp_path, deployed, new) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [row for row in out if "updated in place; NodeRepairConfig: (unset) -> " in row]
+    assert len(rows) == 1 and "(pool gpu, g5.xlarge)" in rows[0], out
+    assert "gpu-pool replacements: no node group is replaced or deleted" in out

@@ -52,7 +52,10 @@ def test_karpenters_node_class_waits_for_the_controllers_use_of_the_key():
     (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
     assert statement["Resource"] == KMS_KEY
     assert statement["Condition"] == {
-        "StringEquals": {"kms:ViaService": "ec2.us-east-1.amazonaws.com"}
+        # The partition's domain (AWS::URLSuffix: amazonaws.com.cn in China), not a literal.
+        "StringEquals": {
+            "kms:ViaService": {"Fn::Join": ["", ["ec2.us-east-1.", {"Ref": "AWS::URLSuffix"}]]}
+        }
     }
     # The pool with the key (rocket) waits for it, as for the rest of the installation.
     waiting = [
