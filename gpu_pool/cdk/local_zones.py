@@ -11,18 +11,36 @@ default VPC layout may use the whole primary block).
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import cast
 
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
+from gpu_pool.settings import ConfigError
+
 # A secondary block beside aws-cdk-lib's default VPC block (10.0.0.0/16), allowed with a
 # 10.0.0.0/8 primary (VPC user guide, "IPv4 CIDR block association restrictions").
 LOCAL_ZONE_CIDR = "10.1.0.0/16"
-# One /20 (4091 usable addresses) per Local Zone, by the zone's place in sorted order: a new
-# Local Zone that sorts before a named one moves (replaces) that one's subnet.
+# One /20 (4091 usable addresses) per Local Zone, of the block's 16. A subnet's CidrBlock is
+# create-only (CloudFormation, AWS::EC2::Subnet), so each zone's /20 follows from its own name
+# (CRC-32 mod 16), not from the other zones named: adding or removing a Local Zone pool never
+# moves a deployed zone's subnet. Two named zones of one slot (rare) take the next free ones in
+# name order.
 _SUBNET_MASK = 20
+_SLOTS = 2 ** (_SUBNET_MASK - 16)
+
+
+def subnet_slots(zones: Sequence[str]) -> dict[str, int]:
+    """Each Local Zone's /20 of LOCAL_ZONE_CIDR, by index."""
+    taken: dict[int, str] = {}
+    for zone in sorted(set(zones)):
+        slot = zlib.crc32(zone.encode()) % _SLOTS
+        while slot in taken:
+            slot = (slot + 1) % _SLOTS
+        taken[slot] = zone
+    return {zone: slot for slot, zone in taken.items()}
 
 
 def local_zone_subnets(scope: Construct, vpc: ec2.Vpc, zones: Sequence[str]) -> list[ec2.ISubnet]:
@@ -37,13 +55,19 @@ def local_zone_subnets(scope: Construct, vpc: ec2.Vpc, zones: Sequence[str]) -> 
     # in the first public subnet, as its child NATGateway.
     nat = cast(ec2.CfnNatGateway, vpc.public_subnets[0].node.find_child("NATGateway"))
     subnets: list[ec2.ISubnet] = []
-    for index, zone in enumerate(sorted(zones)):
+    if len(set(zones)) > _SLOTS:
+        raise ConfigError(
+            f"pools' zones: {len(set(zones))} Local Zones; the VPC's Local Zone block "
+            f"{LOCAL_ZONE_CIDR} holds {_SLOTS} /{_SUBNET_MASK} subnets: name {_SLOTS} or fewer"
+        )
+    slots = subnet_slots(zones)
+    for zone in sorted(slots):
         subnet = ec2.PrivateSubnet(
             scope,
             f"LocalZoneSubnet-{zone}",
             vpc_id=vpc.vpc_id,
             availability_zone=zone,
-            cidr_block=f"10.1.{index * 2 ** (24 - _SUBNET_MASK)}.0/{_SUBNET_MASK}",
+            cidr_block=f"10.1.{slots[zone] * 2 ** (24 - _SUBNET_MASK)}.0/{_SUBNET_MASK}",
         )
         subnet.node.add_dependency(block)
         subnet.add_default_nat_route(nat.ref)

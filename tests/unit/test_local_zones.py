@@ -167,3 +167,20 @@ def test_a_pool_without_zones_stays_out_of_local_zones():
         "pools.i.zones: empty, and every subnet is in a Local Zone; a pool goes to a Local Zone "
         "only when it names it: list it in zones"
     )
+
+
+def test_a_local_zones_subnet_block_follows_from_its_name_alone():
+    """Review of #38: the /20 came from the zone's place in sorted order, so adding a pool in a
+    Local Zone that sorts first moved (replaced: CidrBlock is create-only) a deployed zone's
+    subnet, and with it its node groups. Now it is the zone's own, whatever else is named."""
+    from gpu_pool.cdk.local_zones import subnet_slots
+
+    dallas = subnet_slots(["us-east-1-dfw-2a"])["us-east-1-dfw-2a"]
+    for others in (["us-east-1-atl-2a"], ["us-east-1-atl-2a", "us-east-1-bos-1a", "us-east-1-mia-2a"]):
+        slots = subnet_slots(["us-east-1-dfw-2a", *others])
+        assert slots["us-east-1-dfw-2a"] == dallas
+        assert len(set(slots.values())) == len(slots)
+    # Two zones of one slot: the second in name order takes the next free one.
+    names = [f"us-east-1-x{n}-1a" for n in range(40)]
+    slots = subnet_slots(names[:16])
+    assert sorted(slots.values()) == list(range(16))
