@@ -9,10 +9,12 @@ operations. Read back with ListGrants after each CloudFormation event."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from gpu_pool.cdk.nodegroups.handler import index
 from gpu_pool.cdk.volume_key import RESOURCE_TYPE
@@ -85,3 +87,51 @@ def test_a_new_key_is_a_new_grant_and_delete_revokes_the_old_one(kms):
     # A grant already revoked, or a Create that failed before any grant, deletes cleanly.
     index.on_event(_event("Delete", old_key, created))
     index.on_event(_event("Delete", old_key, "request-0"))
+
+
+def test_a_role_created_now_is_retried_until_kms_sees_it(kms, monkeypatch):
+    """Review of #38: in an account without the service-linked role, the handler creates it and
+    grants to it at once; IAM is eventually consistent (IAM user guide, "Changes that I make
+    are not always immediately visible"), so KMS may answer InvalidArnException for a few
+    seconds. The grant is retried (without a real wait here) instead of failing the deploy."""
+    from botocore.awsrequest import AWSResponse
+
+    refused = itertools.count()
+    waits: list[float] = []
+
+    def not_yet_visible(**_):
+        if next(refused) < 2:
+            return AWSResponse("https://kms.local/", 400, {}, None), {
+                "Error": {"Code": "InvalidArnException", "Message": "Invalid principal"}
+            }
+        return None
+
+    iam = boto3.client("iam")
+    with contextlib.suppress(iam.exceptions.NoSuchEntityException):  # an earlier test's
+        iam.delete_role(RoleName="AWSServiceRoleForAutoScaling")
+    boto3.DEFAULT_SESSION.events.register("before-call.kms.CreateGrant", not_yet_visible)
+    monkeypatch.setattr(index, "sleep", waits.append)
+    key = kms.create_key()["KeyMetadata"]["Arn"]
+    created = index.on_event(_event("Create", key))
+    assert created["PhysicalResourceId"].startswith(f"{key}/grant/")
+    assert waits == [2, 4]
+
+
+def test_an_invalid_grantee_of_a_role_that_existed_fails_at_once(kms, monkeypatch):
+    """Only a role created by this request is waited for: otherwise the refusal is real."""
+    from botocore.awsrequest import AWSResponse
+
+    iam = boto3.client("iam")
+    with contextlib.suppress(iam.exceptions.InvalidInputException):  # an earlier test's
+        iam.create_service_linked_role(AWSServiceName="autoscaling.amazonaws.com")
+
+    def refused(**_):
+        return AWSResponse("https://kms.local/", 400, {}, None), {
+            "Error": {"Code": "InvalidArnException", "Message": "Invalid principal"}
+        }
+
+    boto3.DEFAULT_SESSION.events.register("before-call.kms.CreateGrant", refused)
+    monkeypatch.setattr(index, "sleep", lambda seconds: pytest.fail("waited"))
+    key = kms.create_key()["KeyMetadata"]["Arn"]
+    with pytest.raises(ClientError, match="InvalidArnException"):
+        index.on_event(_event("Create", key))

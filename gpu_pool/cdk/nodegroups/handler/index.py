@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from time import sleep
 from typing import Any
 
 import boto3
@@ -186,17 +187,31 @@ def _volume_key_grant(event: dict[str, Any]) -> dict[str, Any]:
             with contextlib.suppress(kms.exceptions.NotFoundException):
                 kms.revoke_grant(KeyId=key, GrantId=grant)
         return {"PhysicalResourceId": event["PhysicalResourceId"]}
-    _ensure_service_linked_role(props["GranteePrincipal"])
-    created = kms.create_grant(
-        KeyId=props["KeyArn"],
-        GranteePrincipal=props["GranteePrincipal"],
-        Operations=props["Operations"],
-        # "When this value is present, you can retry a CreateGrant request with identical
-        # parameters; if the grant already exists, the original GrantId is returned" (KMS API
-        # reference, CreateGrant Name). The stack's id: a grant per stack and key.
-        Name=_grant_name(event["StackId"]),
-    )
+    new_role = _ensure_service_linked_role(props["GranteePrincipal"])
+    for attempt in range(_GRANT_ATTEMPTS):
+        try:
+            created = kms.create_grant(
+                KeyId=props["KeyArn"],
+                GranteePrincipal=props["GranteePrincipal"],
+                Operations=props["Operations"],
+                # "When this value is present, you can retry a CreateGrant request with
+                # identical parameters; if the grant already exists, the original GrantId is
+                # returned" (KMS API reference, CreateGrant Name). A grant per stack and key.
+                Name=_grant_name(event["StackId"]),
+            )
+            break
+        except kms.exceptions.InvalidArnException:
+            # A role IAM created a moment ago may not be visible to KMS yet (IAM is
+            # eventually consistent: IAM user guide, "Changes that I make are not always
+            # immediately visible"); only then is the grantee retried, for about a minute.
+            if not new_role or attempt == _GRANT_ATTEMPTS - 1:
+                raise
+            sleep(2 * (attempt + 1))
     return {"PhysicalResourceId": f"{props['KeyArn']}{_GRANT}{created['GrantId']}"}
+
+
+# CreateGrant attempts after creating the service-linked role: 2+4+...+14 s = 56 s of waits.
+_GRANT_ATTEMPTS = 8
 
 
 _GRANT = "/grant/"
@@ -209,17 +224,20 @@ def _grant_name(stack_id: str) -> str:
     return f"gpu-pool-{name}-{uuid}"
 
 
-def _ensure_service_linked_role(role_arn: str) -> None:
-    """Create the service-linked role unless it exists: the grantee must be a principal of the
-    account (KMS API reference, CreateGrant GranteePrincipal), and EC2 Auto Scaling creates the
-    role only with an account's first ASG, which may be the node group that needs this grant.
-    IAM answers InvalidInput when the role exists ("Service role name
-    AWSServiceRoleForAutoScaling has been taken in this account", as recorded in
+def _ensure_service_linked_role(role_arn: str) -> bool:
+    """Create the service-linked role unless it exists (True when created now): the grantee
+    must be a principal of the account (KMS API reference, CreateGrant GranteePrincipal), and
+    EC2 Auto Scaling creates the role only with an account's first ASG, which may be the node
+    group that needs this grant. IAM answers InvalidInput when the role exists ("Service role
+    name AWSServiceRoleForAutoScaling has been taken in this account", as recorded in
     DataDog/pathfinding-labs#23)."""
     service = role_arn.split("/aws-service-role/", 1)[1].split("/", 1)[0]
     iam = boto3.client("iam")
-    with contextlib.suppress(iam.exceptions.InvalidInputException):
+    try:
         iam.create_service_linked_role(AWSServiceName=service)
+    except iam.exceptions.InvalidInputException:
+        return False
+    return True
 
 
 HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
