@@ -13,13 +13,23 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from gpu_pool.cli.commands import replacements as replacements_command
+from gpu_pool.cli.commands.replacements import REPLACEMENTS
+from gpu_pool.cli.credentials import (
+    account_profiles,
+    aws_clients,
+    aws_clients_of_profile,
+    check_profiles_exist,
+    configured_region,
+)
 from gpu_pool.cli.errors import CliError
+from gpu_pool.cli.files import json_object
 from gpu_pool.cli.smoke_test import smoke_resources, smoke_test_objects
 from gpu_pool.cli.sources import Pools, assembly_pools, settings_pools, stack_pools
 from gpu_pool.plan.record import PoolRecord
@@ -28,7 +38,6 @@ from gpu_pool.settings import CONTEXT_KEY, ConfigError, Fleet, read_fleet
 if TYPE_CHECKING:
     from gpu_pool.cli.verify import Clock
 
-REPLACEMENTS = "replacements"
 PLAN = "plan"
 REPLACEMENTS_ONLY = ("--deployed", "--new", "--yes")
 # The top-level modules of the `cli` extra (pyproject.toml; the wheel test checks they match).
@@ -160,7 +169,7 @@ def _settings(args: argparse.Namespace) -> tuple[Fleet, list[str]]:
             f"--cdk-json: '{path}' does not exist: run from the bundled app's directory, or "
             f"{_YOUR_APPS_POOLS}"
         )
-    context = _json_object(path, "--cdk-json", "a cdk.json (a JSON object)").get("context", {})
+    context = json_object(path, "--cdk-json", "a cdk.json (a JSON object)").get("context", {})
     if not isinstance(context, dict):
         raise CliError(f"--cdk-json: '{path}': its \"context\" is not a JSON object")
     app_context = context.get(CONTEXT_KEY)
@@ -182,25 +191,6 @@ _YOUR_APPS_POOLS = (
 )
 
 
-def _json_object(path: str, prefix: str, what: str) -> dict[str, Any]:
-    """The JSON object in the file; a file that cannot be read or is not one is a one-line
-    CliError naming it and the problem, not a traceback."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as err:
-        raise CliError(f"{prefix}: cannot read '{path}': {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise CliError(f"{prefix}: '{path}' is not UTF-8 text; save it as UTF-8 JSON") from None
-    except json.JSONDecodeError as err:
-        raise CliError(
-            f"{prefix}: '{path}' is not valid JSON: {err.msg} (line {err.lineno}, column "
-            f"{err.colno})"
-        ) from None
-    if not isinstance(data, dict):
-        raise CliError(f"{prefix}: '{path}' is not {what}")
-    return data
-
-
 def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
     """The pools from --cdk-out or --stack, else from the settings."""
     if (args.cdk_out or args.stack) and args.config:
@@ -208,7 +198,7 @@ def _pools(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
     if args.cdk_out:
         return assembly_pools(Path(args.cdk_out), args.stack)
     if args.stack:
-        aws = aws or _aws(None)
+        aws = aws or aws_clients(None)
         if aws is None:
             raise CliError(f"--stack: no AWS credentials or region to read stack {args.stack} with")
         return stack_pools(args.stack, aws("cloudformation"))
@@ -298,7 +288,7 @@ def _load_kubeconfig(args: argparse.Namespace, cluster: tuple[str, str | None]) 
     if not any(os.path.isfile(file) for file in files):
         name, region = cluster
         # An environment-agnostic stack deploys into the AWS CLI's configured region.
-        region = region or _configured_region()
+        region = region or configured_region()
         command = f"aws eks update-kubeconfig --name {name} --region {region or 'REGION'}"
         if args.kubeconfig:
             command += f" --kubeconfig {args.kubeconfig}"
@@ -334,41 +324,6 @@ def _kubeconfig_files(args: argparse.Namespace) -> tuple[str, list[str]]:
     return location, [os.path.expanduser(part) for part in location.split(os.pathsep) if part]
 
 
-def _configured_region() -> str | None:
-    """The region of the AWS config and environment (AWS_REGION, AWS_DEFAULT_REGION, the
-    profile), as the AWS CLI and CDK CLI take it; None when there is none, or when the AWS config
-    cannot be read (AWS_PROFILE naming no profile): the advice then says REGION."""
-    import boto3
-    from botocore.exceptions import BotoCoreError
-
-    try:
-        region = os.environ.get("AWS_REGION") or boto3.Session().region_name
-    except BotoCoreError:
-        return None
-    return str(region) if region else None
-
-
-def _aws(region: str | None) -> Callable[[str], Any] | None:
-    """A boto3 client factory, or None when there are no credentials or region, or the AWS
-    config cannot be read (AWS_PROFILE naming no profile)."""
-    return _aws_of_profile(None, region)
-
-
-def _aws_of_profile(profile: str | None, region: str | None) -> Callable[[str], Any] | None:
-    """_aws with the credentials of `profile` (None: the environment's)."""
-    import boto3
-    from botocore.exceptions import BotoCoreError
-
-    try:
-        session = boto3.Session(profile_name=profile, region_name=region)
-        if session.get_credentials() is None or session.region_name is None:
-            return None
-    except BotoCoreError:
-        return None
-    client: Callable[[str], Any] = session.client
-    return client
-
-
 def main(
     argv: Sequence[str] | None = None,
     aws: Callable[[str], Any] | None = None,
@@ -379,7 +334,7 @@ def main(
     args = _parser().parse_args(argv)
     try:
         if args.command == REPLACEMENTS:
-            return _replacements(args, aws)
+            return replacements_command.run(args, aws)
         if args.command == PLAN:
             _refuse_replacements_options(args)
         if args.command == "doctor":
@@ -456,7 +411,7 @@ def _doctor(args: argparse.Namespace, pools: Pools, aws: Callable[[str], Any] | 
         apps,
         pools.records,
         cluster[0],
-        aws or _aws(cluster[1]),
+        aws or aws_clients(cluster[1]),
         custom=custom,
         metrics=pools.metrics,
     )
@@ -491,9 +446,9 @@ def _doctor_fleet(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
 
     if args.config:
         raise CliError("--config: settings are not read with --cdk-out or --stack; drop one")
-    profiles = _account_profiles(args.account_profile)
+    profiles = account_profiles(args.account_profile)
     if aws is None:
-        _check_profiles_exist(args.profile, profiles.values())
+        check_profiles_exist(args.profile, profiles.values())
     clusters = fleet_clusters(assembly_stacks(Path(args.cdk_out)), args.stack or ())
     if not clusters:
         raise Pools([], f"the pool records in '{args.cdk_out}'").no_pools()
@@ -512,7 +467,7 @@ def _doctor_fleet(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
             argparse.Namespace(**{**vars(args), "context": context}),
             (cluster.name or "", cluster.region),
         ),
-        aws_for=(lambda profile, region: aws) if aws else _aws_of_profile,
+        aws_for=(lambda profile, region: aws) if aws else aws_clients_of_profile,
         profiles=profiles,
         profile=args.profile,
         kubeconfig=args.kubeconfig,
@@ -530,47 +485,6 @@ def _doctor_fleet(args: argparse.Namespace, aws: Callable[[str], Any] | None) ->
         print()
         print(fleet_table(reports))
     return 1 if any(report.verdict in FAILING for report in reports) else 0
-
-
-def _account_profiles(values: Sequence[str]) -> dict[str, str]:
-    """--account-profile ACCOUNT=PROFILE, repeated: account id -> profile."""
-    profiles: dict[str, str] = {}
-    for value in values:
-        account, _, profile = value.partition("=")
-        if not (len(account) == 12 and account.isdigit() and profile):
-            raise CliError(
-                f"--account-profile: '{value}': give ACCOUNT=PROFILE, ACCOUNT a 12-digit AWS "
-                "account id and PROFILE a profile of the AWS config"
-            )
-        if profiles.setdefault(account, profile) != profile:
-            raise CliError(
-                f"--account-profile: account {account} is given two profiles "
-                f"({profiles[account]}, {profile}); give one"
-            )
-    return profiles
-
-
-def _check_profiles_exist(profile: str | None, account_profiles: Collection[str]) -> None:
-    """Every profile named on the command line is one of the AWS config's: otherwise each
-    cluster would only be reported unreachable, and the bad name never said (#39 item 3)."""
-    import boto3
-    from botocore.exceptions import BotoCoreError
-
-    named = [p for p in (profile, *account_profiles) if p]
-    if not named:
-        return
-    try:
-        known = set(boto3.Session().available_profiles)
-    except BotoCoreError:
-        known = set()
-    for name in named:
-        if name not in known:
-            option = "--profile" if name == profile else "--account-profile"
-            listed = ", ".join(sorted(known)) or "none"
-            raise CliError(
-                f"{option}: no AWS profile named '{name}' in the AWS config (its profiles: "
-                f"{listed}); aws configure list-profiles lists them"
-            )
 
 
 def _kube_contexts(args: argparse.Namespace) -> tuple[set[str], str | None]:
@@ -599,7 +513,7 @@ def _verify(
 
     cluster = pools.cluster(pool)
     core, apps, custom = _kubernetes(args, cluster)
-    aws = aws or _aws(cluster[1])
+    aws = aws or aws_clients(cluster[1])
     timeouts = Timeouts(
         scale_up=args.scale_up_timeout,
         node_join=args.node_join_timeout,
@@ -623,284 +537,3 @@ def _verify(
         ec2=aws("ec2") if aws and pool.reservation_id else None,
     )
     return verifier.run()
-
-
-def _replacements(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
-    from gpu_pool.cli import replacements as found
-    from gpu_pool.cli.dra_upgrade import driver_upgrade
-
-    pairs: list[tuple[str, str | None, dict[str, Any], dict[str, Any]]] = []
-    if args.cdk_out and not (args.new or args.deployed):
-        stacks = _assembly_stacks(Path(args.cdk_out))
-        if args.stack is not None:
-            names = ", ".join(entry[0] for entry in stacks)
-            stacks = [entry for entry in stacks if entry[0] == args.stack]
-            if not stacks:
-                raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
-        for stack, region, new, path in stacks:
-            pairs.append((stack, region, _deployed_template(stack, region, aws, path), new))
-    elif args.new and args.deployed and not (args.cdk_out or args.stack):
-        pairs.append((args.new, None, _template_file(args.deployed), _template_file(args.new)))
-    else:
-        raise CliError(
-            "replacements: give --deployed and --new (two template files), or --cdk-out DIR "
-            "(and --stack NAME)"
-        )
-    rolls = [
-        (stack, region, roll)
-        for stack, region, old, new in pairs
-        for roll in found.nodegroup_rolls(old, new)
-    ]
-    additions = [
-        (stack, group)
-        for stack, _, old, new in pairs
-        for group in found.nodegroup_additions(old, new)
-    ]
-    if additions:
-        print("gpu-pool replacements: node groups this deploy adds:")
-        for stack, group in additions:
-            print(f"  {stack}: {group}")
-    if rolls:
-        print(
-            "gpu-pool replacements: node groups this deploy rolls (EKS replaces their nodes one "
-            "at a time, respecting PodDisruptionBudgets):"
-        )
-        for stack, _, roll in rolls:
-            print(f"  {stack}: {roll}")
-    blocks = [(stack, region, roll) for stack, region, roll in rolls if roll.capacity_block]
-    for stack, region, roll in blocks:
-        # The offline form names templates, not stacks: the command then says STACK.
-        command = roll.scale_to_zero(stack if args.cdk_out else "STACK", region)
-        print(
-            f"{stack}: the Capacity Block node group of {roll.owner}: EKS updates one only at "
-            "desired size 0 (EKS user guide, Capacity Blocks for managed node groups). Let its "
-            f"jobs finish, scale it to 0, then deploy:\n  {command}"
-        )
-    updates = [
-        (stack, group)
-        for stack, _, old, new in pairs
-        for group in found.nodegroup_updates(old, new)
-    ]
-    if updates:
-        print(
-            "gpu-pool replacements: node groups whose labels, taints or repair this deploy "
-            "changes in place (the node group is updated, no node is replaced: docs/day2.md):"
-        )
-        for stack, group in updates:
-            print(f"  {stack}: {group}")
-    asks = bool(blocks)
-    upgrades = [u for _, _, old, new in pairs if (u := driver_upgrade(old, new))]
-    for upgrade in upgrades:
-        print("\n".join(upgrade.lines()))
-    asks |= bool(upgrades)
-    for stack, region, old, new in pairs:
-        asks |= _auto_mode(stack, region, old, new, args.yes, aws)
-    losses = [
-        (stack, loss)
-        for stack, _, old, new in pairs
-        for loss in [*found.nodegroup_losses(old, new), *found.dependency_changes(old, new)]
-    ]
-    if losses:
-        print("gpu-pool replacements: this deploy replaces or deletes what running work needs:")
-        for stack, loss in losses:
-            print(f"  {stack}: {loss}")
-        print(
-            "Nodes of a replaced or deleted node group are drained within minutes, "
-            "PodDisruptionBudgets ignored: GPU jobs running on them stop. Drain them yourself "
-            "first, or keep the old settings."
-        )
-        for stack, _, old, new in pairs:
-            _print_zone_cause(stack, *found.zone_change(old, new))
-    elif not asks:
-        print("gpu-pool replacements: no node group is replaced or deleted")
-        return 0
-    if args.yes:
-        return 0
-    if not sys.stdin.isatty():
-        raise CliError(
-            "replacements: not confirmed (no terminal to ask on); re-run with --yes to proceed"
-        )
-    answer = input("Deploy anyway? [y/N] ").strip().lower()
-    return 0 if answer in ("y", "yes") else 1
-
-
-def _print_zone_cause(stack: str, before: list[str], after: list[str]) -> None:
-    """The setting behind VPC, subnet, NAT and cluster changes: the VPC's zones."""
-    if not before:
-        return
-    print(
-        f"  {stack}: the cause is the VPC's zones, {', '.join(before)} -> {', '.join(after)} "
-        "(cluster.zones, or the region's first three when it is unset)."
-    )
-    if len(before) >= 2:
-        print(f"  To keep the deployed ones, set cluster.zones: [{', '.join(before)}]")
-
-
-def _auto_mode(
-    stack: str,
-    region: str | None,
-    deployed: dict[str, Any],
-    new: dict[str, Any],
-    confirmed: bool,
-    aws: Callable[[str], Any] | None,
-) -> bool:
-    """Say what the deploy does to EKS Auto Mode; whether the user must confirm it."""
-    from gpu_pool.cli.replacements import auto_mode_switch, cluster_minor, cluster_name
-    from gpu_pool.model.auto_mode_addons import minimums_table
-
-    switch = auto_mode_switch(deployed, new)
-    if switch is False:
-        print(
-            f"  {stack}: EKS Auto Mode is turned OFF on the cluster: EKS terminates every "
-            "instance Auto Mode runs and deletes the load balancers it runs, users' own too "
-            "(EKS user guide, Disable EKS Auto Mode). Set cluster.auto_mode: true to keep it."
-        )
-        return True
-    if switch is True:
-        print(
-            f"  {stack}: EKS Auto Mode is turned on in place. EKS needs these add-ons, where "
-            "installed, at least at (EKS user guide, Enable EKS Auto Mode on an existing "
-            "cluster, Required add-on versions):"
-        )
-        print("\n".join(minimums_table()))
-        # With --cdk-out (the stack's region known) and credentials, read the add-ons.
-        name = cluster_name(new)
-        client = aws or (_aws(region) if region is not None else None)
-        if name is None or client is None:
-            print(
-                f"  {stack}: the add-ons were not read (that needs --cdk-out and AWS "
-                f"credentials): {_ADDON_CHECK}"
-            )
-            return True
-        unverified = _check_addons(name, cluster_minor(new), client)
-        if unverified:
-            print(
-                f"  {stack}: {', '.join(unverified)}: no EKS add-on version to compare (self-"
-                f"managed, as a new cluster's VPC CNI and kube-proxy are): {_ADDON_CHECK}"
-            )
-            return True
-    return False
-
-
-# How to read the version of an add-on EKS does not manage: its DaemonSet's image tag.
-_ADDON_CHECK = (
-    "check their versions against the table before you confirm (kubectl -n kube-system get "
-    "daemonset aws-node kube-proxy eks-pod-identity-agent -o "
-    "custom-columns=NAME:.metadata.name,IMAGE:.spec.template.spec.containers[0].image)"
-)
-
-
-def _check_addons(cluster: str, minor: str, aws: Callable[[str], Any]) -> list[str]:
-    """Each installed EKS add-on of the table against its minimum (DescribeAddon); refuses
-    the deploy while one is older. Returns the add-ons whose version it could not judge: not
-    EKS add-ons (self-managed, or not installed), or a version of another shape."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from gpu_pool.model.auto_mode_addons import (
-        ALWAYS_RUNNING,
-        AUTO_MODE_ADDON_MINIMUMS,
-        KUBE_PROXY,
-        addon_minimum,
-        below_minimum,
-    )
-
-    eks = aws("eks")
-    old, unverified = [], []
-    for addon in [*AUTO_MODE_ADDON_MINIMUMS, KUBE_PROXY]:
-        minimum = addon_minimum(addon, minor)
-        if minimum is None:
-            continue
-        try:
-            version = eks.describe_addon(clusterName=cluster, addonName=addon)["addon"][
-                "addonVersion"
-            ]
-        except ClientError as err:
-            if err.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-                print(f"  {addon}: not an EKS add-on of {cluster}")
-                if addon in ALWAYS_RUNNING:
-                    unverified.append(addon)
-                continue
-            raise CliError(f"replacements: EKS refused DescribeAddon {addon}: {err}") from None
-        except BotoCoreError as err:
-            raise CliError(f"replacements: cannot read add-on {addon}: {err}") from None
-        print(f"  {addon}: {version} on {cluster}")
-        judged = below_minimum(version, minimum)
-        if judged is None:
-            unverified.append(addon)
-        elif judged:
-            old.append(f"{addon} {version} (needs {minimum})")
-    if old:
-        raise CliError(
-            f"replacements: {cluster} runs {', '.join(old)}: update them first (aws eks "
-            "update-addon --cluster-name ... --addon-name ... --addon-version ...), then deploy"
-        )
-    return unverified
-
-
-def _template_file(path_text: str) -> dict[str, Any]:
-    return _json_object(path_text, REPLACEMENTS, "a JSON CloudFormation template")
-
-
-def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any], str]]:
-    """(stack name, region or None, template, template file) for each stack of a synthesized
-    assembly."""
-    manifest = _template_file(str(out / "manifest.json"))
-    stacks = []
-    for artifact_id, artifact in manifest.get("artifacts", {}).items():
-        if artifact.get("type") != "aws:cloudformation:stack":
-            continue
-        properties = artifact.get("properties", {})
-        region = str(artifact.get("environment", "")).rsplit("/", 1)[-1]
-        path = str(out / properties["templateFile"])
-        stacks.append(
-            (
-                # The artifact id is the stack name unless the manifest says otherwise.
-                properties.get("stackName", artifact_id),
-                None if region in ("", "unknown-region") else region,
-                _template_file(path),
-                path,
-            )
-        )
-    return stacks
-
-
-def _deployed_template(
-    stack: str, region: str | None, aws: Callable[[str], Any] | None, new_path: str
-) -> dict[str, Any]:
-    """The stack's deployed template; empty when the stack does not exist yet. Without
-    credentials or a region, the error names the offline form (--deployed and --new)."""
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
-
-    if aws is None:
-        import boto3
-
-        aws = boto3.Session(region_name=region or _configured_region()).client
-    try:
-        body = aws("cloudformation").get_template(StackName=stack, TemplateStage="Original")
-    except ClientError as err:
-        if "does not exist" in str(err):
-            return {}
-        raise CliError(
-            f"replacements: CloudFormation refused GetTemplate for {stack}: {err}"
-        ) from None
-    except (NoCredentialsError, NoRegionError) as err:
-        missing = "credentials" if isinstance(err, NoCredentialsError) else "region"
-        region_option = f" --region {region}" if region else ""
-        raise CliError(
-            f"replacements: no AWS {missing} to read the deployed {stack} with (CloudFormation "
-            "GetTemplate). Offline, compare two templates: where credentials exist, save the "
-            f"deployed one (aws cloudformation get-template --stack-name {stack}{region_option} "
-            "--query TemplateBody --output json > deployed.json), then run: gpu-pool replacements "
-            f"--deployed deployed.json --new {new_path}"
-        ) from None
-    except BotoCoreError as err:
-        raise CliError(f"replacements: cannot read the deployed {stack}: {err}") from None
-    template = body["TemplateBody"]
-    if isinstance(template, dict):
-        return template
-    try:
-        return dict(json.loads(template))
-    except (TypeError, ValueError):
-        raise CliError(
-            f"replacements: the deployed {stack} template is not JSON (CDK deploys JSON)"
-        ) from None
