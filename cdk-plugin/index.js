@@ -48,9 +48,20 @@ function lookUpOfferings(props) {
   });
 }
 
+// Set in the CLI's process once the provider is registered: the CLI runs the app with its own
+// environment, and the app asks the provider only then (gpu_pool/cdk/region.py PLUGIN_LOADED),
+// since a CLI asked for a plugin provider it does not have fails the whole synth.
+const LOADED_ENV = 'GPU_POOL_CDK_PLUGIN';
+
 module.exports = {
   version: '1',
   init(host) {
+    // registerContextProviderAlpha is experimental (aws-cdk PluginHost): a CLI without it loads
+    // the plugin, registers nothing, and the app's synth names the offerings as unchecked.
+    if (typeof host.registerContextProviderAlpha !== 'function') {
+      return;
+    }
     host.registerContextProviderAlpha(OFFERINGS, { getValue: lookUpOfferings });
+    process.env[LOADED_ENV] = '1';
   },
 };

@@ -20,18 +20,35 @@ or a lookup that failed: the CLI shows its error) the fact is unknown and judges
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from functools import partial
 
-from aws_cdk import ContextProvider, Stack, Token
-from aws_cdk import aws_ssm as ssm
+from aws_cdk import Stack, Token
 from constructs import Construct
 
+from gpu_pool.cdk.lookups import looked_up
 from gpu_pool.model.ami import nvidia_ami_type
+from gpu_pool.model.findings import Finding, warning
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.region import RegionFacts, ami_parameter, pool_ami_types, pool_instance_types
+from gpu_pool.settings import AppSettings
 
 REGION_LOOKUPS = "gpu-pool:region-lookups"  # the context key that turns the lookups on
 OFFERINGS_PLUGIN = "gpu-pool-instance-type-offerings"  # cdk-plugin/index.js registers it
+# Set to "1" by cdk-plugin/index.js in the CDK CLI's process once it has registered its
+# provider, so in the app the CLI runs: a CLI without registerContextProviderAlpha (or without
+# the plugin in cdk.json) fails a synth that asks the provider, so the app does not ask it.
+PLUGIN_LOADED = "GPU_POOL_CDK_PLUGIN"
+# cloud_assembly_schema.ContextProvider.AVAILABILITY_ZONE_PROVIDER, and the zones aws-cdk-lib's
+# Stack.availabilityZones answers before its lookup is cached (core/lib/stack.ts).
+AVAILABILITY_ZONES_PROVIDER = "availability-zones"
+DUMMY_ZONES = ("dummy1a", "dummy1b", "dummy1c")
+# Why the offerings are not asked without the plugin.
+NO_PLUGIN = (
+    "the CDK CLI did not load gpu-pool-cdk-plugin, which cdk.json's `plugin` names: a CLI "
+    "without registerContextProviderAlpha, or an app whose cdk.json lacks it (docs/region.md)"
+)
 _PLUGIN_PROVIDER = "plugin"  # cloud_assembly_schema.ContextProvider.PLUGIN
 _SSM_PROVIDER = "ssm"  # cloud_assembly_schema.ContextProvider.SSM_PARAMETER_PROVIDER
 # The first pass's answer, never a real one (a zone list): as the CLI's own dummy zones.
@@ -49,38 +66,108 @@ def region_lookups(scope: Construct) -> bool:
 def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> RegionFacts | None:
     """The stack's Region's offerings of the pools' instance types and its EKS NVIDIA AMI types
     for `minor`, as cached; None without `gpu-pool:region-lookups` (true, or "true" from
-    `-c`) and for an environment-agnostic stack (no lookup is possible)."""
+    `-c`) and for an environment-agnostic stack (no lookup is possible). A fact not cached is
+    absent, and GP-REGION-08 names it (cdk/lookups.py)."""
     stack = Stack.of(scope)
     if not region_lookups(scope):
         return None
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return None
-    types = dict.fromkeys(t for plan in plans for t in pool_instance_types(plan))
+    plugin = os.environ.get(PLUGIN_LOADED) == "1"
     offerings = {}
-    for name in types:
-        props = {"pluginName": OFFERINGS_PLUGIN, "instanceType": name}
-        zones = ContextProvider.get_value(
-            scope, provider=_PLUGIN_PROVIDER, props=props, dummy_value=_NOT_LOOKED_UP
-        ).value
-        if zones != _NOT_LOOKED_UP:
+    for name, setting in _instance_types(plans).items():
+        zones = looked_up(
+            scope,
+            provider=_PLUGIN_PROVIDER,
+            props={"pluginName": OFFERINGS_PLUGIN, "instanceType": name},
+            dummy=_NOT_LOOKED_UP,
+            unchecked=partial(_offerings_unchecked, stack, name, setting),
+            cannot_ask=None if plugin else NO_PLUGIN,
+        )
+        if zones is not None:
             offerings[name] = tuple(zones)
     return RegionFacts(stack.region, offerings, _ami_types(scope, plans, minor))
+
+
+def _instance_types(plans: Sequence[PoolPlan]) -> dict[str, str]:
+    """Each instance type of the pools -> the first pool setting that names it."""
+    named: dict[str, str] = {}
+    for plan in plans:
+        for name in pool_instance_types(plan):
+            named.setdefault(name, f"{plan.setting}.instance_types")
+    return named
 
 
 def _ami_types(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> dict[str, bool]:
     """Each NVIDIA AMI type of the architectures the pools use (both families, so a message can
     name the one that is published) -> whether the Region publishes it; unknown ones absent."""
+    stack = Stack.of(scope)
     cpus = dict.fromkeys(
         t.architecture for plan in plans if pool_ami_types(plan) for g in plan.entries for t in g
     )
     published = {}
     for ami_type in [nvidia_ami_type(f, a) for a in cpus for f in ("AL2023", "BOTTLEROCKET")]:
         name = ami_parameter(ami_type, minor)
-        value = ssm.StringParameter.value_from_lookup(scope, name, _NOT_PUBLISHED)
-        key = ContextProvider.get_key(
-            scope, provider=_SSM_PROVIDER, props={"parameterName": name}
-        ).key
-        # Not cached yet, or the lookup failed: the default stands for the unknown answer.
-        if isinstance(scope.node.try_get_context(key), str):
+        value = looked_up(
+            scope,
+            provider=_SSM_PROVIDER,
+            props={"parameterName": name},
+            dummy=_NOT_PUBLISHED,
+            # The CLI caches the default for a parameter that does not exist.
+            must_exist=False,
+            unchecked=partial(_ami_unchecked, stack, ami_type, name, minor),
+        )
+        if value is not None:
             published[ami_type] = value != _NOT_PUBLISHED
     return published
+
+
+def _offerings_unchecked(stack: Stack, instance_type: str, setting: str, why: str) -> Finding:
+    """GP-REGION-08 for an instance type's offerings."""
+    command = (
+        "aws ec2 describe-instance-type-offerings --location-type availability-zone --filters "
+        f"Name=instance-type,Values={instance_type} --region {stack.region}"
+    )
+    return unchecked_fact(
+        stack, setting, f"the zones of {stack.region} that offer {instance_type}", command, why
+    )
+
+
+def _ami_unchecked(stack: Stack, ami_type: str, parameter: str, minor: str, why: str) -> Finding:
+    """GP-REGION-08 for an EKS NVIDIA AMI type's parameter."""
+    command = f"aws ssm get-parameter --name {parameter} --region {stack.region}"
+    fact = f"whether {stack.region} publishes {ami_type} for Kubernetes {minor}"
+    return unchecked_fact(stack, "cluster.kubernetes_version", fact, command, why)
+
+
+def zones_unchecked(stack: Stack, settings: AppSettings, why: str) -> Finding:
+    """GP-REGION-08 for the Region's zones. A new cluster without `cluster.zones` takes its
+    VPC's zones from them: its template then holds the placeholders, which no deploy creates,
+    so the message names the setting that makes the lookup unneeded."""
+    command = f"aws ec2 describe-availability-zones --region {stack.region}"
+    fact = f"the zones of {stack.region} for account {stack.account}"
+    if settings.cluster.existing is None and not settings.cluster.zones:
+        then = (
+            "The new VPC is built on placeholder zones (the ones the pools name, else "
+            f"{', '.join(DUMMY_ZONES)}): set cluster.zones to three Availability Zones of the "
+            "Region to build it without the lookup"
+        )
+    else:
+        then = "The pools' zones and Local Zones are not judged against them"
+    return unchecked_fact(stack, "cluster.zones", fact, command, why, then)
+
+
+def unchecked_fact(
+    stack: Stack, setting: str, fact: str, command: str, why: str, then: str = ""
+) -> Finding:
+    """GP-REGION-08: a fact of the stack's Region the synth did not check (docs/region.md): the
+    fact, why, what follows (`then`), the command that reads it, and the synth that checks and
+    caches it."""
+    return warning(
+        "GP-REGION-08",
+        setting,
+        f"not checked ({why.rstrip('.')}): {fact}. {then + '. ' if then else ''}Read it with "
+        f"`{command}`; a synth with credentials of account {stack.account} checks it and "
+        "caches the answer in cdk.context.json. Until then gpu-pool replacements (./dev deploy) "
+        "refuses to deploy this assembly",
+    )

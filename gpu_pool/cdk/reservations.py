@@ -22,12 +22,13 @@ reservation stay Capacity Block rules (GP-TRAIN-15 to 17, GP-APP-20, the UltraSe
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from aws_cdk import ContextProvider, Stack, Token
 from constructs import Construct
 
-from gpu_pool.cdk.region import region_lookups
-from gpu_pool.cdk.report import warn
+from gpu_pool.cdk.lookups import looked_up
+from gpu_pool.cdk.region import region_lookups, unchecked_fact
 from gpu_pool.model.findings import Finding, warning
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
@@ -43,7 +44,8 @@ def looked_up_reservations(
     """Pool name -> its reservation as looked up (None: EC2 has none by that id in the stack's
     Region and account): every Capacity Block, and with `gpu-pool:region-lookups` every ODCR
     named by id too (its Region is judged: GP-REGION-05/07). Empty for an environment-agnostic
-    stack (a lookup needs an account and region); without the reservations not looked up yet."""
+    stack (a lookup needs an account and region); without the reservations not looked up yet,
+    each named by GP-TRAIN-20 (a block) or GP-REGION-08 (an ODCR)."""
     stack = Stack.of(scope)
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return {}
@@ -60,18 +62,27 @@ def looked_up_reservations(
             "exactIdentifier": reservation.id,
             "propertiesToReturn": _PROPERTIES,
         }
-        (value,) = ContextProvider.get_value(
-            scope, provider=_PROVIDER, props=props, dummy_value=[_PLACEHOLDER], must_exist=False
-        ).value
         key = ContextProvider.get_key(scope, provider=_PROVIDER, props=props).key
-        placeholder = value["AvailabilityZone"] == _PLACEHOLDER["AvailabilityZone"]
-        if placeholder and isinstance(scope.node.try_get_context(key), list):
+        unchecked = (
+            partial(not_looked_up, stack, plan.setting, reservation.id, key)
+            if reservation.capacity_block
+            else partial(_odcr_unchecked, stack, plan.setting, reservation.id)
+        )
+        answer = looked_up(
+            scope,
+            provider=_PROVIDER,
+            props=props,
+            dummy=[_PLACEHOLDER],
+            # EC2 may have no such reservation here: the CLI caches the placeholder for that.
+            must_exist=False,
+            unchecked=unchecked,
+        )
+        if answer is None:
+            continue
+        (value,) = answer
+        if value["AvailabilityZone"] == _PLACEHOLDER["AvailabilityZone"]:
             found[plan.name] = None  # cached: the lookup found no such reservation
-        elif placeholder and reservation.capacity_block:
-            # Not cached, or the CLI's lookup failed (it re-runs the app with the error). An
-            # ODCR's lookup is a region lookup: unknown until cached, it judges nothing.
-            warn(scope, [not_looked_up(plan.setting, reservation.id, key, stack)])
-        elif not placeholder:
+        else:
             found[plan.name] = ReservationFacts(
                 reservation.id,
                 value["AvailabilityZone"],
@@ -81,9 +92,20 @@ def looked_up_reservations(
     return found
 
 
-def not_looked_up(setting: str, block: str, key: str, stack: Stack) -> Finding:
-    """GP-TRAIN-20: a block not in cdk.context.json yet, and what to do about it
-    (docs/training.md). A warning: the synth goes on with the pool unchecked against it."""
+def _odcr_unchecked(stack: Stack, setting: str, odcr: str, why: str) -> Finding:
+    """GP-REGION-08 for an ODCR named by id (a region lookup: docs/region.md)."""
+    command = (
+        "aws ec2 describe-capacity-reservations --capacity-reservation-ids "
+        f"{odcr} --region {stack.region}"
+    )
+    fact = f"that ODCR {odcr} is in {stack.region} for account {stack.account}"
+    return unchecked_fact(stack, f"{setting}.capacity_reservation.id", fact, command, why)
+
+
+def not_looked_up(stack: Stack, setting: str, block: str, key: str, why: str) -> Finding:
+    """GP-TRAIN-20: a block not in cdk.context.json yet, why, and what to do about it
+    (docs/training.md). A warning: the synth goes on with the pool unchecked against it, and
+    gpu-pool replacements refuses the assembly."""
     entry = (
         f'"{key}": [{{"AvailabilityZone": "<its zone>", "InstanceType": "<its type>", '
         f'"TotalInstanceCount": <its count>, "Identifier": "{block}"}}]'
@@ -91,8 +113,9 @@ def not_looked_up(setting: str, block: str, key: str, stack: Stack) -> Finding:
     return warning(
         "GP-TRAIN-20",
         f"{setting}.capacity_reservation.id",
-        f"Capacity Block {block} is not in cdk.context.json yet, so the pool's zone, type and "
-        "max_size are not checked against it. The CDK CLI looks it up, which needs AWS "
+        f"Capacity Block {block} is not in cdk.context.json yet ({why.rstrip('.')}), so the "
+        "pool's zone, type and max_size are not checked against it, and gpu-pool replacements "
+        "(./dev deploy) refuses this assembly. The CDK CLI looks it up, which needs AWS "
         f"credentials for account {stack.account} (its bootstrap lookup role in {stack.region}): "
         "run one synth where they exist and commit cdk.context.json, and CI synthesizes without "
         "them. Or add the entry to cdk.context.json by hand, from aws ec2 "

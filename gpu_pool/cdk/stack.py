@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 from typing import cast
 
-from aws_cdk import Annotations, CfnOutput, CfnResource, Environment, Fn, Stack, Token
+from aws_cdk import (
+    Annotations,
+    CfnOutput,
+    CfnResource,
+    ContextProvider,
+    Environment,
+    Fn,
+    Stack,
+    Token,
+)
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
@@ -16,12 +25,18 @@ from gpu_pool.cdk.autoscaler import ClusterAutoscaler
 from gpu_pool.cdk.cluster import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
+from gpu_pool.cdk.lookups import looked_up, provider_error
 from gpu_pool.cdk.metrics import GpuMetrics
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.node_health import node_monitoring_agent
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
-from gpu_pool.cdk.region import region_facts
+from gpu_pool.cdk.region import (
+    AVAILABILITY_ZONES_PROVIDER,
+    DUMMY_ZONES,
+    region_facts,
+    zones_unchecked,
+)
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report
 from gpu_pool.cdk.reservations import looked_up_reservations
@@ -61,16 +76,14 @@ class GpuPoolStack(Stack):
         )
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env, stack_name=stack_name)
+        self.settings = settings
         for rule, reason in settings.acknowledge.items():
             # The warnings the settings accept, by the id report.warn gives each of them.
             Annotations.of(self).acknowledge_warning(f"gpu-pool:{rule}", reason)
         plans = plan_pools(settings)
         # Before the lookup is cached the stack's zones are placeholders (dummy1a, ...).
-        known_zones = [
-            z
-            for z in self.availability_zones
-            if not Token.is_unresolved(z) and not z.startswith("dummy")
-        ]
+        zones = self.availability_zones
+        known_zones = [z for z in zones if not Token.is_unresolved(z) and z not in DUMMY_ZONES]
         found = check_settings(
             settings,
             plans,
@@ -83,7 +96,6 @@ class GpuPoolStack(Stack):
         pools = ClusterPools(settings_checked=True)
         for plan, findings in zip(plans, found.pools, strict=True):
             pools.add(plan, findings)
-        self.settings = settings
         existing = settings.cluster.existing
         self.cluster: eks.ICluster
         if existing is None:
@@ -126,6 +138,27 @@ class GpuPoolStack(Stack):
             )
         _keep_agent_logical_id(self.cluster)
         acknowledge_managed_policies(self)
+
+    @property
+    def availability_zones(self) -> list[str]:
+        """The Region's zones as aws-cdk-lib's Stack reads them (the lookup's cached answer, or
+        its placeholders while the CLI asks), except when the CLI's lookup failed (no
+        credentials): aws-cdk-lib would make that the stack's error, which stops the synth, so
+        the placeholders stand and GP-REGION-08 names the fact (cdk/lookups.py)."""
+        if Token.is_unresolved(self.account) or Token.is_unresolved(self.region):
+            return list(super().availability_zones)
+        zones = looked_up(
+            self,
+            provider=AVAILABILITY_ZONES_PROVIDER,
+            props={},
+            dummy=list(DUMMY_ZONES),
+            unchecked=lambda why: zones_unchecked(self, self.settings, why),
+        )
+        key = ContextProvider.get_key(self, provider=AVAILABILITY_ZONES_PROVIDER).key
+        if zones is None and provider_error(self.node.try_get_context(key)) is not None:
+            return list(DUMMY_ZONES)
+        # Through aws-cdk-lib, which also acknowledges cfn-lint's W3010 (literal zones).
+        return list(super().availability_zones)
 
     def _node_group_pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> GpuNodePool:
         construct_id = _pool_construct_id(plan)

@@ -89,9 +89,7 @@ def main() -> int:
     except (LookupFailed, ClientError, BotoCoreError) as err:
         print(
             f"gpu-pool: cannot look up the zones of {region} that offer {instance_type} for "
-            f"account {account}: {str(err).rstrip('.')}. Run the synth once with credentials "
-            "of the account and commit cdk.context.json, or add the entry by hand "
-            "(docs/region.md)",
+            f"account {account}: {str(err).rstrip('.')}",
             file=sys.stderr,
         )
         return 1

@@ -77,3 +77,27 @@ def ami_parameter_key(parameter: str, account: str = ACCOUNT, region: str = REGI
     """The cdk.context.json key of the `ssm` lookup of a public AMI parameter (its value, or
     `not-published` where the parameter does not exist), as docs/region.md writes it."""
     return f"ssm:account={account}:parameterName={parameter}:region={region}"
+
+
+@cache
+def _offline(key: str) -> tuple[dict, tuple[tuple[str, str], ...]]:
+    import aws_cdk as cdk
+
+    from gpu_pool.cdk.stack import GpuPoolStack
+    from gpu_pool.settings import AppSettings
+
+    app = cdk.App()
+    stack = GpuPoolStack(app, "GpuPool", settings=AppSettings.model_validate(json.loads(key)))
+    template: dict = app.synth().get_stack_by_name(stack.stack_name).template
+    unchecked = tuple(
+        (e.data["rule"], e.data["message"])
+        for e in stack.node.metadata
+        if e.type == "gpu-pool:unchecked"
+    )
+    return template, unchecked
+
+
+def synth_offline(settings: dict) -> tuple[dict, tuple[tuple[str, str], ...]]:
+    """The template of these app settings synthesized with nothing looked up (no cdk.context.json,
+    no CLI to ask), and the (rule, message) of each fact it left unchecked; once per session."""
+    return _offline(json.dumps(settings, sort_keys=True))

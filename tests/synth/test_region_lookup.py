@@ -14,7 +14,7 @@ import boto3
 import moto.settings
 import pytest
 
-from gpu_pool.cdk.region import REGION_LOOKUPS, region_facts
+from gpu_pool.cdk.region import NO_PLUGIN, PLUGIN_LOADED, REGION_LOOKUPS, region_facts
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
@@ -72,9 +72,14 @@ def _error(context: dict) -> list[str]:
     return str(err.value).splitlines()
 
 
-def test_uncached_lookups_are_asked_under_the_documented_keys_and_judge_nothing(tmp_path):
+def test_uncached_lookups_are_asked_under_the_documented_keys_and_judge_nothing(
+    tmp_path, monkeypatch
+):
     """The CLI's first pass: every fact missing, the stack synthesizes on the dummy values (no
-    false error), and the lookups ask for the keys the docs tell users to write by hand."""
+    false error), and the lookups ask for the keys the docs tell users to write by hand. The
+    offerings are asked only when the CLI has loaded the plugin (it says so in the environment
+    the app inherits)."""
+    monkeypatch.setenv(PLUGIN_LOADED, "1")
     missing, uncached = _synth(LOOKUP, tmp_path / "first")
     assert sorted(m["key"] for m in missing) == sorted(KEYS)
     plugin = next(m for m in missing if m["provider"] == "plugin")
@@ -116,24 +121,58 @@ def test_an_ami_type_the_region_does_not_publish_stops_the_synth():
     ) in _error({**CACHED, ami_parameter_key(AL2023): "not-published"})
 
 
-def test_a_failed_lookup_judges_nothing():
-    """The CLI's second pass after a lookup failed: the context holds the provider's error,
-    which the CDK reports as the stack's error; the rules see no answer."""
+def test_a_failed_lookup_judges_nothing_and_is_named_not_an_error(tmp_path, monkeypatch):
+    """#39 item 1. The CLI's second pass after a lookup failed: the context holds the provider's
+    error, which aws-cdk-lib's ContextProvider.get_value would make the stack's error (the synth
+    stopped there). The rules see no answer; GP-REGION-08 names the fact, why, and the command
+    that reads it; the key is not asked again; the assembly records it for the deploy's
+    refusal."""
+    monkeypatch.setenv(PLUGIN_LOADED, "1")
     failed = {"$providerError": "no credentials", "$dontSaveContext": True}
-    stack = cdk.Stack(
-        cdk.App(context={REGION_LOOKUPS: True, **CACHED, offerings_key("g6.xlarge"): failed}),
-        "Probe",
-        env=cdk.Environment(account="123456789012", region="us-east-1"),
+    app = cdk.App(
+        context={REGION_LOOKUPS: True, **CACHED, offerings_key("g6.xlarge"): failed},
+        outdir=str(tmp_path),
     )
+    stack = cdk.Stack(app, "Probe", env=cdk.Environment(account="123456789012", region="us-east-1"))
     facts = region_facts(stack, plan_pools(load_settings(SETTINGS, None)), "1.35")
     assert facts is not None
     assert (facts.offerings, facts.ami_types) == (
         {},
         {"AL2023_x86_64_NVIDIA": True, "BOTTLEROCKET_x86_64_NVIDIA": True},
     )
-    assert [str(e.data) for e in stack.node.metadata if e.type == "aws:cdk:error"] == [
-        "no credentials"
+    assert [e.type for e in stack.node.metadata if e.type == "aws:cdk:error"] == []
+    message = (
+        "pool.instance_types: not checked (no credentials): the zones of us-east-1 that offer "
+        "g6.xlarge. Read it with `aws ec2 describe-instance-type-offerings --location-type "
+        "availability-zone --filters Name=instance-type,Values=g6.xlarge --region us-east-1`; a "
+        "synth with credentials of account 123456789012 checks it and caches the answer in "
+        "cdk.context.json. Until then gpu-pool replacements (./dev deploy) refuses to deploy "
+        "this assembly"
+    )
+    assert [str(e.data) for e in stack.node.metadata if e.type == "aws:cdk:warning"] == [
+        f"{message} [ack: gpu-pool:GP-REGION-08]"
     ]
+    assert [e.data for e in stack.node.metadata if e.type == "gpu-pool:unchecked"] == [
+        {"rule": "GP-REGION-08", "message": message}
+    ]
+    app.synth()
+    assert "missing" not in json.loads((tmp_path / "manifest.json").read_text())
+
+
+def test_without_the_plugin_the_offerings_are_named_and_never_asked(tmp_path, monkeypatch):
+    """#39 item 1: a CDK CLI without registerContextProviderAlpha (or an app whose cdk.json
+    does not load the plugin) fails a synth that asks the plugin's provider ("Unrecognized
+    plugin context provider name"): the app does not ask it, and names the offerings."""
+    monkeypatch.delenv(PLUGIN_LOADED, raising=False)
+    missing, _ = _synth(LOOKUP, tmp_path)
+    assert sorted(m["key"] for m in missing) == sorted(KEYS[1:])
+    stack = GpuPoolStack(
+        cdk.App(context={REGION_LOOKUPS: True, **CACHED}),
+        "GpuPool",
+        settings=load_settings({**SETTINGS, "pool": {**SETTINGS["pool"], "instance_types": ["g6e.xlarge"]}}, None),
+    )
+    (warning,) = [str(e.data) for e in stack.node.metadata if e.type == "aws:cdk:warning"]
+    assert warning.startswith(f"pool.instance_types: not checked ({NO_PLUGIN}): the zones of us-east-1 that offer g6e.xlarge.")
 
 
 def test_an_app_that_does_not_ask_for_region_lookups_makes_none(tmp_path):
@@ -201,19 +240,19 @@ def test_the_cli_caches_the_plugins_answer_and_the_ami_parameters_moto_lacks(aws
 
 
 @pytest.mark.cli_synth
-def test_the_cli_shows_the_plugins_error_and_caches_nothing_of_it(aws_api, tmp_path, monkeypatch):
-    """Bad credentials (moto with authentication on refuses the unknown key as AWS does)."""
+def test_the_cli_names_the_plugins_error_and_caches_nothing_of_it(aws_api, tmp_path, monkeypatch):
+    """Bad credentials (moto with authentication on refuses the unknown key as AWS does): the
+    synth finishes (#39 item 1), the warning carries the plugin's error, nothing is cached."""
     monkeypatch.setattr(moto.settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
     done, context = _cli_synth(tmp_path, aws_api)
-    assert done.returncode != 0
-    assert offerings_key("g6.xlarge") not in context
+    assert done.returncode == 0, done.stderr
+    assert context == {}
     output = " ".join(done.stderr.split())
     assert (
-        "ERROR gpu-pool: cannot look up the zones of us-east-1 that offer g6.xlarge for account "
-        "123456789012: An error occurred (InvalidClientTokenId) when calling the "
-        "GetCallerIdentity operation: The security token included in the request is invalid. "
-        "Run the synth once with credentials of the account and commit cdk.context.json, or add "
-        "the entry by hand (docs/region.md)"
+        "WARNING pool.instance_types: not checked (gpu-pool: cannot look up the zones of "
+        "us-east-1 that offer g6.xlarge for account 123456789012: An error occurred "
+        "(InvalidClientTokenId) when calling the GetCallerIdentity operation: The security "
+        "token included in the request is invalid): the zones of us-east-1 that offer g6.xlarge."
     ) in output
 
 

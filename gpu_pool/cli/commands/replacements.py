@@ -15,6 +15,7 @@ from typing import Any
 from gpu_pool.cli.credentials import aws_clients, configured_region
 from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.files import json_object
+from gpu_pool.cli.unchecked import refuse_unchecked
 
 REPLACEMENTS = "replacements"
 
@@ -32,7 +33,8 @@ def run(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
             stacks = [entry for entry in stacks if entry[0] == args.stack]
             if not stacks:
                 raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
-        for stack, region, new, path in stacks:
+        refuse_unchecked(Path(args.cdk_out), [entry[4] for entry in stacks])
+        for stack, region, new, path, _ in stacks:
             pairs.append((stack, region, _deployed_template(stack, region, aws, path), new))
     elif args.new and args.deployed and not (args.cdk_out or args.stack):
         pairs.append((args.new, None, _template_file(args.deployed), _template_file(args.new)))
@@ -236,9 +238,9 @@ def _template_file(path_text: str) -> dict[str, Any]:
     return json_object(path_text, REPLACEMENTS, "a JSON CloudFormation template")
 
 
-def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any], str]]:
-    """(stack name, region or None, template, template file) for each stack of a synthesized
-    assembly."""
+def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any], str, str]]:
+    """(stack name, region or None, template, template file, artifact id) for each stack of a
+    synthesized assembly."""
     manifest = _template_file(str(out / "manifest.json"))
     stacks = []
     for artifact_id, artifact in manifest.get("artifacts", {}).items():
@@ -254,6 +256,7 @@ def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any], s
                 None if region in ("", "unknown-region") else region,
                 _template_file(path),
                 path,
+                artifact_id,
             )
         )
     return stacks

@@ -1,0 +1,84 @@
+"""The facts the CDK CLI looks up for a stack (context providers), and a synth that finishes
+when it cannot: each fact left unchecked is a warning that names it and the one command that
+reads it, and a `gpu-pool:unchecked` metadata entry that `gpu-pool replacements` (so
+`./dev deploy`) refuses to deploy.
+
+How the CDK CLI looks up (aws-cdk-lib core/lib/context-provider.ts, and the CLI's toolkit-lib
+context-providers/index.ts): a first synth reports the keys it misses; the CLI asks each
+provider and synthesizes again with the answers, which it saves in cdk.context.json. A lookup
+that fails (no credentials, no lookup role, no plugin provider) comes back as
+`{"$providerError": why, "$dontSaveContext": true}`: never saved, and aws-cdk-lib's
+`ContextProvider.get_value` turns it into the stack's error, which stops the synth. So an
+answered fact is read here through `get_value`, an unanswered one never is: the first pass
+reports it missing through `get_value` (the CLI asks for it), a failed lookup is not asked again
+and becomes an unchecked fact. Nothing unchecked is cached: the CLI saves no error, and the
+placeholder the app synthesizes on is never written to cdk.context.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from aws_cdk import ContextProvider, Stack
+from constructs import Construct
+
+from gpu_pool.cdk.report import warn
+from gpu_pool.model.findings import Finding
+
+# cx-api PROVIDER_ERROR_KEY: where the CLI puts a failed lookup's error.
+PROVIDER_ERROR = "$providerError"
+# The metadata type of an unchecked fact: `gpu-pool replacements --cdk-out` reads it from the
+# cloud assembly's manifest (gpu_pool/cli/unchecked.py), whether or not the warning is
+# acknowledged.
+UNCHECKED = "gpu-pool:unchecked"
+NOT_ASKED = "not looked up yet: a synth without the CDK CLI, or its first pass"
+
+# Why a fact is unchecked -> the warning that names it and the command that reads it.
+Unchecked = Callable[[str], Finding]
+
+
+def provider_error(value: object) -> str | None:
+    """The CLI's error of a failed lookup held in a context value; None for an answer."""
+    if isinstance(value, Mapping) and PROVIDER_ERROR in value:
+        return str(value[PROVIDER_ERROR])
+    return None
+
+
+def looked_up(
+    scope: Construct,
+    *,
+    provider: str,
+    props: Mapping[str, Any],
+    dummy: Any,
+    unchecked: Unchecked,
+    must_exist: bool | None = None,
+    cannot_ask: str | None = None,
+) -> Any | None:
+    """The cached answer of a lookup; None while it is unchecked (not asked yet, failed, or
+    `cannot_ask`: why this CLI has no provider for it), which `unchecked(why)` then names.
+    Only a lookup never tried that can be asked is reported missing: the CLI asks it once."""
+    key = ContextProvider.get_key(scope, provider=provider, props=dict(props)).key
+    value = scope.node.try_get_context(key)
+    error = provider_error(value)
+    if value is not None and error is None:
+        return ContextProvider.get_value(
+            scope, provider=provider, props=dict(props), dummy_value=dummy, must_exist=must_exist
+        ).value
+    if value is None and cannot_ask is None:
+        ContextProvider.get_value(
+            scope, provider=provider, props=dict(props), dummy_value=dummy, must_exist=must_exist
+        )
+    record_unchecked(scope, unchecked(error or cannot_ask or NOT_ASKED))
+    return None
+
+
+def record_unchecked(scope: Construct, finding: Finding) -> None:
+    """Warn `finding` on `scope` and record it for the deploy's refusal; once per stack and
+    finding (a fact may be read more than once in one synth)."""
+    stack = Stack.of(scope)
+    entry = {"rule": finding.rule, "message": str(finding)}
+    if any(m.type == UNCHECKED and m.data == entry for m in stack.node.metadata):
+        return
+    warn(scope, [finding])
+    stack.node.add_metadata(UNCHECKED, entry)
