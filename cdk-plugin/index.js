@@ -1,24 +1,31 @@
 'use strict';
 // The CDK CLI context provider plugin of gpu-pool (loaded through cdk.json `plugin`): provider
 // `plugin` with pluginName `gpu-pool-instance-type-offerings` answers the zones of the stack's
-// Region that offer an instance type. The AWS call is the project's Python (boto3, which the
-// `gpu-pool` command already uses): `python3 -m gpu_pool.cli.offerings`, as cdk.json runs the
-// app with `python3`, from the CLI's working directory (the project's); GPU_POOL_PYTHON names
-// another interpreter (a virtualenv's python, when python3 on PATH is not the app's). Its props go in as JSON,
-// the zones come out as JSON; its one-line error becomes the lookup's error, which the CLI shows
-// as the stack's. See docs/region.md.
+// Region that offer an instance type, `gpu-pool-vcpu-quota` the value of an EC2 vCPU quota of
+// the stack's account and Region. The AWS calls are the project's Python (boto3, which the
+// `gpu-pool` command already uses): `python3 -m gpu_pool.cli.offerings` and
+// `python3 -m gpu_pool.cli.quotas`, as cdk.json runs the app with `python3`, from the CLI's
+// working directory (the project's); GPU_POOL_PYTHON names another interpreter (a virtualenv's
+// python, when python3 on PATH is not the app's). The props go in as JSON, the answer comes out
+// as JSON; a one-line error becomes the lookup's error, which the app names in its warning
+// (gpu_pool/cdk/lookups.py). See docs/region.md.
 
 const { spawn } = require('node:child_process');
 
-const OFFERINGS = 'gpu-pool-instance-type-offerings'; // gpu_pool/cdk/region.py asks for it
+// Provider name -> [the Python module that answers it, what it looks up]; gpu_pool/cdk/region.py
+// asks for them.
+const PROVIDERS = {
+  'gpu-pool-instance-type-offerings': ['gpu_pool.cli.offerings', 'instance type offerings'],
+  'gpu-pool-vcpu-quota': ['gpu_pool.cli.quotas', 'vCPU quota'],
+};
 const TIMEOUT_MS = 120000;
 // The interpreter that has gpu_pool and boto3: GPU_POOL_PYTHON, else python3 on PATH.
 const PYTHON_ENV = 'GPU_POOL_PYTHON';
 
-function lookUpOfferings(props) {
+function lookUp(module, what, props) {
   return new Promise((resolve, reject) => {
     const python = process.env[PYTHON_ENV] || 'python3';
-    const child = spawn(python, ['-m', 'gpu_pool.cli.offerings'], { stdio: 'pipe' });
+    const child = spawn(python, ['-m', module], { stdio: 'pipe' });
     // Our own timer, cleared either way: spawn's `timeout` option keeps its timer (and the CLI)
     // alive for the whole timeout when the interpreter cannot be started.
     const timer = setTimeout(() => child.kill(), TIMEOUT_MS);
@@ -28,7 +35,7 @@ function lookUpOfferings(props) {
     child.stderr.on('data', (chunk) => { stderr += chunk; });
     child.on('error', (err) => {
       clearTimeout(timer);
-      reject(new Error(`gpu-pool: cannot run ${python} for the instance type offerings lookup (set ${PYTHON_ENV} to the app's Python): ${err.message}`));
+      reject(new Error(`gpu-pool: cannot run ${python} for the ${what} lookup (set ${PYTHON_ENV} to the app's Python): ${err.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -36,10 +43,10 @@ function lookUpOfferings(props) {
         try {
           resolve(JSON.parse(stdout));
         } catch (err) {
-          reject(new Error(`gpu-pool: the offerings lookup answered no JSON list: ${err.message}`));
+          reject(new Error(`gpu-pool: the ${what} lookup answered no JSON: ${err.message}`));
         }
       } else {
-        reject(new Error(stderr.trim() || `gpu-pool: the offerings lookup stopped (${signal || `exit ${code}`})`));
+        reject(new Error(stderr.trim() || `gpu-pool: the ${what} lookup stopped (${signal || `exit ${code}`})`));
       }
     });
     // A child that exits before it reads (EPIPE) says why in its exit code and stderr.
@@ -61,7 +68,9 @@ module.exports = {
     if (typeof host.registerContextProviderAlpha !== 'function') {
       return;
     }
-    host.registerContextProviderAlpha(OFFERINGS, { getValue: lookUpOfferings });
+    for (const [name, [module, what]] of Object.entries(PROVIDERS)) {
+      host.registerContextProviderAlpha(name, { getValue: (props) => lookUp(module, what, props) });
+    }
     process.env[LOADED_ENV] = '1';
   },
 };

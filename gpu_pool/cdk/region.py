@@ -30,12 +30,16 @@ from constructs import Construct
 from gpu_pool.cdk.lookups import looked_up
 from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.findings import Finding, warning
+from gpu_pool.model.quotas import VcpuQuota
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.quota import vcpus_at_max
+from gpu_pool.plan.record import pool_record
 from gpu_pool.plan.region import RegionFacts, ami_parameter, pool_ami_types, pool_instance_types
 from gpu_pool.settings import AppSettings
 
 REGION_LOOKUPS = "gpu-pool:region-lookups"  # the context key that turns the lookups on
 OFFERINGS_PLUGIN = "gpu-pool-instance-type-offerings"  # cdk-plugin/index.js registers it
+QUOTA_PLUGIN = "gpu-pool-vcpu-quota"  # and this
 # Set to "1" by cdk-plugin/index.js in the CDK CLI's process once it has registered its
 # provider, so in the app the CLI runs: a CLI without registerContextProviderAlpha (or without
 # the plugin in cdk.json) fails a synth that asks the provider, so the app does not ask it.
@@ -53,6 +57,8 @@ _PLUGIN_PROVIDER = "plugin"  # cloud_assembly_schema.ContextProvider.PLUGIN
 _SSM_PROVIDER = "ssm"  # cloud_assembly_schema.ContextProvider.SSM_PARAMETER_PROVIDER
 # The first pass's answer, never a real one (a zone list): as the CLI's own dummy zones.
 _NOT_LOOKED_UP = ["dummy1a"]
+# The quota lookup's first-pass answer, never a real one (a number).
+_NO_QUOTA = "not-looked-up"
 # What the `ssm` provider caches for a parameter that does not exist (its default value).
 _NOT_PUBLISHED = "not-published"
 
@@ -86,7 +92,28 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
         )
         if zones is not None:
             offerings[name] = tuple(zones)
-    return RegionFacts(stack.region, offerings, _ami_types(scope, plans, minor))
+    quotas = {}
+    for quota, setting in _quotas(plans).items():
+        value = looked_up(
+            scope,
+            provider=_PLUGIN_PROVIDER,
+            props={"pluginName": QUOTA_PLUGIN, "quotaCode": quota.code},
+            dummy=_NO_QUOTA,
+            unchecked=partial(_quota_unchecked, stack, quota, setting),
+            cannot_ask=None if plugin else NO_PLUGIN,
+        )
+        if value is not None:
+            quotas[quota.code] = float(value)
+    return RegionFacts(stack.region, offerings, _ami_types(scope, plans, minor), quotas)
+
+
+def _quotas(plans: Sequence[PoolPlan]) -> dict[VcpuQuota, str]:
+    """Each vCPU quota the pools run under -> the first pool's max_size that counts against it."""
+    named: dict[VcpuQuota, str] = {}
+    for plan in plans:
+        for quota in vcpus_at_max(pool_record(plan, None, None)):
+            named.setdefault(quota, f"{plan.setting}.max_size")
+    return named
 
 
 def _instance_types(plans: Sequence[PoolPlan]) -> dict[str, str]:
@@ -131,6 +158,12 @@ def _offerings_unchecked(stack: Stack, instance_type: str, setting: str, why: st
     return unchecked_fact(
         stack, setting, f"the zones of {stack.region} that offer {instance_type}", command, why
     )
+
+
+def _quota_unchecked(stack: Stack, quota: VcpuQuota, setting: str, why: str) -> Finding:
+    """GP-REGION-08 for an EC2 vCPU quota."""
+    fact = f"the vCPU quota {quota.name} ({quota.code}) of account {stack.account}"
+    return unchecked_fact(stack, setting, fact, quota.get_command(stack.region), why)
 
 
 def _ami_unchecked(stack: Stack, ami_type: str, parameter: str, minor: str, why: str) -> Finding:

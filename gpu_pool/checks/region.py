@@ -15,10 +15,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from gpu_pool.model.aws_names import is_local_zone, zone_region
-from gpu_pool.model.findings import Finding, error
+from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.cluster import cluster_zones
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.quota import vcpus_at_max
+from gpu_pool.plan.record import pool_record
 from gpu_pool.plan.region import (
     RegionFacts,
     ami_parameter,
@@ -37,8 +39,13 @@ def check_pool_region(
 ) -> list[Finding]:
     """A pool's instance types against the zones that offer them (its own zones, else the
     cluster's: `cluster`, None when not known yet) and its AMI types against those the Region
-    publishes for the cluster's `minor`."""
-    return [*_check_offerings(plan, facts, cluster), *_check_ami_types(plan, facts, minor)]
+    publishes for the cluster's `minor`, and its vCPUs at max size against the account's vCPU
+    quotas."""
+    return [
+        *_check_offerings(plan, facts, cluster),
+        *_check_ami_types(plan, facts, minor),
+        *_check_vcpu_quotas(plan, facts),
+    ]
 
 
 def cluster_zone_names(settings: AppSettings, known: Sequence[str]) -> list[str] | None:
@@ -201,3 +208,24 @@ def check_reservation_region(
 def _where(account: str | None, region: str | None) -> str:
     """The stack's account and Region as far as they are known: `account 1234... in us-east-1`."""
     return " in ".join(x for x in (account and f"account {account}", region) if x)
+
+
+def _check_vcpu_quotas(plan: PoolPlan, facts: RegionFacts) -> Iterator[Finding]:
+    """GP-REGION-09: the pool's vCPUs at max size (plan/quota.py) above a looked-up quota. A
+    warning: other pools and instances share the quota too, and an increase may be on its way;
+    launches past it fail, so the pool never reaches max_size."""
+    for quota, vcpus in vcpus_at_max(pool_record(plan, None, None)).items():
+        value = facts.vcpu_quotas.get(quota.code)
+        if value is None or vcpus <= value:
+            continue
+        yield warning(
+            "GP-REGION-09",
+            f"{plan.setting}.max_size",
+            f"{plan.settings.max_size} nodes need up to {vcpus} vCPUs of {quota.name} "
+            f"({quota.code}), and the account's quota in {facts.region} is {value:g} (Service "
+            "Quotas, cached in cdk.context.json): launches past it fail (VcpuLimitExceeded), "
+            "so the pool stops short of max_size. Request an increase (aws service-quotas "
+            f"request-service-quota-increase --service-code ec2 --quota-code {quota.code} "
+            f"--desired-value {vcpus} --region {facts.region}), or lower max_size; "
+            "`cdk context --reset` the entry to read the quota again",
+        )

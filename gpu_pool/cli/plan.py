@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpu_pool.model.prices import PRICE_REGION, PRICE_SOURCE
+from gpu_pool.model.quotas import VcpuQuota
 from gpu_pool.plan.summary import PoolSummary
 
 UNKNOWN = "unknown"
@@ -65,9 +66,27 @@ def _rows(summary: PoolSummary) -> list[tuple[str, str]]:
         *dra,
         ("pods tolerate", ", ".join(summary.tolerations) or "nothing (no taints)"),
         ("repair", summary.repair or f"{UNKNOWN} (the record predates repair)"),
+        ("vCPUs at max", _quotas(summary)),
         ("on-demand at max", _cost(summary)),
     ]
     return rows
+
+
+def _quotas(summary: PoolSummary) -> str:
+    """Per EC2 vCPU quota: the pool's vCPUs at max size, against the quota's value where the
+    cached lookup has it (else the command that reads it)."""
+    if not summary.vcpu_quotas:
+        return "none counted (a Capacity Block's instances, or sizes the record lacks)"
+    rows = []
+    for need in summary.vcpu_quotas:
+        quota = VcpuQuota(need.code, need.name)
+        if need.value is not None:
+            over = " (over it: launches past it fail)" if need.vcpus_at_max > need.value else ""
+            known = f"quota {need.value:g}{over}"
+        else:
+            known = f"read the quota with: {quota.get_command(summary.region or 'REGION')}"
+        rows.append(f"{need.vcpus_at_max} of {need.name} ({need.code}; {known})")
+    return "; ".join(rows)
 
 
 def _software(summary: PoolSummary) -> str:

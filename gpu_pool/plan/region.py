@@ -1,6 +1,7 @@
 """What the stack's Region offers a pool, as looked up once and cached in cdk.context.json: the
-zones that offer each instance type (EC2 DescribeInstanceTypeOfferings) and whether each EKS
-NVIDIA AMI type is published there (its public SSM parameter).
+zones that offer each instance type (EC2 DescribeInstanceTypeOfferings), whether each EKS
+NVIDIA AMI type is published there (its public SSM parameter), and the account's EC2 vCPU
+quotas for GPU instances there (Service Quotas).
 
 The parameters (EKS user guide, "Retrieve recommended Amazon Linux AMI IDs" and "Retrieve
 recommended Bottlerocket AMI IDs"):
@@ -33,6 +34,8 @@ class RegionFacts:
     # EKS AMI type (AL2023_x86_64_NVIDIA, ...) -> whether the Region publishes it for the
     # cluster's minor.
     ami_types: Mapping[str, bool] = field(default_factory=dict)
+    # EC2 vCPU quota code (model/quotas.py) -> its value for the stack's account, in vCPUs.
+    vcpu_quotas: Mapping[str, float] = field(default_factory=dict)
 
 
 def ami_parameter(ami_type: str, minor: str) -> str:

@@ -22,6 +22,7 @@ from gpu_pool.plan.dra import (
     GPU_DEVICE_CLASS,
 )
 from gpu_pool.plan.efa_dra import EFA_DEVICE_CLASS, EFA_DRA_DRIVER
+from gpu_pool.plan.quota import vcpus_at_max
 from gpu_pool.plan.record import PoolRecord
 from gpu_pool.settings import CapacityReservationSettings
 
@@ -36,6 +37,17 @@ class NodeKind:
     # when the DRA driver publishes its GPUs).
     advertises: Mapping[str, int]
     usd_per_hour: float | None
+
+
+@dataclass(frozen=True)
+class QuotaNeed:
+    """The most vCPUs the pool runs at once under one EC2 vCPU quota (plan/quota.py), and the
+    quota's value for the account where the cached lookup holds it (None: not known here)."""
+
+    code: str
+    name: str
+    vcpus_at_max: int
+    value: float | None
 
 
 @dataclass(frozen=True)
@@ -66,15 +78,21 @@ class PoolSummary:
     # What repair does for its nodes (RepairPlan.describe); None: the record predates repair.
     repair: str | None
     usd_per_hour_at_max: float | None
+    # The EC2 vCPU quotas its nodes count against (none for a Capacity Block pool).
+    vcpu_quotas: tuple[QuotaNeed, ...]
     # How the pool is billed where the on-demand figure is not what it costs; None: on demand.
     billing_note: str | None
 
 
-def pool_summary(record: PoolRecord) -> PoolSummary:
-    """The summary of one pool."""
-    if record.node_groups:
-        return _summary(record, *_node_group_sizes(record))
-    return _summary(record, *_node_pool_sizes(record))
+def pool_summary(record: PoolRecord, quotas: Mapping[str, float] | None = None) -> PoolSummary:
+    """The summary of one pool; `quotas`: the values of the account's vCPU quotas in the pool's
+    Region, by code, where known."""
+    sizes = _node_group_sizes(record) if record.node_groups else _node_pool_sizes(record)
+    needs = tuple(
+        QuotaNeed(quota.code, quota.name, vcpus, (quotas or {}).get(quota.code))
+        for quota, vcpus in vcpus_at_max(record).items()
+    )
+    return _summary(record, *sizes, needs)
 
 
 def _node_group_sizes(
@@ -148,6 +166,7 @@ def _summary(
     max_nodes: int | None,
     max_gpus: int | None,
     cost: float | None,
+    needs: tuple[QuotaNeed, ...],
 ) -> PoolSummary:
     nodes = []
     for name in types:
@@ -185,6 +204,7 @@ def _summary(
         tolerations=tuple(_toleration(t) for t in record.tolerations),
         repair=record.repair.describe() if record.repair else None,
         usd_per_hour_at_max=None if cost is None else round(cost, 4),
+        vcpu_quotas=needs,
         billing_note=_billing(record),
     )
 

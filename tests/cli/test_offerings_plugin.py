@@ -116,8 +116,8 @@ def test_credentials_of_another_account_are_refused(aws_api):
     answer = _ask(_props(account="210987654321", lookupRoleArn=None))
     assert answer == {
         "error": "gpu-pool: cannot look up the zones of us-east-1 that offer p5.48xlarge for "
-        "account 210987654321: the credentials are for account 123456789012; zone names differ "
-        f"between accounts: use credentials of account 210987654321"
+        "account 210987654321: the credentials are for account 123456789012; zone names and "
+        "quotas differ between accounts: use credentials of account 210987654321"
     }
 
 
@@ -185,8 +185,8 @@ def test_gpu_pool_python_names_the_interpreter(aws_api, tmp_path):
     # gpu_pool.cli.offerings ran: its own answer, moto's credentials being another account's.
     assert answer == {
         "error": "gpu-pool: cannot look up the zones of us-east-1 that offer p5.48xlarge for "
-        "account 210987654321: the credentials are for account 123456789012; zone names differ "
-        f"between accounts: use credentials of account 210987654321"
+        "account 210987654321: the credentials are for account 123456789012; zone names and "
+        "quotas differ between accounts: use credentials of account 210987654321"
     }
     missing = {**os.environ, "GPU_POOL_PYTHON": str(tmp_path / "nowhere")}
     assert _ask(_props(), missing, path=str(tmp_path))["error"].startswith(
@@ -199,7 +199,7 @@ def test_an_answer_that_is_not_json_is_an_error_not_a_crash(tmp_path):
     (tmp_path / "python3").write_text("#!/bin/sh\necho 'not json'\n")
     (tmp_path / "python3").chmod(0o755)
     answer = _ask(_props(), path=os.pathsep.join([str(tmp_path), "/usr/bin", "/bin"]))
-    assert answer["error"].startswith("gpu-pool: the offerings lookup answered no JSON list: ")
+    assert answer["error"].startswith("gpu-pool: the instance type offerings lookup answered no JSON: ")
 
 
 def test_credentials_that_cannot_assume_the_lookup_role_answer_for_their_own_account(

@@ -66,6 +66,9 @@ def test_the_default_app_is_one_table_of_its_pool(capsys, tmp_path):
         "    device software   device-plugin\n"
         "    pods tolerate     nvidia.com/gpu=true:NoSchedule\n"
         f"    repair            {REPAIR}\n"
+        "    vCPUs at max      32 of Running On-Demand G and VT instances (L-DB2E81BA; read the "
+        "quota with: aws service-quotas get-service-quota --service-code ec2 --quota-code "
+        "L-DB2E81BA --region REGION)\n"
         "    on-demand at max  $8.05/hour\n"
         f"{PRICES}\n"
     )
@@ -101,6 +104,15 @@ def test_the_default_app_as_json(capsys, tmp_path):
         "tolerations": ["nvidia.com/gpu=true:NoSchedule"],
         "repair": REPAIR,
         "usd_per_hour_at_max": round(8 * ON_DEMAND_USD_PER_HOUR["g5.xlarge"], 4),
+        # 8 nodes of 4 vCPUs; the quota's value is not known offline.
+        "vcpu_quotas": [
+            {
+                "code": "L-DB2E81BA",
+                "name": "Running On-Demand G and VT instances",
+                "vcpus_at_max": 8 * g5.vcpus,
+                "value": None,
+            }
+        ],
         "billing_note": None,
     }
 
@@ -190,6 +202,8 @@ def test_a_training_fleets_table_shows_the_capacity_block_pool(capsys, tmp_path)
         "    device software   device-plugin\n"
         "    pods tolerate     nvidia.com/gpu=true:NoSchedule\n"
         f"    repair            {REPAIR}\n"
+        "    vCPUs at max      none counted (a Capacity Block's instances, or sizes the record "
+        "lacks)\n"
         "    on-demand at max  $440.32/hour; reserved (capacity-block): billed by the "
         "reservation\n"
     )

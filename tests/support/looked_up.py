@@ -73,6 +73,12 @@ def offerings_key(instance_type: str, account: str = ACCOUNT, region: str = REGI
     )
 
 
+def quota_key(code: str, account: str = ACCOUNT, region: str = REGION) -> str:
+    """The cdk.context.json key of the vCPU quota lookup (its value, in vCPUs), as
+    docs/region.md writes it."""
+    return f"plugin:account={account}:pluginName=gpu-pool-vcpu-quota:quotaCode={code}:region={region}"
+
+
 def ami_parameter_key(parameter: str, account: str = ACCOUNT, region: str = REGION) -> str:
     """The cdk.context.json key of the `ssm` lookup of a public AMI parameter (its value, or
     `not-published` where the parameter does not exist), as docs/region.md writes it."""

@@ -25,6 +25,7 @@ from tests.support.looked_up import (
     ami_parameter_key,
     capacity_block_key,
     offerings_key,
+    quota_key,
     reservation_key,
 )
 from tests.support.paths import ROOT
@@ -40,11 +41,19 @@ SETTINGS = {
 }
 AL2023 = "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/x86_64/nvidia/recommended/image_id"
 BOTTLEROCKET = "/aws/service/bottlerocket/aws-k8s-1.35-nvidia/x86_64/latest/image_id"
-KEYS = [offerings_key("g6.xlarge"), ami_parameter_key(AL2023), ami_parameter_key(BOTTLEROCKET)]
-# Every lookup answered: the type offered in four zones, both AMI types published.
+# "Running On-Demand G and VT instances": g6.xlarge's vCPU quota.
+G_QUOTA = quota_key("L-DB2E81BA")
+KEYS = [
+    offerings_key("g6.xlarge"),
+    G_QUOTA,
+    ami_parameter_key(AL2023),
+    ami_parameter_key(BOTTLEROCKET),
+]
+# Every lookup answered: the type offered in four zones, both AMI types published, 64 vCPUs.
 CACHED = {
     **LOOKUP,
     offerings_key("g6.xlarge"): ZONES[:4],
+    G_QUOTA: 64.0,
     ami_parameter_key(AL2023): "ami-0123456789abcdef0",
     ami_parameter_key(BOTTLEROCKET): "ami-0fedcba9876543210",
 }
@@ -91,6 +100,7 @@ def test_uncached_lookups_are_asked_under_the_documented_keys_and_judge_nothing(
     page = (ROOT / "docs" / "region.md").read_text(encoding="utf-8")
     assert f'"{offerings_key("p5.48xlarge")}": [' in page
     assert f'"{ami_parameter_key(AL2023)}": "not-published"' in page
+    assert f'"{G_QUOTA}": 64' in page
     # Answered: nothing left to look up, and the answers change no resource.
     missing, cached = _synth(CACHED, tmp_path / "second")
     assert missing == []
@@ -165,7 +175,7 @@ def test_without_the_plugin_the_offerings_are_named_and_never_asked(tmp_path, mo
     plugin context provider name"): the app does not ask it, and names the offerings."""
     monkeypatch.delenv(PLUGIN_LOADED, raising=False)
     missing, _ = _synth(LOOKUP, tmp_path)
-    assert sorted(m["key"] for m in missing) == sorted(KEYS[1:])
+    assert sorted(m["key"] for m in missing) == sorted(KEYS[2:])
     stack = GpuPoolStack(
         cdk.App(context={REGION_LOOKUPS: True, **CACHED}),
         "GpuPool",
@@ -366,3 +376,25 @@ def test_an_odcr_in_the_stacks_region_is_not_judged_as_a_capacity_block():
         settings=load_settings(ODCR, None),
     )
     assert [e for e in stack.node.metadata if "GP-TRAIN" in str(e.data)] == []
+
+
+def test_a_cached_quota_below_the_pools_need_is_warned(monkeypatch):
+    """#39 item 4 end to end: the quota lookup's cached value reaches GP-REGION-09."""
+    monkeypatch.setenv(PLUGIN_LOADED, "1")
+    settings = {**SETTINGS, "pool": {**SETTINGS["pool"], "max_size": 5000}}
+    stack = GpuPoolStack(
+        cdk.App(context={REGION_LOOKUPS: True, **CACHED}),
+        "GpuPool",
+        settings=load_settings(settings, None),
+    )
+    # Each pool's construct carries its own warnings.
+    warnings = [
+        str(e.data)
+        for node in stack.node.find_all()
+        for e in node.node.metadata
+        if e.type == "aws:cdk:warning"
+    ]
+    assert [w.split(", and the")[0] for w in warnings if "GP-REGION-09" in w] == [
+        "pool.max_size: 5000 nodes need up to 40000 vCPUs of Running On-Demand G and VT "
+        "instances (L-DB2E81BA)"
+    ]

@@ -119,6 +119,8 @@ NOT_IN_TABLES = [
     # A fact of the Region left unchecked (a lookup not cached, failed or not askable):
     # tests/synth/test_region_lookup.py, test_capacity_block_lookup.py (the CLI offline).
     "GP-REGION-08",
+    # A pool's vCPUs at max against the looked-up vCPU quota: tests/unit/test_vcpu_quotas.py.
+    "GP-REGION-09",
     # A volume key of another account than the stack's: the pool constructs alone know the
     # stack's account (tests/unit/test_volume_key_checks.py).
     "GP-KEY-02",
