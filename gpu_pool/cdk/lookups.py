@@ -24,14 +24,10 @@ from aws_cdk import ContextProvider, Stack
 from constructs import Construct
 
 from gpu_pool.cdk.report import warn
-from gpu_pool.model.findings import Finding
+from gpu_pool.model.findings import UNCHECKED_METADATA, Finding
 
 # cx-api PROVIDER_ERROR_KEY: where the CLI puts a failed lookup's error.
 PROVIDER_ERROR = "$providerError"
-# The metadata type of an unchecked fact: `gpu-pool replacements --cdk-out` reads it from the
-# cloud assembly's manifest (gpu_pool/cli/unchecked.py), whether or not the warning is
-# acknowledged.
-UNCHECKED = "gpu-pool:unchecked"
 NOT_ASKED = "not looked up yet: a synth without the CDK CLI, or its first pass"
 
 # Why a fact is unchecked -> the warning that names it and the command that reads it.
@@ -78,7 +74,7 @@ def record_unchecked(scope: Construct, finding: Finding) -> None:
     finding (a fact may be read more than once in one synth)."""
     stack = Stack.of(scope)
     entry = {"rule": finding.rule, "message": str(finding)}
-    if any(m.type == UNCHECKED and m.data == entry for m in stack.node.metadata):
+    if any(m.type == UNCHECKED_METADATA and m.data == entry for m in stack.node.metadata):
         return
     warn(scope, [finding])
-    stack.node.add_metadata(UNCHECKED, entry)
+    stack.node.add_metadata(UNCHECKED_METADATA, entry)

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_pool.cli.errors import CliError
-
-UNCHECKED = "gpu-pool:unchecked"  # gpu_pool/cdk/lookups.py writes it
+from gpu_pool.model.findings import UNCHECKED_METADATA
 
 
 def refuse_unchecked(out: Path, stacks: list[str]) -> None:
@@ -23,7 +22,7 @@ def refuse_unchecked(out: Path, stacks: list[str]) -> None:
         for stack in stacks
         for entries in _metadata(out, manifest["artifacts"][stack]).values()
         for entry in entries
-        if entry.get("type") == UNCHECKED
+        if entry.get("type") == UNCHECKED_METADATA
     ]
     if found:
         raise CliError(

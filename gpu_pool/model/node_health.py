@@ -100,6 +100,8 @@ class RepairPolicy:
     reboots: bool
     waits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WAIT_MINUTES))
     actions: Mapping[str, RepairAction] = field(default_factory=dict)
+    # When repair pauses, as a clause ("more than 5 nodes and ... are unhealthy").
+    pause: str = "too many of the pool's nodes are unhealthy"
 
     def wait_minutes(self, condition: str) -> int:
         return self.waits.get(condition, OTHER_CONDITION_WAIT_MINUTES)

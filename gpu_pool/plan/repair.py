@@ -97,7 +97,20 @@ class RepairPlan:
             enabled=self.enabled,
             reboots=self.provisioner == "cluster-autoscaler",
             actions={o.reason: o.action for o in self.overrides},
+            pause=self.pause(),
         )
+
+    def pause(self) -> str:
+        """When repair pauses, as a clause: Karpenter's 20% of a NodePool, a node group's own
+        limit or EKS's (more than 5 nodes and more than 20%), Auto Mode's own."""
+        if self.provisioner == "auto-mode":
+            return "too many nodes are unhealthy (EKS Auto Mode's own limit)"
+        if self.provisioner == "karpenter":
+            return "more than 20% of the NodePool's nodes are unhealthy"
+        if (self.max_unhealthy_count, self.max_unhealthy_percentage) == (None, None):
+            return "more than 5 nodes and more than 20% of the node group are unhealthy"
+        limit = _limit(self.max_unhealthy_count, self.max_unhealthy_percentage)
+        return f"more than {limit} of the node group are unhealthy"
 
     def describe(self) -> str:
         """One line for `gpu-pool plan`."""

@@ -53,8 +53,8 @@ AUTO_MODE = {
 }
 CORDON = f"kubectl cordon {NODE}"
 OVERDUE_FIX = (
-    "repair pauses while more than 20% of the pool's nodes are unhealthy (kubectl get nodes); "
-    f"otherwise {CORDON}, drain it and replace its instance"
+    "repair pauses while too many nodes are unhealthy (EKS Auto Mode's own limit) (kubectl get "
+    f"nodes); otherwise {CORDON}, drain it and replace its instance"
 )
 
 CASES = {
@@ -122,6 +122,15 @@ CASES = {
         f"[fail] health {NODE}: AcceleratedHardwareReady=False for 42 min: NvidiaXID79Error "
         f"({XID79_MESSAGE}); repair (replace after 10 min) is 32 min overdue",
         OVERDUE_FIX,
+    ),
+    # A node group pauses as EKS does (review of #36: the hint said "more than 20%").
+    "node-group-fault-past-wait": (
+        None,
+        [xid79(42)],
+        f"[fail] health {NODE}: AcceleratedHardwareReady=False for 42 min: NvidiaXID79Error "
+        f"({XID79_MESSAGE}); repair (replace after 10 min) is 32 min overdue",
+        "repair pauses while more than 5 nodes and more than 20% of the node group are "
+        f"unhealthy (kubectl get nodes); otherwise {CORDON}, drain it and replace its instance",
     ),
     # EKS reboots for XID 64, but only managed node groups reboot: Auto Mode replaces.
     "auto-mode-replaces-where-eks-reboots": (

@@ -61,6 +61,7 @@ from tests.support.settings import (
     THREE_POOLS,
     TRAINING,
 )
+from tests.support.volume_key import GUIDE_GRANT_OPERATIONS
 
 # Every settings set below leaves the cluster its default name.
 CLUSTER = "gpu-pool"
@@ -466,16 +467,7 @@ AUTOSCALING_SLR = (
     f"arn:{PARTITION}:iam::{ACCOUNT}:role/aws-service-role/autoscaling.amazonaws.com/"
     "AWSServiceRoleForAutoScaling"
 )
-GRANT_OPERATIONS = [
-    "Encrypt",
-    "Decrypt",
-    "ReEncryptFrom",
-    "ReEncryptTo",
-    "GenerateDataKey",
-    "GenerateDataKeyWithoutPlaintext",
-    "DescribeKey",
-    "CreateGrant",
-]
+GRANT_OPERATIONS = list(GUIDE_GRANT_OPERATIONS)
 
 
 def _grant(key: str, grantee: str = AUTOSCALING_SLR, operations=tuple(GRANT_OPERATIONS)) -> Call:

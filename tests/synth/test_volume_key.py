@@ -9,6 +9,7 @@ from __future__ import annotations
 from gpu_pool.cdk.volume_key import RESOURCE_TYPE
 from tests.support.cfn import only, render, resources, synth
 from tests.support.settings import DEFAULT, KARPENTER, KMS_KEY, NODE_GROUP_KMS
+from tests.support.volume_key import GUIDE_GRANT_OPERATIONS
 
 MANIFEST = "Custom::AWSCDK-EKS-KubernetesResource"
 
@@ -22,16 +23,7 @@ def test_the_node_groups_wait_for_the_service_linked_roles_grant_on_the_key():
         "arn:<Ref:AWS::Partition>:iam::123456789012:role/aws-service-role/"
         "autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
     )
-    assert props["Operations"] == [
-        "Encrypt",
-        "Decrypt",
-        "ReEncryptFrom",
-        "ReEncryptTo",
-        "GenerateDataKey",
-        "GenerateDataKeyWithoutPlaintext",
-        "DescribeKey",
-        "CreateGrant",
-    ]
+    assert props["Operations"] == list(GUIDE_GRANT_OPERATIONS)
     nodegroups = resources(template, "AWS::EKS::Nodegroup")
     gpu = {k: r for k, r in nodegroups.items() if "SystemNodes" not in k}
     assert gpu and all(grant_id in r["DependsOn"] for r in gpu.values())

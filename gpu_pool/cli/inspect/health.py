@@ -114,8 +114,8 @@ def _unhealthy_verdict(
     elif minutes is not None and minutes > wait:
         repair, fix = (
             f"repair ({action.lower()} after {wait} min) is {minutes - wait} min overdue",
-            "repair pauses while more than 20% of the pool's nodes are unhealthy (kubectl get "
-            f"nodes); otherwise {cordon}, drain it and replace its instance",
+            f"repair pauses while {policy.pause} (kubectl get nodes); otherwise {cordon}, "
+            "drain it and replace its instance",
         )
     else:
         repair, fix = (
