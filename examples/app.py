@@ -2,9 +2,10 @@
 
 One stack creates a VPC and an EKS cluster with an inference pool and a training pool, Cluster
 Autoscaler for both, a Spot batch pool that Karpenter scales, each behind a taint of its own,
-and NVIDIA's DCGM exporter for GPU metrics on all of them. A second stack, in another account
-and region, adds a pool to a cluster another team runs (imported by name with its kubectl
-provider).
+NVIDIA's DCGM exporter for GPU metrics on all of them, and the EKS node monitoring agent whose
+node conditions the pools' repair acts on. A second stack, in another account and region, adds
+a pool to a cluster another team runs (imported by name with its kubectl provider), which runs
+the agent already.
 """
 
 import json
@@ -25,6 +26,7 @@ from gpu_pool import (
     MetricsSettings,
     PoolSettings,
     Taint,
+    node_monitoring_agent,
 )
 
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
@@ -98,6 +100,8 @@ class MlPlatformStack(cdk.Stack):
                 taints=[GPU_TAINT, Taint(key="dedicated", value="batch")],
             ),
         )
+        # Finds a broken GPU and sets the node condition repair replaces or reboots it on.
+        node_monitoring_agent(self, cluster)
         # GPU metrics of every pool's nodes, in Prometheus format on port 9400.
         GpuMetrics(
             self, "GpuMetrics", cluster=cluster, settings=MetricsSettings(gpu="dcgm-exporter")
@@ -133,6 +137,10 @@ class PartnerClusterStack(cdk.Stack):
         )
         # An imported cluster does not say its version: name it (it picks the image).
         ClusterAutoscaler(self, "Autoscaler", cluster=cluster, kubernetes_version="1.35")
+        # The partner team installed the node monitoring agent add-on on their cluster.
+        cdk.Annotations.of(self).acknowledge_warning(
+            "gpu-pool:GP-LIB-04", "partner-prod runs eks-node-monitoring-agent already"
+        )
 
 
 app = cdk.App()

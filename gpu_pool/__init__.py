@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from gpu_pool.cdk.karpenter.controller import Karpenter as Karpenter
     from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool as KarpenterNodePool
     from gpu_pool.cdk.metrics import GpuMetrics as GpuMetrics
+    from gpu_pool.cdk.node_health import node_monitoring_agent as node_monitoring_agent
     from gpu_pool.cdk.nodegroups.pool import GpuNodePool as GpuNodePool
     from gpu_pool.cdk.pipeline import GpuPoolPipeline as GpuPoolPipeline
     from gpu_pool.cdk.stack import GpuPoolStack as GpuPoolStack
@@ -74,6 +75,7 @@ _EXPORTS = {
     "Taint": "gpu_pool.settings",
     "load_settings": "gpu_pool.settings",
     "plan_pool": "gpu_pool.plan.pool",
+    "node_monitoring_agent": "gpu_pool.cdk.node_health",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -11,10 +11,12 @@ from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AG
 
 def node_monitoring_agent(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
     """The add-on `eks-node-monitoring-agent` at the pinned version, on every node whatever its
-    taints (plan/repair.py). It gets no IAM role: the agent calls no AWS API (in
-    aws/eks-node-monitoring-agent v1.7.0 only e2e/ and hack/ import an AWS service client; the
-    agent reads the node's logs and instance metadata), and writes node conditions and events
-    through the Kubernetes API as its service account, which the chart gives no role."""
+    taints (plan/repair.py): the agent whose node conditions pool repair acts on. GpuPoolStack
+    adds it; a library app adds it once per cluster (else GP-LIB-04 warns at a repairing pool).
+    It gets no IAM role: the agent calls no AWS API (in aws/eks-node-monitoring-agent v1.7.0
+    only e2e/ and hack/ import an AWS service client; the agent reads the node's logs and
+    instance metadata), and writes node conditions and events through the Kubernetes API as its
+    service account, which the chart gives no role."""
     return eks.Addon(
         scope,
         "NodeMonitoringAgent",

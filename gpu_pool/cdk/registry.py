@@ -18,7 +18,7 @@ before the other stacks exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -36,12 +36,13 @@ from gpu_pool.checks.controllers import (
     check_pool_is_scaled,
     check_selector_avoids_pools,
 )
-from gpu_pool.checks.library import check_operator_exporter
+from gpu_pool.checks.library import check_operator_exporter, check_repair_agent
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON
 from gpu_pool.settings import AutoscalerSettings, MetricsSettings
 
 # What the constructs' `cluster` takes: jsii's generated eks.Cluster lacks one member of the
@@ -190,11 +191,12 @@ class ClusterPools:
         return errors
 
     def cluster_warnings(
-        self, imports: Sequence[ClusterPools] = ()
+        self, imports: Sequence[ClusterPools] = (), *, agent_added: bool = True
     ) -> list[tuple[Construct, list[Finding]]]:
         """The cluster-wide rules' warnings, each with the construct it is about: a pool no
         controller (of this registry or `imports`) scales, an expander that ignores GPUs among
-        several groups, GPU metrics that miss some pool's nodes."""
+        several groups, GPU metrics that miss some pool's nodes, a library app's repairing pool
+        where the app adds no node monitoring agent (`agent_added` False)."""
         installed = self._installed(imports)
         warnings = [
             (scope, check_pool_is_scaled(plan, installed))
@@ -210,6 +212,12 @@ class ClusterPools:
         if self.metrics is not None and not self.settings_checked:
             scope, metrics = self.metrics
             warnings.append((scope, check_metrics(metrics, self.plans)))
+        if not self.settings_checked and not agent_added:
+            warnings += [
+                (scope, check_repair_agent(plan))
+                for plan, scope in zip(self.plans, self._scopes, strict=True)
+                if scope is not None
+            ]
         return warnings
 
     @classmethod
@@ -276,6 +284,20 @@ def _holders(stage: IConstruct) -> Iterator[_Holder]:
             todo += child.node.children
 
 
+def _adds_agent(stacks: Iterable[Stack]) -> bool:
+    """Whether these stacks add the node monitoring agent add-on. To any cluster: a created
+    cluster's name in an add-on is a token, so an agent added to another cluster of the same
+    stacks counts too (GP-LIB-04 may then miss a pool; it never warns a cluster that has it)."""
+    for stack in stacks:
+        for construct in stack.node.find_all():
+            if (
+                isinstance(construct, eks.CfnAddon)
+                and construct.addon_name == NODE_MONITORING_AGENT_ADDON
+            ):
+                return True
+    return False
+
+
 @jsii.implements(IValidation)
 class _ClusterRules:
     """Errors fail the synth (CDK lists them under the registry's path); warnings become
@@ -293,7 +315,8 @@ class _ClusterRules:
         pools = self._holder.pools
         if not self._warned:
             self._warned = True
-            for scope, findings in pools.cluster_warnings(imports):
+            agent = _adds_agent(Stack.of(h) for h in holders)
+            for scope, findings in pools.cluster_warnings(imports, agent_added=agent):
                 warn(scope, findings)
         errors = pools.selector_errors(imports) + pools.metrics_errors()
         if holders[0] is not self._holder:

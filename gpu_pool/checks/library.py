@@ -1,11 +1,13 @@
-"""The rules only a library app meets: what the cluster an app hands a construct must offer,
-and pools planned for other GPU metrics than the cluster's. (The bundled app's settings say the
-first in their own terms, checks/app.py, and plan every pool for the cluster's metrics.)"""
+"""The rules only a library app meets: what the cluster an app hands a construct must offer
+(Auto Mode compute, the node monitoring agent a repairing pool needs), and pools planned for
+other GPU metrics than the cluster's. (The bundled app's settings say the first in their own
+terms, checks/app.py and checks/repair.py, and plan every pool for the cluster's metrics.)"""
 
 from __future__ import annotations
 
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON
 from gpu_pool.settings.models import GpuMetricsChoice
 
 # What an Auto Mode NodeClass needs of the cluster, and what breaks without it.
@@ -70,5 +72,26 @@ def check_operator_exporter(metrics: GpuMetricsChoice, plan: PoolPlan) -> list[F
             f"'gpu-operator' on a cluster whose GpuMetrics is '{metrics}', but the pool was "
             f"planned for {'another choice' if metrics == 'cloudwatch' else 'cloudwatch'}: "
             f"{what}; plan it with plan_pool(settings, metrics='{metrics}')",
+        )
+    ]
+
+
+def check_repair_agent(plan: PoolPlan) -> list[Finding]:
+    """GP-LIB-04: a node group or Karpenter pool that repairs, on a cluster to which the app
+    adds no node monitoring agent add-on. Repair acts on the conditions the agent sets (EKS user
+    guide, "Automatically repair nodes in EKS clusters"); Auto Mode's nodes run it themselves.
+    A warning: the cluster may run it already, which the synth cannot see."""
+    if not plan.repair.enabled or plan.provisioner == "auto-mode":
+        return []
+    return [
+        warning(
+            "GP-LIB-04",
+            f"{plan.setting}.repair",
+            f"on, but the app adds no {NODE_MONITORING_AGENT_ADDON} add-on to the cluster: "
+            "without the agent no node reports AcceleratedHardwareReady, so a broken GPU is "
+            f"neither found nor repaired. Add it (an aws_eks_v2.Addon named "
+            f"{NODE_MONITORING_AGENT_ADDON}, with the version and configuration of "
+            "docs/gpu-health.md), or, where the cluster runs it already (aws eks describe-addon "
+            f"--addon-name {NODE_MONITORING_AGENT_ADDON}), acknowledge gpu-pool:GP-LIB-04",
         )
     ]

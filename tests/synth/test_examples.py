@@ -109,6 +109,13 @@ def test_its_own_cluster_gets_two_node_group_pools_an_autoscaler_and_a_karpenter
     ]
 
 
+def test_its_own_cluster_gets_the_node_monitoring_agent_its_pools_repair_on(assembly):
+    """Review of #36: the example's pools repair (the default) and its app added no agent."""
+    _, template = assembly["MlPlatform"]
+    addons = [r["Properties"]["AddonName"] for r in _of_type(template, "AWS::EKS::Addon").values()]
+    assert "eks-node-monitoring-agent" in addons
+
+
 def test_the_imported_cluster_gets_a_pool_and_an_autoscaler_without_an_add_on(assembly):
     _, template = assembly["PartnerCluster"]
     ((_, nodegroup),) = _of_type(template, "AWS::EKS::Nodegroup").items()

@@ -362,3 +362,40 @@ def test_an_autoscaler_on_another_import_of_the_cluster_scales_a_pool():
 def test_without_an_autoscaler_in_either_stack_the_pool_warns_once():
     """The control case: the same stacks without the ClusterAutoscaler warn, once, at the pool."""
     assert len(_nothing_starts_the_pool(autoscaler_in_other_stack=False)) == 1
+
+
+AGENT_MISSING = (
+    "pool.repair: on, but the app adds no eks-node-monitoring-agent add-on to the cluster: "
+    "without the agent no node reports AcceleratedHardwareReady, so a broken GPU is neither "
+    "found nor repaired. Add it (an aws_eks_v2.Addon named eks-node-monitoring-agent, with the "
+    "version and configuration of docs/gpu-health.md), or, where the cluster runs it already "
+    "(aws eks describe-addon --addon-name eks-node-monitoring-agent), acknowledge "
+    "gpu-pool:GP-LIB-04 [ack: gpu-pool:GP-LIB-04]"
+)
+
+
+def _agent_warnings(add_agent: bool, repair: bool = True) -> list[str]:
+    stack = cdk.Stack(cdk.App(), "S")
+    cluster, subnet = imported_cluster(stack)
+    settings = PoolSettings() if repair else PoolSettings(repair={"enabled": False})
+    GpuNodePool(stack, "Pool", cluster=cluster, subnets=[subnet], settings=settings)
+    if add_agent:
+        eks.Addon(stack, "Agent", cluster=cluster, addon_name="eks-node-monitoring-agent")
+    warnings = Annotations.from_stack(stack).find_warning("/S/Pool", Match.any_value())
+    return [w.entry.data for w in warnings if "GP-LIB-04" in w.entry.data]
+
+
+def test_a_repairing_pool_without_the_agent_add_on_warns():
+    """Review of #36: a library app's GpuNodePool turned repair on (NodeRepairConfig) with no
+    agent to report the conditions it acts on, and said nothing."""
+    assert _agent_warnings(add_agent=False) == [AGENT_MISSING]
+    from gpu_pool import plan_pool
+    from gpu_pool.checks.library import check_repair_agent
+
+    (finding,) = documented(check_repair_agent(plan_pool(PoolSettings())))
+    assert finding.rule == "GP-LIB-04"
+
+
+def test_the_agent_added_in_the_app_or_repair_off_is_no_warning():
+    assert _agent_warnings(add_agent=True) == []
+    assert _agent_warnings(add_agent=False, repair=False) == []

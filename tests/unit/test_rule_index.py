@@ -94,6 +94,7 @@ NOT_IN_TABLES = [
     "GP-LIB-01",
     "GP-LIB-02",
     "GP-LIB-03",
+    "GP-LIB-04",
     # Between pools: tests/synth/test_pools.py and tests/unit/test_between_pools.py; the device
     # plugin reach rule PAIR-03 guards plans the settings rules already refuse (PAIR-04 meets a
     # table in the UltraServer cases: a DRA GPU pool beside a ComputeDomain-only one).
