@@ -5,11 +5,12 @@ from __future__ import annotations
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
+from gpu_pool.cdk.registry import EksCluster, as_icluster
 from gpu_pool.model.versions import NODE_MONITORING_AGENT_ADDON_VERSION
 from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_CONFIGURATION
 
 
-def node_monitoring_agent(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
+def node_monitoring_agent(scope: Construct, cluster: EksCluster) -> eks.Addon:
     """The add-on `eks-node-monitoring-agent` at the pinned version, on every node whatever its
     taints (plan/repair.py): the agent whose node conditions pool repair acts on. GpuPoolStack
     adds it; a library app adds it once per cluster (else GP-LIB-04 warns at a repairing pool).
@@ -20,7 +21,7 @@ def node_monitoring_agent(scope: Construct, cluster: eks.ICluster) -> eks.Addon:
     return eks.Addon(
         scope,
         "NodeMonitoringAgent",
-        cluster=cluster,
+        cluster=as_icluster(cluster),
         addon_name=NODE_MONITORING_AGENT_ADDON,
         addon_version=NODE_MONITORING_AGENT_ADDON_VERSION,
         configuration_values=NODE_MONITORING_AGENT_CONFIGURATION,
