@@ -30,7 +30,7 @@ from constructs import Construct
 from gpu_pool.cdk.lookups import looked_up
 from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.findings import Finding, warning
-from gpu_pool.model.quotas import VcpuQuota
+from gpu_pool.model.quotas import QUOTA_PLUGIN, VcpuQuota
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.quota import vcpus_at_max
 from gpu_pool.plan.record import pool_record
@@ -39,7 +39,6 @@ from gpu_pool.settings import AppSettings
 
 REGION_LOOKUPS = "gpu-pool:region-lookups"  # the context key that turns the lookups on
 OFFERINGS_PLUGIN = "gpu-pool-instance-type-offerings"  # cdk-plugin/index.js registers it
-QUOTA_PLUGIN = "gpu-pool-vcpu-quota"  # and this
 # Set to "1" by cdk-plugin/index.js in the CDK CLI's process once it has registered its
 # provider, so in the app the CLI runs: a CLI without registerContextProviderAlpha (or without
 # the plugin in cdk.json) fails a synth that asks the provider, so the app does not ask it.

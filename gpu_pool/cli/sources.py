@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +104,12 @@ def settings_pools(settings: AppSettings, *, app_rules: bool = False) -> Pools:
             f"with --stack NAME or --cdk-out DIR):{listed}"
         )
     return Pools(
-        [pool_record(p, settings.cluster.name, settings.region) for p in plans],
+        [
+            replace(
+                pool_record(p, settings.cluster.name, settings.region), account=settings.account
+            )
+            for p in plans
+        ],
         "the settings",
         settings.metrics.gpu,
     )
@@ -164,15 +169,16 @@ def assembly_stacks(out: Path) -> list[StackPools]:
             except RecordError as err:
                 raise CliError(f"--cdk-out: stack {name}: {err}") from None
         # aws://ACCOUNT/REGION, with unknown-account / unknown-region where agnostic.
-        account, _, region = (
+        account_text, _, region = (
             str(artifact.get("environment", "")).removeprefix("aws://").partition("/")
         )
+        account = None if account_text in ("", "unknown-account") else account_text
         stacks.append(
             StackPools(
                 name,
-                None if account in ("", "unknown-account") else account,
+                account,
                 None if region in ("", "unknown-region") else region,
-                tuple(records),
+                tuple(replace(r, account=r.account or account) for r in records),
             )
         )
     return stacks

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 
 SERVICE_CODE = "ec2"
+# The CDK CLI plugin provider that looks a quota up (cdk-plugin/index.js).
+QUOTA_PLUGIN = "gpu-pool-vcpu-quota"
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,13 @@ class VcpuQuota:
             f"aws service-quotas get-service-quota --service-code {SERVICE_CODE} "
             f"--quota-code {self.code} --region {region}"
         )
+
+
+def quota_context_key(account: str, region: str, code: str) -> str:
+    """The cdk.context.json key under which the CDK CLI caches a quota's value: the CDK's key
+    form for provider `plugin` (aws-cdk-lib ContextProvider.getKey: the provider, then its
+    props sorted by name), which `gpu-pool plan` reads without the CDK."""
+    return f"plugin:account={account}:pluginName={QUOTA_PLUGIN}:quotaCode={code}:region={region}"
 
 
 # (family group, Spot) -> quota.
@@ -44,3 +53,8 @@ def vcpu_quota(instance_type: str, spot: bool) -> VcpuQuota | None:
     match = _PREFIX.match(instance_type)
     group = _GROUP.get(match.group(1)) if match else None
     return _QUOTAS[(group, spot)] if group else None
+
+
+def vcpu_quotas() -> tuple[VcpuQuota, ...]:
+    """Every quota of the table."""
+    return tuple(_QUOTAS.values())

@@ -88,6 +88,9 @@ class PoolRecord:
     # "dra-driver" on a pool whose EFA interfaces the EFA DRA driver advertises; None: the EFA
     # device plugin's, or no EFA (and in records written before it was added).
     efa_software: str | None = None
+    # The account of its stack, where the command knows it (the settings, the environment of
+    # the assembly's stack; gpu_pool/cli/sources.py): the constructs do not write it.
+    account: str | None = None
     kind: str = POOL_RECORD_TYPE
     version: int = RECORD_VERSION
 

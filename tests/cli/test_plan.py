@@ -587,3 +587,30 @@ def test_a_multi_type_groups_cost_at_max_is_its_dearest_type(capsys, tmp_path):
     assert len(set(prices)) == 3 and max(prices) != prices[0]
     pools = _pools(capsys, tmp_path, {"pool": {"instance_types": [types], "max_size": 3}})
     assert pools["gpu"]["usd_per_hour_at_max"] == round(3 * max(prices), 4)
+
+
+def test_the_plan_shows_each_pools_vcpus_against_its_cached_quota(capsys, tmp_path):
+    """#39 item 4: `max_size` against the account's vCPU quota, whose value the synth's lookup
+    cached in the app's cdk.context.json (beside its cdk.json); without it, the command that
+    reads it."""
+    from tests.support.looked_up import quota_key
+
+    (tmp_path / "cdk.json").write_text((ROOT / "cdk.json").read_text())
+    (tmp_path / "cdk.context.json").write_text(json.dumps({quota_key("L-DB2E81BA"): 16}))
+    config = tmp_path / "settings.yaml"
+    config.write_text(yaml.safe_dump({"account": "123456789012", "region": "us-east-1"}))
+    argv = ["plan", "--cdk-json", str(tmp_path / "cdk.json"), "--config", str(config)]
+    assert main(argv) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if "vCPUs at max" in line]
+    # cdk.json's pool: 8 g5.xlarge, 4 vCPUs each.
+    assert row == (
+        "    vCPUs at max      32 of Running On-Demand G and VT instances (L-DB2E81BA; quota 16 "
+        "(over it: launches past it fail))"
+    )
+
+
+def test_the_quota_key_is_the_one_the_cdk_caches():
+    from gpu_pool.model.quotas import quota_context_key
+    from tests.support.looked_up import quota_key
+
+    assert quota_context_key("123456789012", "us-east-1", "L-417A185B") == quota_key("L-417A185B")

@@ -12,7 +12,7 @@ import shlex
 import pytest
 
 from gpu_pool.checks import check_settings
-from gpu_pool.cli.main import _parser
+from gpu_pool.cli.main import parser as _parser
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
 from tests.support.docs_examples import (

@@ -12,16 +12,38 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gpu_pool.cli.command import Command, Services
 from gpu_pool.cli.credentials import aws_clients, configured_region
 from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.files import json_object
 from gpu_pool.cli.unchecked import refuse_unchecked
 
 REPLACEMENTS = "replacements"
+# `plan` was this command's first name, then its deprecated alias; it now prints the plan.
+HELP = (
+    "before a deploy: name the node groups, network and cluster resources it would "
+    "replace or delete, and Auto Mode turned off, and ask (offline: --deployed and --new; "
+    "'plan' was its name until it became the pools' plan)"
+)
 
 
-def run(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> int:
+def add_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--new", metavar="TEMPLATE", help="the new template (with --deployed)")
+    command.add_argument("--deployed", metavar="TEMPLATE", help="the deployed template (offline)")
+    command.add_argument(
+        "--cdk-out",
+        metavar="DIR",
+        help="every stack in this cloud assembly against its deployed template in CloudFormation",
+    )
+    command.add_argument(
+        "--stack", metavar="NAME", help="with --cdk-out: only this stack (default: every one)"
+    )
+    command.add_argument("--yes", action="store_true", help="confirm without asking")
+
+
+def run(args: argparse.Namespace, services: Services) -> int:
     """`gpu-pool replacements`: what a deploy would replace, delete, roll or turn off."""
+    aws = services.aws
     from gpu_pool.cli import replacements as found
     from gpu_pool.cli.dra_upgrade import driver_upgrade
 
@@ -302,3 +324,6 @@ def _deployed_template(
         raise CliError(
             f"replacements: the deployed {stack} template is not JSON (CDK deploys JSON)"
         ) from None
+
+
+COMMAND = Command(REPLACEMENTS, HELP, add_options, run, description=HELP)
