@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpu_pool.cli.verify import Clock
+    from gpu_pool.cli.verify_run import Clock
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from gpu_pool.cli.errors import CliError
 from gpu_pool.settings import ConfigError
 
 if TYPE_CHECKING:
-    from gpu_pool.cli.verify import Clock
+    from gpu_pool.cli.verify_run import Clock
 
 # The top-level modules of the `cli` extra (pyproject.toml; the wheel test checks they match).
 # The entry point is installed without them, so a command that needs one says what to install.

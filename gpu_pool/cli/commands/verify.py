@@ -42,7 +42,8 @@ def add_options(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, services: Services) -> int:
-    from gpu_pool.cli.verify import Timeouts, Verifier
+    from gpu_pool.cli.verify import Verifier
+    from gpu_pool.cli.verify_run import Timeouts
 
     pools = pools_of(args, services.aws)
     pool = pools.pool(args.pool)
