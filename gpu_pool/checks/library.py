@@ -8,7 +8,7 @@ from __future__ import annotations
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON
-from gpu_pool.settings.models import GpuMetricsChoice
+from gpu_pool.settings.controllers import GpuMetricsChoice
 
 # What an Auto Mode NodeClass needs of the cluster, and what breaks without it.
 _WITHOUT_AUTO_MODE = (

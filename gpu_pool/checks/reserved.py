@@ -22,7 +22,7 @@ from gpu_pool.model.versions import (
 )
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan
-from gpu_pool.settings.models import CapacityReservationSettings
+from gpu_pool.settings.pool import CapacityReservationSettings
 
 
 def check_training(plan: PoolPlan) -> Iterator[Finding]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_pool.settings import PoolSettings
-from gpu_pool.settings.models import CapacityReservationSettings
+from gpu_pool.settings.pool import CapacityReservationSettings
 
 # Interface type of every EFA interface in a node group's template. `efa-only` (no IP address)
 # needs VPC CNI 1.18.5 or newer and is never allowed on card 0; `efa` works with every CNI the

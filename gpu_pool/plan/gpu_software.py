@@ -32,7 +32,7 @@ from gpu_pool.model.versions import (
 )
 from gpu_pool.plan.sharing import MIG_DISABLED, SharingPlan
 from gpu_pool.settings import PoolSettings, Taint, deep_merge
-from gpu_pool.settings.models import GpuMetricsChoice
+from gpu_pool.settings.controllers import GpuMetricsChoice
 
 # The ConfigMaps the GPU Operator creates from its values: the device plugin's configs and the
 # MIG manager's configurations (chart v26.3.1 values devicePlugin.config, migManager.config).

@@ -37,7 +37,8 @@ from gpu_pool.plan.node_template import node_labels
 from gpu_pool.plan.repair import RepairPlan, repair_plan
 from gpu_pool.plan.sharing import SharingPlan, shared_node_labels, sharing_plan
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
-from gpu_pool.settings.models import GpuMetricsChoice, Provisioner
+from gpu_pool.settings.controllers import GpuMetricsChoice
+from gpu_pool.settings.field_types import Provisioner
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from gpu_pool.plan.efa_dra import EFA_DRA_DRIVER, efa_dra_pools
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.repair import RepairPlan
 from gpu_pool.plan.sharing import SharingPlan
-from gpu_pool.settings.models import PoolName, Provisioner
+from gpu_pool.settings.field_types import PoolName, Provisioner
 
 RECORD_VERSION = 1
 # The metadata entry type in the cloud assembly, and the `kind` of the JSON in a stack output.

@@ -29,7 +29,7 @@ from gpu_pool.model.node_health import (
 )
 from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.settings import PoolSettings
-from gpu_pool.settings.models import Provisioner
+from gpu_pool.settings.field_types import Provisioner
 
 NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
 # The add-on's configuration values. Its node agent tolerates every taint by default, but its

@@ -2,7 +2,15 @@
 clusters: fleet.py), and the one error type every settings mistake raises (errors.py).
 `gpu_pool.settings` exports them all."""
 
+from gpu_pool.settings.cluster import (
+    ClusterSettings,
+    ControlPlaneLoggingSettings,
+    ExistingClusterSettings,
+    SystemNodesSettings,
+)
+from gpu_pool.settings.controllers import AutoscalerSettings, KarpenterSettings, MetricsSettings
 from gpu_pool.settings.errors import ConfigError, describe_validation_error
+from gpu_pool.settings.field_types import AmiFamily
 from gpu_pool.settings.fleet import Fleet, FleetCluster, FleetFile, load_fleet, read_fleet
 from gpu_pool.settings.loading import (
     CONFIG_KEY,
@@ -12,22 +20,14 @@ from gpu_pool.settings.loading import (
     load_settings,
     load_settings_with_warnings,
 )
-from gpu_pool.settings.models import (
-    AmiFamily,
-    AppSettings,
-    AutoscalerSettings,
+from gpu_pool.settings.models import AppSettings
+from gpu_pool.settings.pool import (
     CapacityReservationSettings,
     ChartVersions,
-    ClusterSettings,
-    ControlPlaneLoggingSettings,
-    ExistingClusterSettings,
     GpuOperatorSettings,
     KarpenterPoolSettings,
-    KarpenterSettings,
-    MetricsSettings,
     PoolSettings,
     SharingSettings,
-    SystemNodesSettings,
     Taint,
 )
 from gpu_pool.settings.repair import RepairOverride, RepairSettings

@@ -1,7 +1,7 @@
 """Text that several tests expect word for word."""
 
 # The pool settings an unknown key's message lists, in the schema's order
-# (gpu_pool/settings/models.py PoolSettings).
+# (gpu_pool/settings/pool.py PoolSettings).
 POOL_KEYS = (
     "name, provisioner, instance_types, zones, ami_family, ami_type, ami_release_version, "
     "capacity_type, min_size, desired_size, max_size, disk_size_gib, volume_kms_key_arn, "

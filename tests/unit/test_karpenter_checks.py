@@ -6,7 +6,7 @@ import pytest
 
 from gpu_pool.model.karpenter_api import karpenter_refuses
 from gpu_pool.settings import ConfigError, PoolSettings
-from gpu_pool.settings.models import KarpenterPoolSettings
+from gpu_pool.settings.pool import KarpenterPoolSettings
 from tests.support import rules
 from tests.support.crd_validation import schema_of, validate
 

@@ -14,7 +14,7 @@ from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.plan.gpu_software import resolved_gpu_software
 from gpu_pool.plan.pool import pascal_case, plan_pool, plan_pools
 from gpu_pool.settings import AppSettings, PoolSettings, Taint
-from gpu_pool.settings.models import CapacityReservationSettings
+from gpu_pool.settings.pool import CapacityReservationSettings
 
 TAG = "k8s.io/cluster-autoscaler/node-template/"
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
