@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpu_pool.cdk.auto_mode.node_pool import AutoModeNodePool as AutoModeNodePool
-    from gpu_pool.cdk.autoscaler import ClusterAutoscaler as ClusterAutoscaler
+    from gpu_pool.cdk.autoscaling.autoscaler import ClusterAutoscaler as ClusterAutoscaler
+    from gpu_pool.cdk.cluster.verifier import Verifier as Verifier
+    from gpu_pool.cdk.gpu_software.metrics import GpuMetrics as GpuMetrics
+    from gpu_pool.cdk.gpu_software.node_health import node_monitoring_agent as node_monitoring_agent
     from gpu_pool.cdk.karpenter.controller import Karpenter as Karpenter
     from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool as KarpenterNodePool
-    from gpu_pool.cdk.metrics import GpuMetrics as GpuMetrics
-    from gpu_pool.cdk.node_health import node_monitoring_agent as node_monitoring_agent
     from gpu_pool.cdk.nodegroups.pool import GpuNodePool as GpuNodePool
     from gpu_pool.cdk.pipeline import GpuPoolPipeline as GpuPoolPipeline
     from gpu_pool.cdk.stack import GpuPoolStack as GpuPoolStack
-    from gpu_pool.cdk.verifier import Verifier as Verifier
     from gpu_pool.plan.pool import PoolPlan as PoolPlan
     from gpu_pool.plan.pool import plan_pool as plan_pool
     from gpu_pool.settings import AppSettings as AppSettings
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "AutoModeNodePool": "gpu_pool.cdk.auto_mode.node_pool",
-    "ClusterAutoscaler": "gpu_pool.cdk.autoscaler",
-    "GpuMetrics": "gpu_pool.cdk.metrics",
+    "ClusterAutoscaler": "gpu_pool.cdk.autoscaling.autoscaler",
+    "GpuMetrics": "gpu_pool.cdk.gpu_software.metrics",
     "GpuNodePool": "gpu_pool.cdk.nodegroups.pool",
     "Karpenter": "gpu_pool.cdk.karpenter.controller",
     "KarpenterNodePool": "gpu_pool.cdk.karpenter.node_pool",
@@ -55,7 +55,7 @@ _EXPORTS = {
     "GpuPoolPipeline": "gpu_pool.cdk.pipeline",
     "PipelineSettings": "gpu_pool.settings.pipeline",
     "PipelineSourceSettings": "gpu_pool.settings.pipeline",
-    "Verifier": "gpu_pool.cdk.verifier",
+    "Verifier": "gpu_pool.cdk.cluster.verifier",
     "AppSettings": "gpu_pool.settings",
     "AutoscalerSettings": "gpu_pool.settings",
     "CapacityReservationSettings": "gpu_pool.settings",
@@ -75,7 +75,7 @@ _EXPORTS = {
     "Taint": "gpu_pool.settings",
     "load_settings": "gpu_pool.settings",
     "plan_pool": "gpu_pool.plan.pool",
-    "node_monitoring_agent": "gpu_pool.cdk.node_health",
+    "node_monitoring_agent": "gpu_pool.cdk.gpu_software.node_health",
 }
 
 __all__ = sorted(_EXPORTS)

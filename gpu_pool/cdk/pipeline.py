@@ -17,14 +17,14 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.cdk.arguments import check_arguments
-from gpu_pool.cdk.nag.pipeline import acknowledge_pipeline, acknowledge_role_with_path
-from gpu_pool.cdk.stack import GpuPoolStack
-from gpu_pool.cdk.verifier import (
+from gpu_pool.cdk.cluster.verifier import (
     VERIFIER_ROLE_PATH,
     Verifier,
     bounded_role_name,
     verifier_role_name,
 )
+from gpu_pool.cdk.nag.pipeline import acknowledge_pipeline, acknowledge_role_with_path
+from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings, ConfigError
 from gpu_pool.settings.pipeline import PipelineSettings
 

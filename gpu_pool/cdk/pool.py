@@ -8,9 +8,9 @@ from aws_cdk import CfnOutput, Stack, Tags, Token
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from gpu_pool.cdk.charts import install_gpu_software
-from gpu_pool.cdk.dra import install_dra_driver
-from gpu_pool.cdk.efa_dra import install_efa_dra_driver
+from gpu_pool.cdk.gpu_software.charts import install_gpu_software
+from gpu_pool.cdk.gpu_software.dra import install_dra_driver
+from gpu_pool.cdk.gpu_software.efa_dra import install_efa_dra_driver
 from gpu_pool.cdk.registry import ClusterPools, literal_cluster_name
 from gpu_pool.cdk.report import report
 from gpu_pool.plan.dra import driver_pools
@@ -58,7 +58,7 @@ class PoolConstruct(Construct):
         if self.plan.chart is not None:
             self.gpu_software = install_gpu_software(self, cluster, self.plan.chart)
         # One release per cluster, shared by the pools that run the DRA driver for their GPUs
-        # or their ComputeDomains (cdk/dra.py); Auto Mode nodes run their own.
+        # or their ComputeDomains (cdk/gpu_software/dra.py); Auto Mode nodes run their own.
         if driver_pools([self.plan]):
             dra_driver = install_dra_driver(cluster)
             if self.plan.chart is None:
@@ -69,7 +69,7 @@ class PoolConstruct(Construct):
             else None
         )
         # Or, for efa_software: dra-driver, the cluster's one EFA DRA driver release
-        # (cdk/efa_dra.py).
+        # (cdk/gpu_software/efa_dra.py).
         if efa_dra_pools([self.plan]):
             install_efa_dra_driver(cluster)
         for key, value in (tags or {}).items():

@@ -21,26 +21,26 @@ from constructs import Construct
 
 from gpu_pool.cdk.arguments import check_arguments
 from gpu_pool.cdk.auto_mode.node_pool import AutoModeNodePool
-from gpu_pool.cdk.autoscaler import ClusterAutoscaler
-from gpu_pool.cdk.cluster import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
+from gpu_pool.cdk.autoscaling.autoscaler import ClusterAutoscaler
+from gpu_pool.cdk.capacity.reservations import looked_up_reservations
+from gpu_pool.cdk.cluster.eks import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
+from gpu_pool.cdk.cluster.verifier import ClusterVerifier, Verifier
+from gpu_pool.cdk.gpu_software.metrics import GpuMetrics
+from gpu_pool.cdk.gpu_software.node_health import node_monitoring_agent
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
-from gpu_pool.cdk.lookups import looked_up, provider_error
-from gpu_pool.cdk.metrics import GpuMetrics
-from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
-from gpu_pool.cdk.node_health import node_monitoring_agent
-from gpu_pool.cdk.nodegroups.pool import GpuNodePool
-from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
-from gpu_pool.cdk.region import (
+from gpu_pool.cdk.lookups.context import looked_up, provider_error
+from gpu_pool.cdk.lookups.region import (
     AVAILABILITY_ZONES_PROVIDER,
     DUMMY_ZONES,
     region_facts,
     zones_unchecked,
 )
+from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
+from gpu_pool.cdk.nodegroups.pool import GpuNodePool
+from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
 from gpu_pool.cdk.registry import ClusterPools
 from gpu_pool.cdk.report import report
-from gpu_pool.cdk.reservations import looked_up_reservations
-from gpu_pool.cdk.verifier import ClusterVerifier, Verifier
 from gpu_pool.checks import check_settings
 from gpu_pool.checks.app import uses_autoscaler, uses_karpenter
 from gpu_pool.model.karpenter_api import resource_name
@@ -61,7 +61,7 @@ class GpuPoolStack(Stack):
         stack_name: str | None = None,
     ) -> None:
         """`verifier`: who may run `gpu-pool verify` on the cluster from another account (a
-        deployment pipeline's; cdk/verifier.py); None: no verify role. `stack_name`: the
+        deployment pipeline's; cdk/cluster/verifier.py); None: no verify role. `stack_name`: the
         CloudFormation stack's name; None: the construct id (CDK's default)."""
         check_arguments(
             GpuPoolStack.__init__,
@@ -144,7 +144,7 @@ class GpuPoolStack(Stack):
         """The Region's zones as aws-cdk-lib's Stack reads them (the lookup's cached answer, or
         its placeholders while the CLI asks), except when the CLI's lookup failed (no
         credentials): aws-cdk-lib would make that the stack's error, which stops the synth, so
-        the placeholders stand and GP-REGION-08 names the fact (cdk/lookups.py)."""
+        the placeholders stand and GP-REGION-08 names the fact (cdk/lookups/context.py)."""
         if Token.is_unresolved(self.account) or Token.is_unresolved(self.region):
             return list(super().availability_zones)
         zones = looked_up(

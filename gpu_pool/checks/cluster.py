@@ -3,7 +3,7 @@ plan/cluster.py's). EKS needs the cluster's subnets in at least two Availability
 Zones (EKS user guide, "View Amazon EKS networking requirements for VPC and subnets"), and none
 in a Local Zone: EKS cannot place its network interfaces there, so Local Zone subnets must not be
 given at cluster creation (EKS user guide, "Launch low-latency EKS clusters with AWS Local
-Zones"). A pool's Local Zone gets node-only subnets instead (cdk/local_zones.py).
+Zones"). A pool's Local Zone gets node-only subnets instead (cdk/network/local_zones.py).
 """
 
 from __future__ import annotations

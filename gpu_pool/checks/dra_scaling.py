@@ -18,7 +18,7 @@ pod against a template node per node group:
   was fixed (PR #10200, after 1.36.1).
 CA simulates claims only with `--enable-dynamic-resource-allocation` (config/flags/flags.go:227
 at 1.34.5, default false; locked true at 1.35.2 :231 and 1.36.1 :236), which gpu-pool sets for a
-DRA pool (cdk/autoscaler.py dynamic_resource_args).
+DRA pool (cdk/autoscaling/autoscaler.py dynamic_resource_args).
 So a pod whose GPUs come through a ResourceClaim fits no empty group: CA never starts a DRA
 group's first node (read again for issue #37 at cluster-autoscaler-1.36.1, still the newest tag
 for 1.36: aws_cloud_provider.go:423 passes nil slices, so GP-DRA-10 stays). Once a node runs, CA

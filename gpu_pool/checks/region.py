@@ -50,8 +50,8 @@ def check_pool_region(
 
 def cluster_zone_names(settings: AppSettings, known: Sequence[str]) -> list[str] | None:
     """The zones the cluster's subnets are in, where a pool without zones goes: an existing
-    cluster's subnet zones but Local Zones (cdk/placement.py), or the new VPC's (plan/cluster.py;
-    None before the zone lookup is cached)."""
+    cluster's subnet zones but Local Zones (cdk/network/placement.py), or the new VPC's
+    (plan/cluster.py; None before the zone lookup is cached)."""
     existing = settings.cluster.existing
     if existing is None:
         return cluster_zones(settings, known)

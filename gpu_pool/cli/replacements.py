@@ -420,8 +420,8 @@ def _subnet_zones(template: dict[str, Any]) -> list[str]:
         if resource.get("Type") == SUBNET
     ]
     zones = [props.get("AvailabilityZone") for _, _, props in sorted(numbered, key=_by_number)]
-    # A pool's Local Zone subnet is no zone of the VPC's (cdk/local_zones.py): it comes and goes
-    # with the pool, and cluster.zones cannot keep it.
+    # A pool's Local Zone subnet is no zone of the VPC's (cdk/network/local_zones.py): it comes
+    # and goes with the pool, and cluster.zones cannot keep it.
     return list(dict.fromkeys(z for z in zones if isinstance(z, str) and not is_local_zone(z)))
 
 

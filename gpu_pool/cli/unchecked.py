@@ -1,4 +1,4 @@
-"""The facts a synthesized assembly left unchecked (gpu_pool/cdk/lookups.py): each is a
+"""The facts a synthesized assembly left unchecked (gpu_pool/cdk/lookups/context.py): each is a
 `gpu-pool:unchecked` metadata entry of its stack, whose message names the fact and the command
 that reads it. `gpu-pool replacements --cdk-out` (so `./dev deploy`) refuses such an assembly:
 its template may rest on placeholders (the VPC's zones) or on rules that never ran."""

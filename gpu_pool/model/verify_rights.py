@@ -1,5 +1,5 @@
 """What `gpu-pool verify` reads from a cluster, cluster-wide: the one list its verify role's
-ClusterRole is rendered from (gpu_pool/cdk/verifier.py), and the tests hold the command to
+ClusterRole is rendered from (gpu_pool/cdk/cluster/verifier.py), and the tests hold the command to
 (tests/cli/test_verify_rights.py: every request verify makes against an API server enforcing
 this ClusterRole is allowed).
 

@@ -1,5 +1,5 @@
 """The new cluster's own zones and whether it runs EKS Auto Mode, resolved from the settings once
-for the rules (checks/cluster.py) and the cluster (cdk/cluster.py).
+for the rules (checks/cluster.py) and the cluster (cdk/cluster/eks.py).
 
 The VPC's zones are the cluster's (`cluster.zones`, or the region's first three): pools place
 their nodes inside them and never change them, so no pool change touches the VPC, its subnets,
@@ -45,7 +45,7 @@ def placeholder_zones(settings: AppSettings) -> list[str]:
 
 def local_zones(settings: AppSettings) -> list[str]:
     """The Local Zones the pools name, in order of first mention: each gets a node-only
-    private subnet in the new VPC (cdk/local_zones.py)."""
+    private subnet in the new VPC (cdk/network/local_zones.py)."""
     return [z for z in _named_zones(settings) if is_local_zone(z)]
 
 

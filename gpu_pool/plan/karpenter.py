@@ -78,7 +78,8 @@ class KarpenterPoolPlan(NodePoolPlan):
         placement_group: str | None = None,
     ) -> dict[str, Any]:
         """The EC2NodeClass; the arguments are deploy-time values (tokens in a stack);
-        `placement_group`: the placement group the nodes launch into, by name (cdk/efa.py)."""
+        `placement_group`: the placement group the nodes launch into, by name
+        (cdk/capacity/efa.py)."""
         settings = self.settings
         spec: dict[str, Any] = {
             "amiSelectorTerms": [{"alias": self.ami_alias}],

@@ -8,7 +8,8 @@
   clusters"); checks/repair.py refuses a setting it cannot honour.
 
 The node monitoring agent that reports the conditions repair acts on is an EKS add-on, created
-on every cluster the app creates (cdk/node_health.py), with the configuration values here.
+on every cluster the app creates (cdk/gpu_software/node_health.py), with the configuration
+values here.
 """
 
 from __future__ import annotations

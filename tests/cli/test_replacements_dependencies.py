@@ -303,7 +303,7 @@ def _subnets(*zones):
 
 
 def test_a_local_zone_pools_subnet_is_no_change_of_the_vpcs_zones():
-    """Review of #38: a pool's node-only Local Zone subnet (cdk/local_zones.py) comes with the
+    """Review of #38: a pool's node-only Local Zone subnet (cdk/network/local_zones.py) comes with the
     pool; replacements blamed 'the VPC's zones' for it and offered a cluster.zones that cannot
     keep it. A change of the Availability Zones is still named."""
     from gpu_pool.cli.replacements import zone_change

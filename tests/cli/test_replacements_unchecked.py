@@ -1,6 +1,6 @@
 """#39 item 1: `./dev deploy` refuses to deploy on unchecked facts. It runs `gpu-pool
 replacements --cdk-out cdk.out`, which refuses an assembly whose stacks carry a
-`gpu-pool:unchecked` metadata entry (gpu_pool/cdk/lookups.py), `--yes` or not, acknowledged
+`gpu-pool:unchecked` metadata entry (gpu_pool/cdk/lookups/context.py), `--yes` or not, acknowledged
 warning or not, before it reads anything from AWS."""
 
 from __future__ import annotations

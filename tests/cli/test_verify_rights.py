@@ -1,5 +1,5 @@
 """verify's Kubernetes rights (issue 38 item 6): the ClusterRole a pipeline's verify role is
-bound to (gpu_pool/cdk/verifier.py, rendered from gpu_pool/model/verify_rights.py) allows every
+bound to (gpu_pool/cdk/cluster/verifier.py, rendered from gpu_pool/model/verify_rights.py) allows every
 request verify makes, and a 403 is a verdict naming the missing right, not a traceback.
 
 tests/support/command.run serves every verify test through a fake API server that enforces the

@@ -69,8 +69,8 @@ def _imports(tree: ast.Module) -> set[str]:
 
 def _graph(wheel: Path) -> dict[str, set[str]]:
     graph = {name: _imports(tree) for name, tree in _modules(wheel).items()}
-    # cdk/cluster.py imports the kubectl layer of the cluster's minor by name (each is ~35 MB).
-    graph["gpu_pool.cdk.cluster"] |= {r.kubectl_layer_module for r in KUBERNETES_RELEASES.values()}
+    # cdk/cluster/eks.py imports the kubectl layer of the cluster's minor by name (each is ~35 MB).
+    graph["gpu_pool.cdk.cluster.eks"] |= {r.kubectl_layer_module for r in KUBERNETES_RELEASES.values()}
     return graph
 
 

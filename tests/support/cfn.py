@@ -118,7 +118,7 @@ def autoscaler_priorities(template) -> dict[int, list[str]]:
     (map[int][]string, expander/priority/priority.go), ASG names as placeholders."""
     import yaml
 
-    from gpu_pool.cdk.autoscaler import PRIORITIES_CONFIG_MAP
+    from gpu_pool.cdk.autoscaling.autoscaler import PRIORITIES_CONFIG_MAP
 
     found = []
     for resource in resources(template, "Custom::AWSCDK-EKS-KubernetesResource").values():

@@ -38,10 +38,10 @@ EDIT_RULES = (
 
 
 def verify_rights(namespace: str) -> Rights:
-    """What a pipeline's verify role may do on its cluster (gpu_pool/cdk/verifier.py): its
+    """What a pipeline's verify role may do on its cluster (gpu_pool/cdk/cluster/verifier.py): its
     stack's ClusterRole of reads and Role of DRA smoke objects, and AmazonEKSEditPolicy in the
     smoke namespace alone."""
-    from gpu_pool.cdk.verifier import verify_reads_manifest, verify_writes_manifest
+    from gpu_pool.cdk.cluster.verifier import verify_reads_manifest, verify_writes_manifest
 
     rights = rights_of(verify_reads_manifest("Test") + verify_writes_manifest("Test", namespace))
     return Rights(

@@ -41,7 +41,7 @@ def synth_looked_up(settings: dict) -> dict:
 def capacity_block_key(scope) -> str:
     """The cdk.context.json key of the Capacity Block lookup (CAPACITY_BLOCK_ID) from `scope`'s
     stack, written as the CDK CLI's Cloud Control provider is asked, independently of
-    gpu_pool/cdk/reservations.py."""
+    gpu_pool/cdk/capacity/reservations.py."""
     from tests.support.settings import CAPACITY_BLOCK_ID
 
     return reservation_key(scope, CAPACITY_BLOCK_ID)
@@ -66,7 +66,7 @@ def reservation_key(scope, reservation_id: str) -> str:
 def offerings_key(instance_type: str, account: str = ACCOUNT, region: str = REGION) -> str:
     """The cdk.context.json key of the instance type offerings lookup, as docs/region.md writes
     it (the CDK's key form: provider, then the props sorted by name), independently of
-    gpu_pool/cdk/region.py."""
+    gpu_pool/cdk/lookups/region.py."""
     return (
         f"plugin:account={account}:instanceType={instance_type}"
         f":pluginName=gpu-pool-instance-type-offerings:region={region}"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpu_pool.cdk.autoscaler import autoscaler_values
+from gpu_pool.cdk.autoscaling.autoscaler import autoscaler_values
 from gpu_pool.cli.smoke_test import smoke_test_pod
 from gpu_pool.model.versions import KUBERNETES_RELEASES
 from gpu_pool.plan.pool import plan_pool

@@ -14,9 +14,9 @@ import subprocess
 import aws_cdk as cdk
 import pytest
 
-from gpu_pool.cdk.lookups import NOT_ASKED
-from gpu_pool.cdk.region import NO_PLUGIN
-from gpu_pool.cdk.reservations import not_looked_up
+from gpu_pool.cdk.lookups.context import NOT_ASKED
+from gpu_pool.cdk.lookups.region import NO_PLUGIN
+from gpu_pool.cdk.capacity.reservations import not_looked_up
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import load_settings
 from tests.support.cli_env import without_aws

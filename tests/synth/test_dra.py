@@ -360,7 +360,7 @@ def test_cas_dra_flag_follows_a_dra_pool_wherever_it_stands(position):
     """#38 item 9: CA simulates claims only with --enable-dynamic-resource-allocation, so the
     flag is on when any node-group pool uses the DRA driver, first, middle or last among the
     pools (an injected bug read only the first); a Karpenter DRA pool needs no CA flag."""
-    from gpu_pool.cdk.autoscaler import dynamic_resource_args
+    from gpu_pool.cdk.autoscaling.autoscaler import dynamic_resource_args
     from gpu_pool.plan.pool import plan_pools
     from gpu_pool.settings import AppSettings
 

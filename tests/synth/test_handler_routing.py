@@ -7,7 +7,7 @@ CloudFormation finds the handler: resource -> ServiceToken -> the Provider frame
 -> its USER_ON_EVENT_FUNCTION_ARN -> the Lambda whose code is handler/index.py.
 """
 
-from gpu_pool.cdk import volume_key
+from gpu_pool.cdk.nodes import volume_key
 from gpu_pool.cdk.auto_mode import guard
 from gpu_pool.cdk.nodegroups import asg_tags, scaling
 from gpu_pool.cdk.nodegroups.handler import index

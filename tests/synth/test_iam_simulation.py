@@ -704,7 +704,7 @@ VERIFY_STEP_DENIED: CallSet = {
     ),
     "put-artifact": lambda t: Call("s3:PutObject", _artifact(t)),
 }
-# The verify role itself (gpu_pool/cdk/verifier.py), in the cluster's stack: update-kubeconfig
+# The verify role itself (gpu_pool/cdk/cluster/verifier.py), in the cluster's stack: update-kubeconfig
 # (DescribeCluster), the pool records (DescribeStacks on its own stack), why a launch stalled
 # and a reservation; no other cluster or stack, and nothing it could change.
 VERIFIED_CLUSTER_ARN = f"arn:{PARTITION}:eks:{REGION}:{PIPELINE_ACCOUNT}:cluster/gpu-inference"

@@ -14,7 +14,7 @@ from aws_cdk import aws_iam as iam
 
 from gpu_pool.cdk.pipeline import GpuPoolPipeline
 from gpu_pool.cdk.stack import GpuPoolStack
-from gpu_pool.cdk.verifier import Verifier
+from gpu_pool.cdk.cluster.verifier import Verifier
 from gpu_pool.settings import AppSettings, ConfigError
 from gpu_pool.settings.pipeline import PipelineSettings
 from tests.support.cli_env import without_aws
@@ -497,7 +497,7 @@ def test_the_example_synthesizes_with_the_pinned_cdk_cli_and_no_credentials(tmp_
 def test_a_long_stack_name_gives_a_verify_role_name_within_iams_limit():
     """IAM role names are at most 64 characters (IAM User Guide, IAM object quotas); a stack
     name may be 128. The name stays deterministic and distinct."""
-    from gpu_pool.cdk.verifier import verifier_role_name
+    from gpu_pool.cdk.cluster.verifier import verifier_role_name
 
     long_a, long_b = "A" * 100 + "-us-east-1", "A" * 100 + "-us-west-2"
     assert verifier_role_name("GpuInference-eu-west-1") == "GpuInference-eu-west-1-verify"
@@ -712,7 +712,7 @@ def test_the_verify_namespace_is_the_stacks_only_if_no_cluster_has_it(namespace)
     own (the NamespaceLifecycle admission plugin's immortal default, kube-system and
     kube-public; kube-node-lease, which the node lease controller needs) must never be: the
     stack would own kube-system and, on delete, try to remove it."""
-    from gpu_pool.cdk.verifier import verify_writes_manifest
+    from gpu_pool.cdk.cluster.verifier import verify_writes_manifest
 
     kinds = [m["kind"] for m in verify_writes_manifest("GpuPool", namespace)]
     system = namespace != "gpu-verify"

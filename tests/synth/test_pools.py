@@ -249,7 +249,7 @@ def test_one_plan_object_handed_to_two_constructs_is_two_pools():
 
 
 def test_library_pools_with_distinct_names_share_one_autoscaler_priority_list():
-    from gpu_pool.cdk.autoscaler import ClusterAutoscaler
+    from gpu_pool.cdk.autoscaling.autoscaler import ClusterAutoscaler
     from gpu_pool.settings import AutoscalerSettings
 
     stack, cluster, subnets = _library_cluster()

@@ -14,7 +14,7 @@ import boto3
 import moto.settings
 import pytest
 
-from gpu_pool.cdk.region import NO_PLUGIN, PLUGIN_LOADED, REGION_LOOKUPS, region_facts
+from gpu_pool.cdk.lookups.region import NO_PLUGIN, PLUGIN_LOADED, REGION_LOOKUPS, region_facts
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import ConfigError, load_settings

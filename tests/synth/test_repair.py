@@ -57,7 +57,7 @@ def test_the_agent_add_on_at_the_pin_tolerating_every_taint(name, request):
     assert json.loads(addon["ConfigurationValues"]) == {
         "dcgmAgent": {"tolerations": [{"operator": "Exists"}]}
     }
-    # No IAM role: the agent calls no AWS API (cdk/node_health.py).
+    # No IAM role: the agent calls no AWS API (cdk/gpu_software/node_health.py).
     assert "ServiceAccountRoleArn" not in addon and "PodIdentityAssociations" not in addon
 
 

@@ -6,7 +6,7 @@ roles may do with the key is simulated in test_iam_simulation.py."""
 
 from __future__ import annotations
 
-from gpu_pool.cdk.volume_key import RESOURCE_TYPE
+from gpu_pool.cdk.nodes.volume_key import RESOURCE_TYPE
 from tests.support.cfn import only, render, resources, synth
 from tests.support.settings import DEFAULT, KARPENTER, KMS_KEY, NODE_GROUP_KMS
 from tests.support.volume_key import GUIDE_GRANT_OPERATIONS

@@ -14,7 +14,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_ec2 as ec2
 
-from gpu_pool.cdk.placement import subnets_by_zone
+from gpu_pool.cdk.network.placement import subnets_by_zone
 from gpu_pool.checks import check_settings
 from gpu_pool.model.aws_names import is_local_zone, is_zone, zone_group, zone_region
 from gpu_pool.plan.capacity import ReservationFacts
@@ -173,7 +173,7 @@ def test_a_local_zones_subnet_block_follows_from_its_name_alone():
     """Review of #38: the /20 came from the zone's place in sorted order, so adding a pool in a
     Local Zone that sorts first moved (replaced: CidrBlock is create-only) a deployed zone's
     subnet, and with it its node groups. Now it is the zone's own, whatever else is named."""
-    from gpu_pool.cdk.local_zones import subnet_slots
+    from gpu_pool.cdk.network.local_zones import subnet_slots
 
     dallas = subnet_slots(["us-east-1-dfw-2a"])["us-east-1-dfw-2a"]
     for others in (["us-east-1-atl-2a"], ["us-east-1-atl-2a", "us-east-1-bos-1a", "us-east-1-mia-2a"]):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from gpu_pool.cdk.autoscaler import CATCH_ALL_PRIORITY, scale_up_priorities
+from gpu_pool.cdk.autoscaling.autoscaler import CATCH_ALL_PRIORITY, scale_up_priorities
 from gpu_pool.model import catalog
 from gpu_pool.model.prices import ON_DEMAND_USD_PER_HOUR, usd_per_gpu_hour
 from gpu_pool.plan.node_group import NodeGroupPlan

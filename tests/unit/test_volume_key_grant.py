@@ -1,5 +1,5 @@
 """The volume key's grant to EC2 Auto Scaling's service-linked role (handler/index.py, resource
-type of cdk/volume_key.py), run against moto's server made strict where moto is more lenient
+type of cdk/nodes/volume_key.py), run against moto's server made strict where moto is more lenient
 than AWS (tests/support/strict_aws.py: CreateGrant's Name makes a retry return the same grant;
 CreateServiceLinkedRole refuses a role that exists).
 
@@ -17,7 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from gpu_pool.cdk.nodegroups.handler import index
-from gpu_pool.cdk.volume_key import RESOURCE_TYPE
+from gpu_pool.cdk.nodes.volume_key import RESOURCE_TYPE
 from gpu_pool.model.volume_keys import GRANT_OPERATIONS, autoscaling_role_arn
 from tests.support.strict_aws import StrictAws
 

@@ -17,7 +17,7 @@ from gpu_pool.cdk.auto_mode.cluster_role import (
     created_cluster_role,
 )
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
-from gpu_pool.cdk.placement import subnets_by_zone
+from gpu_pool.cdk.network.placement import subnets_by_zone
 from gpu_pool.cdk.pool import PoolConstruct
 from gpu_pool.cdk.registry import ClusterPools, EksCluster, as_icluster
 from gpu_pool.cdk.report import names_itself, report, warn

@@ -17,12 +17,12 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.cdk.arguments import require_kubectl
-from gpu_pool.cdk.charts import helm_chart
-from gpu_pool.cdk.controller import install_controller
+from gpu_pool.cdk.autoscaling.controller import install_controller
+from gpu_pool.cdk.gpu_software.charts import helm_chart
 from gpu_pool.cdk.karpenter.iam import controller_policies
 from gpu_pool.cdk.karpenter.interruption import InterruptionQueue
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
-from gpu_pool.cdk.node_role import node_role
+from gpu_pool.cdk.nodes.node_role import node_role
 from gpu_pool.cdk.registry import (
     AtSynth,
     ClusterPools,

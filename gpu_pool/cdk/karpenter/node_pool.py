@@ -8,12 +8,12 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from gpu_pool.cdk.efa import efa_network, placement
+from gpu_pool.cdk.capacity.efa import efa_network, placement
 from gpu_pool.cdk.karpenter.controller import Karpenter
-from gpu_pool.cdk.placement import subnets_by_zone
+from gpu_pool.cdk.network.placement import subnets_by_zone
+from gpu_pool.cdk.nodes.volume_key import allow_karpenter, stack_account
 from gpu_pool.cdk.pool import PoolConstruct
 from gpu_pool.cdk.report import names_itself, warn
-from gpu_pool.cdk.volume_key import allow_karpenter, stack_account
 from gpu_pool.checks.volume_key import check_key_account
 from gpu_pool.plan.pool import PoolPlan, plan_pool
 from gpu_pool.settings import ConfigError, PoolSettings

@@ -16,7 +16,7 @@ allocation by tag misses the GPU bill. Karpenter pools get the same through thei
 A training pool's template adds its capacity (plan/capacity.py): the reservation it launches
 into, for a Capacity Block the market type and the one instance type (EKS UG
 ml/capacity-blocks-mng: in the template, not the node group), for EFA one interface per
-network card, and the placement group its nodes launch into (cdk/efa.py). Interfaces carry
+network card, and the placement group its nodes launch into (cdk/capacity/efa.py). Interfaces carry
 their security groups themselves: a template with NetworkInterfaces may not set
 SecurityGroupIds (AWS PCS UG, "Create or update an EC2 launch template"; EC2
 CreateLaunchTemplate), nor a SubnetId (EKS CreateNodegroup).
@@ -61,7 +61,7 @@ class NodeLaunchTemplate(Construct):
         """`tags`: on every instance and volume launched from it (default none); `capacity`: a
         training pool's (default none); `instance_type`: a Capacity Block's one type;
         `security_group_ids`: an EFA pool's; `placement_group`: the placement group the nodes
-        launch into, by name (cdk/efa.py)."""
+        launch into, by name (cdk/capacity/efa.py)."""
         super().__init__(scope, construct_id)
         tag_list = [CfnTag(key=k, value=v) for k, v in sorted((tags or {}).items())]
         self.resource = ec2.CfnLaunchTemplate(

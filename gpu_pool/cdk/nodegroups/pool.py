@@ -10,13 +10,14 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.cdk.arguments import require_kubectl
-from gpu_pool.cdk.efa import efa_network, placement
-from gpu_pool.cdk.node_role import node_role as new_node_role
+from gpu_pool.cdk.capacity.efa import efa_network, placement
+from gpu_pool.cdk.network.placement import subnets_by_zone
 from gpu_pool.cdk.nodegroups.asg_tags import AsgTags
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate, add_node_config
 from gpu_pool.cdk.nodegroups.provider import NodegroupHandler
 from gpu_pool.cdk.nodegroups.scaling import TEMPLATE_SCALING, NodegroupScaling
-from gpu_pool.cdk.placement import subnets_by_zone
+from gpu_pool.cdk.nodes.node_role import node_role as new_node_role
+from gpu_pool.cdk.nodes.volume_key import grant_to_auto_scaling, stack_account
 from gpu_pool.cdk.pool import PoolConstruct
 from gpu_pool.cdk.registry import (
     ClusterPools,
@@ -27,7 +28,6 @@ from gpu_pool.cdk.registry import (
 )
 from gpu_pool.cdk.report import names_itself, warn
 from gpu_pool.cdk.stacks import check_priority_stacks
-from gpu_pool.cdk.volume_key import grant_to_auto_scaling, stack_account
 from gpu_pool.checks.volume_key import check_key_account
 from gpu_pool.plan.instance_store import local_storage_node_config
 from gpu_pool.plan.node_group import NodeGroupPlan

@@ -22,7 +22,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from gpu_pool.cdk.arguments import require_kubectl
-from gpu_pool.cdk.controller import install_controller
+from gpu_pool.cdk.autoscaling.controller import install_controller
 from gpu_pool.cdk.nag.acknowledge import acknowledge_wildcard_resources
 from gpu_pool.cdk.registry import (
     AtSynth,

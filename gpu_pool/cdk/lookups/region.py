@@ -27,7 +27,7 @@ from functools import partial
 from aws_cdk import Stack, Token
 from constructs import Construct
 
-from gpu_pool.cdk.lookups import looked_up
+from gpu_pool.cdk.lookups.context import looked_up
 from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.findings import Finding, warning
 from gpu_pool.model.quotas import QUOTA_PLUGIN, VcpuQuota
@@ -72,7 +72,7 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
     """The stack's Region's offerings of the pools' instance types and its EKS NVIDIA AMI types
     for `minor`, as cached; None without `gpu-pool:region-lookups` (true, or "true" from
     `-c`) and for an environment-agnostic stack (no lookup is possible). A fact not cached is
-    absent, and GP-REGION-08 names it (cdk/lookups.py)."""
+    absent, and GP-REGION-08 names it (cdk/lookups/context.py)."""
     stack = Stack.of(scope)
     if not region_lookups(scope):
         return None

@@ -13,10 +13,11 @@ mistyped id) is not the CLI's error: the lookup may find nothing (`must_exist=Fa
 then caches the placeholder, which, once in cdk.context.json, stands for "none here" (GP-REGION-07).
 
 An ODCR named by id is looked up the same way only where the app turns region lookups on
-(`gpu-pool:region-lookups`, cdk/region.py): before, an app with ODCRs made no lookup, and one
-that never asked for region lookups keeps synthesizing without credentials. Only its Region and
-account are judged (GP-REGION-05/07); the rules of a pool's zone, type and size against its
-reservation stay Capacity Block rules (GP-TRAIN-15 to 17, GP-APP-20, the UltraServer rules).
+(`gpu-pool:region-lookups`, cdk/lookups/region.py): before, an app with ODCRs made no lookup,
+and one that never asked for region lookups keeps synthesizing without credentials. Only its
+Region and account are judged (GP-REGION-05/07); the rules of a pool's zone, type and size
+against its reservation stay Capacity Block rules (GP-TRAIN-15 to 17, GP-APP-20, the UltraServer
+rules).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from functools import partial
 from aws_cdk import ContextProvider, Stack, Token
 from constructs import Construct
 
-from gpu_pool.cdk.lookups import looked_up
-from gpu_pool.cdk.region import region_lookups, unchecked_fact
+from gpu_pool.cdk.lookups.context import looked_up
+from gpu_pool.cdk.lookups.region import region_lookups, unchecked_fact
 from gpu_pool.model.findings import Finding, warning
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.pool import PoolPlan

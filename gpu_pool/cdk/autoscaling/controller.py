@@ -9,7 +9,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IDependable
 
-from gpu_pool.cdk.charts import helm_chart
+from gpu_pool.cdk.gpu_software.charts import helm_chart
 from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
 from gpu_pool.model.versions import ChartPin
 

@@ -15,8 +15,8 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from gpu_pool.cdk.auto_mode.guard import guard_auto_mode
-from gpu_pool.cdk.local_zones import local_zone_subnets
 from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_provider_framework
+from gpu_pool.cdk.network.local_zones import local_zone_subnets
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
 from gpu_pool.model.versions import KUBERNETES_RELEASES
 from gpu_pool.plan.cluster import (

@@ -17,7 +17,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpu_pool.cdk.arguments import require_kubectl
-from gpu_pool.cdk.charts import helm_chart
+from gpu_pool.cdk.gpu_software.charts import helm_chart
 from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
 from gpu_pool.cdk.registry import AtSynth, ClusterPools, EksCluster, as_icluster
 from gpu_pool.cdk.report import located, names_itself

@@ -8,7 +8,7 @@ from typing import Any
 from aws_cdk import Lazy
 from aws_cdk import aws_eks_v2 as eks
 
-from gpu_pool.cdk.charts import helm_chart
+from gpu_pool.cdk.gpu_software.charts import helm_chart
 from gpu_pool.cdk.registry import AtSynth, ClusterPools, cluster_scope
 from gpu_pool.model.versions import NVIDIA_DRA_DRIVER
 from gpu_pool.plan.dra import DRA_CONSTRUCT_ID, DRA_RELEASE, dra_driver_chart
