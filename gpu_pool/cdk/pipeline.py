@@ -23,6 +23,7 @@ from gpu_pool.cdk.cluster.verifier import (
     bounded_role_name,
     verifier_role_name,
 )
+from gpu_pool.cdk.lookups.context import UNCHECKED_FAILS
 from gpu_pool.cdk.nag.pipeline import acknowledge_pipeline, acknowledge_role_with_path
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings, ConfigError
@@ -118,6 +119,9 @@ class GpuPoolPipeline(Stack):
                     cluster.stack_name,
                     env=Environment(account=cluster.account, region=cluster.region),
                 )
+                # The pipeline deploys what its synth step made, unreviewed: a fact that step
+                # could not look up fails it (cdk/lookups/context.py).
+                stage.node.set_context(UNCHECKED_FAILS, True)
                 try:
                     stack = GpuPoolStack(
                         stage,

@@ -132,6 +132,11 @@ def test_offline_the_docs_training_example_synthesizes_with_warnings_and_is_not_
             "whether us-east-1 publishes BOTTLEROCKET_x86_64_NVIDIA for Kubernetes 1.35",
         ),
         ("cluster.zones", "the zones of us-east-1 for account 123456789012"),
+        # The on-demand twin's quota (#39 item 4); the block's pool counts against none.
+        (
+            "pools.train-od.max_size",
+            "the vCPU quota Running On-Demand P instances (L-417A185B) of account 123456789012",
+        ),
         ("pools.train.instance_types", "the zones of us-east-1 that offer p5.48xlarge"),
     ]
     assert {why for _, why, _ in warned} >= {NO_PLUGIN}
@@ -145,4 +150,4 @@ def test_offline_the_docs_training_example_synthesizes_with_warnings_and_is_not_
     assert main(["replacements", "--cdk-out", str(project / "cdk.out"), "--yes"]) == 2
     refused = capsys.readouterr().err
     assert f"replacements: {project / 'cdk.out'} was synthesized with facts unchecked" in refused
-    assert refused.count("not checked (") == 4 and "Capacity Block" in refused
+    assert refused.count("not checked (") == 5 and "Capacity Block" in refused

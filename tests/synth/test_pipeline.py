@@ -719,3 +719,26 @@ def test_the_verify_namespace_is_the_stacks_only_if_no_cluster_has_it(namespace)
     assert ("Namespace" in kinds) is not system
     (role,) = [m for m in verify_writes_manifest("GpuPool", namespace) if m["kind"] == "Role"]
     assert role["metadata"]["namespace"] == namespace
+
+
+def test_a_fact_the_synth_step_could_not_look_up_fails_it():
+    """#39 item 1: a synth without credentials finishes with warnings, but a pipeline deploys
+    what its synth step made, unreviewed, and that step looks nothing up: there an unchecked
+    fact (here the cluster's zones, not in the context) is the stack's error, which fails
+    `cdk synth`."""
+    app = cdk.App()
+    stack = GpuPoolPipeline(
+        app,
+        "Unchecked",
+        settings=PipelineSettings(
+            account=PIPELINE_ACCOUNT, region="us-east-1", source=SOURCE, verify=False
+        ),
+        clusters=[AppSettings(account=PIPELINE_ACCOUNT, region="us-east-1")],
+    )
+    cluster = stack.stacks["GpuPool"]
+    errors = [str(e.data) for e in cluster.node.metadata if e.type == "aws:cdk:error"]
+    assert [e.split(": not checked")[0] for e in errors] == ["cluster.zones"]
+    assert errors[0].endswith(
+        "this synth deploys without a review (context gpu-pool:unchecked-fails, which "
+        "GpuPoolPipeline sets), so it stops here"
+    )

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aws_cdk import ContextProvider, Stack
+from aws_cdk import Annotations, ContextProvider, Stack
 from constructs import Construct
 
 from gpu_pool.cdk.report import warn
@@ -29,6 +29,10 @@ from gpu_pool.model.findings import UNCHECKED_METADATA, Finding
 # cx-api PROVIDER_ERROR_KEY: where the CLI puts a failed lookup's error.
 PROVIDER_ERROR = "$providerError"
 NOT_ASKED = "not looked up yet: a synth without the CDK CLI, or its first pass"
+# Context key: true makes an unchecked fact the stack's error, where nobody reads a warning
+# before the deploy. GpuPoolPipeline sets it on each cluster's stage: a pipeline deploys what
+# its synth step made, and that step's CodeBuild role looks nothing up.
+UNCHECKED_FAILS = "gpu-pool:unchecked-fails"
 
 # Why a fact is unchecked -> the warning that names it and the command that reads it.
 Unchecked = Callable[[str], Finding]
@@ -76,5 +80,11 @@ def record_unchecked(scope: Construct, finding: Finding) -> None:
     entry = {"rule": finding.rule, "message": str(finding)}
     if any(m.type == UNCHECKED_METADATA and m.data == entry for m in stack.node.metadata):
         return
-    warn(scope, [finding])
+    if scope.node.try_get_context(UNCHECKED_FAILS) in (True, "true"):
+        Annotations.of(scope).add_error(
+            f"{finding}: this synth deploys without a review (context {UNCHECKED_FAILS}, which "
+            "GpuPoolPipeline sets), so it stops here"
+        )
+    else:
+        warn(scope, [finding])
     stack.node.add_metadata(UNCHECKED_METADATA, entry)
