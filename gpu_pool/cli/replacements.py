@@ -33,6 +33,7 @@ from gpu_pool.model.labels import POOL_LABEL
 
 NODEGROUP = "AWS::EKS::Nodegroup"
 CLUSTER = "AWS::EKS::Cluster"
+ADDON = "AWS::EKS::Addon"
 SUBNET = "AWS::EC2::Subnet"
 # aws-cdk-lib Vpc subnet logical ids: Vpc<Public|Private|Isolated>Subnet<N>Subnet<hash>.
 _SUBNET_NUMBER = re.compile(r"Subnet(\d+)Subnet")
@@ -290,6 +291,26 @@ def auto_mode_switch(deployed: dict[str, Any], new: dict[str, Any]) -> bool | No
         if was != will:
             return will
     return None
+
+
+def addon_additions(deployed: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """The EKS add-ons the deploy creates, by name, with the cluster each names where it is
+    literal (an imported cluster's), else the template's cluster; an add-on CloudFormation
+    already manages is no addition."""
+    managed = {
+        resource.get("Properties", {}).get("AddonName")
+        for resource in _resources(deployed).values()
+        if resource.get("Type") == ADDON
+    }
+    added = []
+    for resource in _resources(new).values():
+        properties = resource.get("Properties", {})
+        name = properties.get("AddonName")
+        if resource.get("Type") != ADDON or not isinstance(name, str) or name in managed:
+            continue
+        cluster = properties.get("ClusterName")
+        added.append((name, cluster if isinstance(cluster, str) else cluster_name(new)))
+    return added
 
 
 def cluster_name(template: dict[str, Any]) -> str | None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpu_pool.cli.main import main
-from gpu_pool.cli.replacements import nodegroup_losses, nodegroup_rolls
+from gpu_pool.cli.replacements import addon_additions, nodegroup_losses, nodegroup_rolls
 from tests.support.cfn import synth
 from tests.support.settings import EXISTING
 
@@ -175,4 +175,77 @@ def test_replacements_command_reads_the_deployed_stack_from_cloudformation(
         stub.add_client_error(
             "get_template", "ValidationError", "Stack with id GpuPool does not exist"
         )
-        assert main(["replacements", "--cdk-out", str(out)], aws=lambda _: cloudformation) == 0
+        # A new stack creates every add-on: each is looked for on the cluster, which does not
+        # exist yet (EKS DescribeAddon: ResourceNotFoundException).
+        eks = boto3.client("eks", region_name="us-east-1")
+        new = json.loads((out / "GpuPool.template.json").read_text())
+        with Stubber(eks) as eks_stub:
+            for addon, cluster in addon_additions({}, new):
+                eks_stub.add_client_error(
+                    "describe_addon",
+                    "ResourceNotFoundException",
+                    "No cluster found",
+                    404,
+                    None,
+                    {"clusterName": cluster, "addonName": addon},
+                )
+            clients = {"cloudformation": cloudformation, "eks": eks}
+            assert main(["replacements", "--cdk-out", str(out)], aws=clients.get) == 0
+
+
+def test_an_add_on_the_cluster_has_already_is_refused_before_the_deploy(tmp_path, capsys):
+    """Review of #36: a cluster whose eks-node-monitoring-agent someone installed by hand: the
+    deploy that creates the add-on fails (EKS CreateAddon: ResourceInUseException) and rolls
+    back. replacements reads the cluster's add-ons first (DescribeAddon) and stops."""
+    import boto3
+    from botocore.stub import Stubber
+
+    new = synth({}).to_json()
+    # The stack as deployed before the agent was part of it (gpu-pool before #36).
+    deployed = copy.deepcopy(new)
+    deployed["Resources"] = {
+        k: r
+        for k, r in new["Resources"].items()
+        if r.get("Properties", {}).get("AddonName") != "eks-node-monitoring-agent"
+    }
+    added = addon_additions(deployed, new)
+    assert added == [("eks-node-monitoring-agent", "gpu-pool")]
+    out = tmp_path / "cdk.out"
+    out.mkdir()
+    (out / "GpuPool.template.json").write_text(json.dumps(new))
+    (out / "manifest.json").write_text(
+        json.dumps(
+            {
+                "artifacts": {
+                    "GpuPool": {
+                        "type": "aws:cloudformation:stack",
+                        "environment": "aws://123456789012/us-east-1",
+                        "properties": {"templateFile": "GpuPool.template.json"},
+                    }
+                }
+            }
+        )
+    )
+    cloudformation = boto3.client("cloudformation", region_name="us-east-1")
+    eks = boto3.client("eks", region_name="us-east-1")
+    with Stubber(cloudformation) as cf_stub, Stubber(eks) as eks_stub:
+        cf_stub.add_response(
+            "get_template",
+            {"TemplateBody": json.dumps(deployed)},
+            {"StackName": "GpuPool", "TemplateStage": "Original"},
+        )
+        eks_stub.add_response(
+            "describe_addon",
+            {"addon": {"addonName": "eks-node-monitoring-agent", "addonVersion": "v1.4.0-eksbuild.1"}},
+            {"clusterName": "gpu-pool", "addonName": "eks-node-monitoring-agent"},
+        )
+        clients = {"cloudformation": cloudformation, "eks": eks}
+        assert main(["replacements", "--cdk-out", str(out), "--yes"], aws=clients.get) == 2
+    assert capsys.readouterr().err == (
+        "gpu-pool: replacements: GpuPool creates the EKS add-on eks-node-monitoring-agent, which "
+        "cluster gpu-pool has already (v1.4.0-eksbuild.1): CloudFormation's create would fail "
+        "and roll the deploy back. Delete it first, its pods kept running (aws eks delete-addon "
+        "--cluster-name gpu-pool --addon-name eks-node-monitoring-agent --preserve --region "
+        "us-east-1), then deploy; for the node monitoring agent on a cluster the app imports, "
+        "cluster.existing.node_monitoring_agent: false says the cluster has it instead\n"
+    )

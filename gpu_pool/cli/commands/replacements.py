@@ -114,6 +114,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
     asks |= bool(upgrades)
     for stack, region, old, new in pairs:
         asks |= _auto_mode(stack, region, old, new, args.yes, aws)
+        _refuse_installed_addons(stack, region, found.addon_additions(old, new), aws)
     losses = [
         (stack, loss)
         for stack, _, old, new in pairs
@@ -254,6 +255,44 @@ def _check_addons(cluster: str, minor: str, aws: Callable[[str], Any]) -> list[s
             "update-addon --cluster-name ... --addon-name ... --addon-version ...), then deploy"
         )
     return unverified
+
+
+def _refuse_installed_addons(
+    stack: str,
+    region: str | None,
+    added: list[tuple[str, str | None]],
+    aws: Callable[[str], Any] | None,
+) -> None:
+    """Refuse a deploy that creates an EKS add-on the cluster has already (installed by hand, or
+    by another stack): CloudFormation's create fails (EKS CreateAddon: ResourceInUseException)
+    and the stack rolls back. Read with DescribeAddon where credentials and the cluster's name
+    allow; otherwise not judged."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    client = aws or (aws_clients(region) if region is not None and added else None)
+    if client is None:
+        return
+    for addon, cluster in added:
+        if cluster is None:
+            continue
+        try:
+            found = client("eks").describe_addon(clusterName=cluster, addonName=addon)["addon"]
+        except ClientError as err:
+            code = err.response.get("Error", {}).get("Code")
+            if code in ("ResourceNotFoundException",):
+                continue
+            raise CliError(f"replacements: EKS refused DescribeAddon {addon}: {err}") from None
+        except BotoCoreError as err:
+            raise CliError(f"replacements: cannot read add-on {addon}: {err}") from None
+        where = f" --region {region}" if region else ""
+        raise CliError(
+            f"replacements: {stack} creates the EKS add-on {addon}, which cluster {cluster} has "
+            f"already ({found.get('addonVersion', 'version unknown')}): CloudFormation's create "
+            "would fail and roll the deploy back. Delete it first, its pods kept running (aws "
+            f"eks delete-addon --cluster-name {cluster} --addon-name {addon} --preserve{where}), "
+            "then deploy; for the node monitoring agent on a cluster the app imports, "
+            "cluster.existing.node_monitoring_agent: false says the cluster has it instead"
+        )
 
 
 def _template_file(path_text: str) -> dict[str, Any]:
