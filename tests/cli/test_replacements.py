@@ -244,8 +244,9 @@ def test_an_add_on_the_cluster_has_already_is_refused_before_the_deploy(tmp_path
     assert capsys.readouterr().err == (
         "gpu-pool: replacements: GpuPool creates the EKS add-on eks-node-monitoring-agent, which "
         "cluster gpu-pool has already (v1.4.0-eksbuild.1): CloudFormation's create would fail "
-        "and roll the deploy back. Delete it first, its pods kept running (aws eks delete-addon "
-        "--cluster-name gpu-pool --addon-name eks-node-monitoring-agent --preserve --region "
-        "us-east-1), then deploy; for the node monitoring agent on a cluster the app imports, "
+        "and roll the deploy back. Delete it first (aws eks delete-addon --cluster-name gpu-pool "
+        "--addon-name eks-node-monitoring-agent --region us-east-1; not --preserve, whose "
+        "leftover objects conflict with the add-on's creation), then deploy, which creates it "
+        "again; for the node monitoring agent on a cluster the app imports, "
         "cluster.existing.node_monitoring_agent: false says the cluster has it instead\n"
     )

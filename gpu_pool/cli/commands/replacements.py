@@ -288,9 +288,10 @@ def _refuse_installed_addons(
         raise CliError(
             f"replacements: {stack} creates the EKS add-on {addon}, which cluster {cluster} has "
             f"already ({found.get('addonVersion', 'version unknown')}): CloudFormation's create "
-            "would fail and roll the deploy back. Delete it first, its pods kept running (aws "
-            f"eks delete-addon --cluster-name {cluster} --addon-name {addon} --preserve{where}), "
-            "then deploy; for the node monitoring agent on a cluster the app imports, "
+            "would fail and roll the deploy back. Delete it first (aws eks delete-addon "
+            f"--cluster-name {cluster} --addon-name {addon}{where}; not --preserve, whose "
+            "leftover objects conflict with the add-on's creation), then deploy, which creates "
+            "it again; for the node monitoring agent on a cluster the app imports, "
             "cluster.existing.node_monitoring_agent: false says the cluster has it instead"
         )
 
