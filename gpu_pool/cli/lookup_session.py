@@ -11,11 +11,14 @@ Zone IDs") and quotas are the account's, so another account's answer would be wr
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import boto3
 import botocore
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 _SESSION_NAME = "gpu-pool-lookup"
 
@@ -61,3 +64,25 @@ def lookup_session(account: str, region: str, role_arn: str | None) -> Any:
             f"between accounts: use credentials of account {account}"
         )
     return base
+
+
+def answer_lookup(
+    what: Callable[[dict[str, Any]], str], look_up: Callable[[Any, dict[str, Any]], Any]
+) -> int:
+    """Answer the plugin's lookup: its props as JSON on stdin (account, region, lookupRoleArn
+    and the lookup's own), `look_up(session, props)` in the account's session, its answer as
+    JSON on stdout; a failure as one line on stderr naming `what(props)`, and exit 1, which the
+    plugin hands to the CLI as the lookup's error."""
+    props = json.loads(sys.stdin.read())
+    try:
+        session = lookup_session(props["account"], props["region"], props.get("lookupRoleArn"))
+        answer = look_up(session, props)
+    except (LookupFailed, ClientError, BotoCoreError) as err:
+        print(
+            f"gpu-pool: cannot look up {what(props)} for account {props['account']}: "
+            f"{str(err).rstrip('.')}",
+            file=sys.stderr,
+        )
+        return 1
+    print(json.dumps(answer))
+    return 0

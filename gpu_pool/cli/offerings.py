@@ -11,13 +11,10 @@ The credentials: gpu_pool/cli/lookup_session.py.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from gpu_pool.cli.lookup_session import LookupFailed, lookup_session
+from gpu_pool.cli.lookup_session import answer_lookup
 
 
 def zones_offering(session: Any, instance_type: str) -> list[str]:
@@ -31,20 +28,10 @@ def zones_offering(session: Any, instance_type: str) -> list[str]:
 
 
 def main() -> int:
-    props = json.loads(sys.stdin.read())
-    instance_type, region, account = props["instanceType"], props["region"], props["account"]
-    try:
-        session = lookup_session(account, region, props.get("lookupRoleArn"))
-        zones = zones_offering(session, instance_type)
-    except (LookupFailed, ClientError, BotoCoreError) as err:
-        print(
-            f"gpu-pool: cannot look up the zones of {region} that offer {instance_type} for "
-            f"account {account}: {str(err).rstrip('.')}",
-            file=sys.stderr,
-        )
-        return 1
-    print(json.dumps(zones))
-    return 0
+    return answer_lookup(
+        lambda props: f"the zones of {props['region']} that offer {props['instanceType']}",
+        lambda session, props: zones_offering(session, props["instanceType"]),
+    )
 
 
 if __name__ == "__main__":

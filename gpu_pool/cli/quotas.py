@@ -12,13 +12,12 @@ NoSuchResourceException, and then AWS's default (GetAWSDefaultServiceQuota) is t
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from gpu_pool.cli.lookup_session import LookupFailed, lookup_session
+from gpu_pool.cli.lookup_session import answer_lookup
 from gpu_pool.model.quotas import SERVICE_CODE
 
 
@@ -35,20 +34,10 @@ def quota_value(session: Any, code: str) -> float:
 
 
 def main() -> int:
-    props = json.loads(sys.stdin.read())
-    code, region, account = props["quotaCode"], props["region"], props["account"]
-    try:
-        session = lookup_session(account, region, props.get("lookupRoleArn"))
-        value = quota_value(session, code)
-    except (LookupFailed, ClientError, BotoCoreError) as err:
-        print(
-            f"gpu-pool: cannot look up quota {code} of {region} for account {account}: "
-            f"{str(err).rstrip('.')}",
-            file=sys.stderr,
-        )
-        return 1
-    print(json.dumps(value))
-    return 0
+    return answer_lookup(
+        lambda props: f"quota {props['quotaCode']} of {props['region']}",
+        lambda session, props: quota_value(session, props["quotaCode"]),
+    )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import pytest
 
 from gpu_pool.cli.main import main
 from gpu_pool.cli.replacements import addon_additions, nodegroup_losses, nodegroup_rolls
-from tests.support.cfn import synth
+from tests.support.cfn import synth, write_assembly
 from tests.support.settings import EXISTING
 
 GROUP = "GpuPoolG5Xlarge2D99A550"
@@ -143,24 +143,7 @@ def test_replacements_command_reads_the_deployed_stack_from_cloudformation(
     import boto3
     from botocore.stub import Stubber
 
-    out = tmp_path / "cdk.out"
-    out.mkdir()
-    (out / "GpuPool.template.json").write_text(
-        json.dumps(synth({"pool": {"capacity_type": "SPOT"}}).to_json())
-    )
-    (out / "manifest.json").write_text(
-        json.dumps(
-            {
-                "artifacts": {
-                    "GpuPool": {
-                        "type": "aws:cloudformation:stack",
-                        "environment": "aws://123456789012/us-east-1",
-                        "properties": {"templateFile": "GpuPool.template.json"},
-                    }
-                }
-            }
-        )
-    )
+    out = write_assembly(tmp_path, synth({"pool": {"capacity_type": "SPOT"}}).to_json())
     cloudformation = boto3.client("cloudformation", region_name="us-east-1")
     with Stubber(cloudformation) as stub:
         stub.add_response(
@@ -210,22 +193,7 @@ def test_an_add_on_the_cluster_has_already_is_refused_before_the_deploy(tmp_path
     }
     added = addon_additions(deployed, new)
     assert added == [("eks-node-monitoring-agent", "gpu-pool")]
-    out = tmp_path / "cdk.out"
-    out.mkdir()
-    (out / "GpuPool.template.json").write_text(json.dumps(new))
-    (out / "manifest.json").write_text(
-        json.dumps(
-            {
-                "artifacts": {
-                    "GpuPool": {
-                        "type": "aws:cloudformation:stack",
-                        "environment": "aws://123456789012/us-east-1",
-                        "properties": {"templateFile": "GpuPool.template.json"},
-                    }
-                }
-            }
-        )
-    )
+    out = write_assembly(tmp_path, new)
     cloudformation = boto3.client("cloudformation", region_name="us-east-1")
     eks = boto3.client("eks", region_name="us-east-1")
     with Stubber(cloudformation) as cf_stub, Stubber(eks) as eks_stub:

@@ -11,7 +11,7 @@ import pytest
 
 from gpu_pool.cli.main import main
 from gpu_pool.cli.replacements import CREATE_ONLY_BY_TYPE, dependency_changes
-from tests.support.cfn import synth
+from tests.support.cfn import synth, write_assembly
 from tests.support.looked_up import ACCOUNT, REGION, synth_looked_up
 
 BOUND = {"account": ACCOUNT, "region": REGION}
@@ -110,26 +110,6 @@ def test_turning_auto_mode_off_is_refused_without_yes(tmp_path, capsys, monkeypa
     assert "Auto Mode" not in capsys.readouterr().out
 
 
-def _assembly(tmp_path, template):
-    out = tmp_path / "cdk.out"
-    out.mkdir()
-    (out / "GpuPool.template.json").write_text(json.dumps(template))
-    (out / "manifest.json").write_text(
-        json.dumps(
-            {
-                "artifacts": {
-                    "GpuPool": {
-                        "type": "aws:cloudformation:stack",
-                        "environment": f"aws://{ACCOUNT}/{REGION}",
-                        "properties": {"templateFile": "GpuPool.template.json"},
-                    }
-                }
-            }
-        )
-    )
-    return out
-
-
 # DescribeAddon as the stub answers it: a version, or None for ResourceNotFoundException (no
 # EKS add-on of that name: not installed, or self-managed, as aws-cdk-lib's clusters run VPC
 # CNI and kube-proxy, created by EKS's default bootstrapSelfManagedAddons).
@@ -150,7 +130,7 @@ def test_turning_auto_mode_on_checks_the_add_on_minimums(tmp_path, capsys, cni, 
     # Auto Mode turned on and nothing else: the add-ons alone decide whether it asks.
     deployed = synth({"pools": {"gpu": {}}}).to_json()
     enabled = synth({"cluster": {"auto_mode": True}, "pools": {"gpu": {}}}).to_json()
-    out = _assembly(tmp_path, enabled)
+    out = write_assembly(tmp_path, enabled, f"aws://{ACCOUNT}/{REGION}")
     cloudformation = boto3.client("cloudformation", region_name=REGION)
     eks = boto3.client("eks", region_name=REGION)
     clients = {"cloudformation": cloudformation, "eks": eks}

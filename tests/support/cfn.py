@@ -146,3 +146,24 @@ def pool_nodes(template) -> list[tuple[str | None, dict, list]]:
         labels, taints = node_of(resource["Properties"])
         found.append((labels.get("gpu-pool.io/pool"), labels, taints))
     return found
+
+
+def write_assembly(directory, template: dict, environment: str = "aws://123456789012/us-east-1"):
+    """`directory`/cdk.out holding `template` as stack GpuPool in `environment`, as a
+    synthesized cloud assembly names it (what `gpu-pool replacements --cdk-out` reads)."""
+    import json
+
+    out = directory / "cdk.out"
+    out.mkdir()
+    (out / "GpuPool.template.json").write_text(json.dumps(template))
+    manifest = {
+        "artifacts": {
+            "GpuPool": {
+                "type": "aws:cloudformation:stack",
+                "environment": environment,
+                "properties": {"templateFile": "GpuPool.template.json"},
+            }
+        }
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    return out
