@@ -29,7 +29,7 @@ from gpu_pool.cdk.gpu_software.metrics import GpuMetrics
 from gpu_pool.cdk.gpu_software.node_health import node_monitoring_agent
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
-from gpu_pool.cdk.lookups.context import looked_up, provider_error
+from gpu_pool.cdk.lookups.context import guard_deploy, looked_up, provider_error
 from gpu_pool.cdk.lookups.region import (
     AVAILABILITY_ZONES_PROVIDER,
     DUMMY_ZONES,
@@ -138,6 +138,7 @@ class GpuPoolStack(Stack):
             )
         _keep_agent_logical_id(self.cluster)
         acknowledge_managed_policies(self)
+        guard_deploy(self)
 
     @property
     def availability_zones(self) -> list[str]:

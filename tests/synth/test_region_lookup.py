@@ -101,10 +101,13 @@ def test_uncached_lookups_are_asked_under_the_documented_keys_and_judge_nothing(
     assert f'"{offerings_key("p5.48xlarge")}": [' in page
     assert f'"{ami_parameter_key(AL2023)}": "not-published"' in page
     assert f'"{G_QUOTA}": 64' in page
-    # Answered: nothing left to look up, and the answers change no resource.
+    # Answered: nothing left to look up, and the answers change no resource; only the first
+    # pass, whose facts are unchecked, carries the rule that refuses its deploy.
     missing, cached = _synth(CACHED, tmp_path / "second")
     assert missing == []
-    assert cached == uncached
+    assert cached["Resources"] == uncached["Resources"]
+    assert "GpuPoolUncheckedFacts" in uncached["Rules"]
+    assert "GpuPoolUncheckedFacts" not in cached["Rules"]
 
 
 def test_a_type_the_region_does_not_offer_stops_the_synth():
@@ -398,3 +401,19 @@ def test_a_cached_quota_below_the_pools_need_is_warned(monkeypatch):
         "pool.max_size: 5000 nodes need up to 40000 vCPUs of Running On-Demand G and VT "
         "instances (L-DB2E81BA)"
     ]
+
+
+def test_a_template_built_on_unchecked_facts_refuses_its_own_deploy(tmp_path):
+    """#39 item 1, every deploy path (`cdk deploy`, a console, a pipeline): CloudFormation
+    evaluates a template's Rules before it changes anything, and this one fails unless the
+    deployer says the facts were checked (parameter GpuPoolFactsChecked=yes)."""
+    _, template = _synth({}, tmp_path)
+    assert template["Parameters"]["GpuPoolFactsChecked"]["Default"] == "no"
+    (assertion,) = template["Rules"]["GpuPoolUncheckedFacts"]["Assertions"]
+    assert assertion["Assert"] == {"Fn::Equals": [{"Ref": "GpuPoolFactsChecked"}, "yes"]}
+    assert assertion["AssertDescription"] == (
+        "gpu-pool synthesized this template without facts its account holds (the synth's "
+        "GP-REGION-08 and GP-TRAIN-20 warnings name them): synthesize it with credentials of "
+        "account 123456789012 and deploy that, or pass GpuPoolFactsChecked=yes if you checked "
+        "them"
+    )

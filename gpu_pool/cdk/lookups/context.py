@@ -20,7 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aws_cdk import Annotations, ContextProvider, Stack
+from aws_cdk import (
+    Annotations,
+    CfnParameter,
+    CfnRule,
+    CfnRuleAssertion,
+    ContextProvider,
+    Fn,
+    Stack,
+)
 from constructs import Construct
 
 from gpu_pool.cdk.report import warn
@@ -88,3 +96,41 @@ def record_unchecked(scope: Construct, finding: Finding) -> None:
     else:
         warn(scope, [finding])
     stack.node.add_metadata(UNCHECKED_METADATA, entry)
+
+
+# The template's own refusal of a deploy, and the parameter that overrides it.
+DEPLOY_GUARD, FACTS_CHECKED = "GpuPoolUncheckedFacts", "GpuPoolFactsChecked"
+
+
+def guard_deploy(stack: Stack) -> None:
+    """Where the stack recorded an unchecked fact: a CloudFormation rule that fails its create or
+    update (CloudFormation evaluates a template's Rules before it changes anything: "Rules" in
+    the CloudFormation user guide), so no deploy path, `cdk deploy` or a console's, deploys a
+    template built on unchecked facts (the VPC's placeholder zones, rules that did not run). The
+    parameter GpuPoolFactsChecked=yes overrides it, for whoever checked the named facts by hand.
+    Called once the stack is built (its errors first: nothing is built before them)."""
+    unchecked = any(m.type == UNCHECKED_METADATA for m in stack.node.metadata)
+    if not unchecked or stack.node.try_find_child(DEPLOY_GUARD) is not None:
+        return
+    checked = CfnParameter(
+        stack,
+        FACTS_CHECKED,
+        type="String",
+        default="no",
+        description="yes: deploy although the synth left facts of the account unchecked",
+    )
+    CfnRule(
+        stack,
+        DEPLOY_GUARD,
+        assertions=[
+            CfnRuleAssertion(
+                assert_=Fn.condition_equals(checked.value_as_string, "yes"),
+                assert_description=(
+                    "gpu-pool synthesized this template without facts its account holds (the "
+                    "synth's GP-REGION-08 and GP-TRAIN-20 warnings name them): synthesize it "
+                    f"with credentials of account {stack.account} and deploy that, or pass "
+                    f"{FACTS_CHECKED}=yes if you checked them"
+                ),
+            )
+        ],
+    )
