@@ -1,6 +1,8 @@
 """The layers of gpu_pool/ (pyproject.toml [tool.importlinter]): imports only go down, no cycles,
-no CDK in the pure layers or the command. A broken contract names the import that breaks it."""
+no CDK in the pure layers or the command. A broken contract names the import that breaks it.
+And the house (#39): no module over 600 lines, each verb of the command a module of its own."""
 
+import importlib
 import shutil
 import subprocess
 import sys
@@ -8,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_pool.cli.commands import COMMANDS
 from tests.support.paths import ROOT
 
 
@@ -47,3 +50,22 @@ def test_an_upward_import_or_a_cycle_breaks_a_contract(tmp_path, module, line, b
     result = lint_imports(tmp_path)
     assert result.returncode == 1
     assert next(l for l in result.stdout.splitlines() if l.startswith(broken)).endswith("BROKEN")
+
+
+MAX_PRODUCT_LINES = 600
+
+
+def test_no_product_file_is_over_600_lines():
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in (ROOT / "gpu_pool").rglob("*.py")
+        if (lines := len(path.read_text().splitlines())) > MAX_PRODUCT_LINES
+    }
+    assert long == {}
+
+
+def test_each_verb_is_a_module_of_cli_commands_with_its_options_and_run():
+    for command in COMMANDS:
+        module = importlib.import_module(f"gpu_pool.cli.commands.{command.name.replace('-', '_')}")
+        assert module.COMMAND is command
+        assert command.add_options.__module__ == command.run.__module__ == module.__name__
