@@ -1,5 +1,6 @@
-"""The settings layer: typed models (models.py), where they come from (loading.py; several
-clusters: fleet.py), and the one error type every settings mistake raises (errors.py).
+"""The settings layer: typed models, one module per section (models.py the document, pool.py,
+cluster.py, controllers.py, repair.py), where they come from (loading.py; several clusters:
+fleet.py), and the one error type every settings mistake raises (errors.py).
 `gpu_pool.settings` exports them all."""
 
 from gpu_pool.settings.cluster import (

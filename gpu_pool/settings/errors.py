@@ -154,7 +154,7 @@ def _did_you_mean(key: object, model: type[BaseModel]) -> str:
     """Suggest the closest of `model`'s own keys or, with none close, the level below where the
     key is a setting (a mis-indented `mode:` under a pool belongs under `sharing`). The unknown
     key is always `model`'s own: a nested settings model describes its own problems (the
-    `_Settings.__init__` of settings/models.py), and its lines reach its parent already
+    `_Settings.__init__` of settings/base.py), and its lines reach its parent already
     complete."""
     known = list(model.model_fields)
     close = difflib.get_close_matches(str(key), known, n=1)

@@ -1,11 +1,22 @@
-"""The value types the settings sections share: names AWS and Kubernetes accept (a pool's
-name, an instance type, a subnet id), durations, and the choices of several sections."""
+"""The value types the settings sections share: names AWS and Kubernetes accept (an account,
+a Region, a stack name, a pool's name, an instance type, a subnet id), durations, and the
+choices of several sections."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from gpu_pool.model.aws_names import REGION
 from gpu_pool.settings.errors import matching
+
+# AWS names, each a pattern and what would be valid: every settings model that takes one (the
+# document's and the pipeline's).
+ACCOUNT_ID = (r"^[0-9]{12}$", "a 12-digit AWS account id")
+REGION_NAME = (REGION, "an AWS region name such as us-east-1")
+STACK_NAME = (
+    r"^[A-Za-z][A-Za-z0-9-]{0,127}$",
+    "a CloudFormation stack name: a letter, then up to 127 letters, digits or '-'",
+)
 
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
 AmiFamily = Literal["AL2023", "BOTTLEROCKET"]

@@ -10,32 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import (
-    AfterValidator,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from gpu_pool.model.aws_names import REGION
 from gpu_pool.model.findings import RULE_ID
 from gpu_pool.model.rule_levels import rule_levels
 from gpu_pool.settings.base import _Settings
-from gpu_pool.settings.cluster import (
-    ClusterSettings,
-)
-from gpu_pool.settings.controllers import (
-    AutoscalerSettings,
-    KarpenterSettings,
-    MetricsSettings,
-)
+from gpu_pool.settings.cluster import ClusterSettings
+from gpu_pool.settings.controllers import AutoscalerSettings, KarpenterSettings, MetricsSettings
 from gpu_pool.settings.errors import matching
-from gpu_pool.settings.field_types import (
-    PoolName,
-)
-from gpu_pool.settings.pool import (
-    PoolSettings,
-)
+from gpu_pool.settings.field_types import ACCOUNT_ID, REGION_NAME, STACK_NAME, PoolName
+from gpu_pool.settings.pool import PoolSettings
 
 
 def _a_warning(rule: str) -> str:
@@ -62,15 +46,6 @@ RuleId = Annotated[
 Reason = Annotated[
     str, matching(r"\S", "a reason: why this app accepts the warning (for the next reader)")
 ]
-
-
-# AWS names, each a pattern and what would be valid: every settings model that takes one.
-ACCOUNT_ID = (r"^[0-9]{12}$", "a 12-digit AWS account id")
-REGION_NAME = (REGION, "an AWS region name such as us-east-1")
-STACK_NAME = (
-    r"^[A-Za-z][A-Za-z0-9-]{0,127}$",
-    "a CloudFormation stack name: a letter, then up to 127 letters, digits or '-'",
-)
 
 
 class AppSettings(_Settings):

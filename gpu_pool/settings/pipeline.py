@@ -14,7 +14,8 @@ from pydantic import Field, field_validator
 
 from gpu_pool.settings.base import _Settings
 from gpu_pool.settings.errors import ConfigError, matching
-from gpu_pool.settings.models import ACCOUNT_ID, REGION_NAME, STACK_NAME, AppSettings
+from gpu_pool.settings.field_types import ACCOUNT_ID, REGION_NAME, STACK_NAME
+from gpu_pool.settings.models import AppSettings
 
 # A wave's entry: a Region (every cluster there) or one cluster's stack_name.
 # Patterns spelt apart from equal ones elsewhere: errors.matching keys each message by the
