@@ -8,11 +8,11 @@
 // working directory (the project's); GPU_POOL_PYTHON names another interpreter (a virtualenv's
 // python, when python3 on PATH is not the app's). The props go in as JSON, the answer comes out
 // as JSON; a one-line error becomes the lookup's error, which the app names in its warning
-// (gpu_pool/cdk/lookups.py). See docs/region.md.
+// (gpu_pool/cdk/lookups/context.py). See docs/region.md.
 
 const { spawn } = require('node:child_process');
 
-// Provider name -> [the Python module that answers it, what it looks up]; gpu_pool/cdk/region.py
+// Provider name -> [the Python module that answers it, what it looks up]; gpu_pool/cdk/lookups/region.py
 // asks for them.
 const PROVIDERS = {
   'gpu-pool-instance-type-offerings': ['gpu_pool.cli.offerings', 'instance type offerings'],
@@ -56,7 +56,7 @@ function lookUp(module, what, props) {
 }
 
 // Set in the CLI's process once the provider is registered: the CLI runs the app with its own
-// environment, and the app asks the provider only then (gpu_pool/cdk/region.py PLUGIN_LOADED),
+// environment, and the app asks the provider only then (gpu_pool/cdk/lookups/region.py PLUGIN_LOADED),
 // since a CLI asked for a plugin provider it does not have fails the whole synth.
 const LOADED_ENV = 'GPU_POOL_CDK_PLUGIN';
 

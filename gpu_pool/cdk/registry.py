@@ -18,12 +18,12 @@ before the other stacks exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import jsii
-from aws_cdk import IStableAnyProducer, IStableStringProducer, Stack, Stage, Token
+from aws_cdk import CfnResource, IStableAnyProducer, IStableStringProducer, Stack, Stage, Token
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct, IConstruct, IValidation
 
@@ -284,17 +284,20 @@ def _holders(stage: IConstruct) -> Iterator[_Holder]:
             todo += child.node.children
 
 
-def _adds_agent(stacks: Iterable[Stack]) -> bool:
-    """Whether these stacks add the node monitoring agent add-on. To any cluster: a created
-    cluster's name in an add-on is a token, so an agent added to another cluster of the same
-    stacks counts too (GP-LIB-04 may then miss a pool; it never warns a cluster that has it)."""
-    for stack in stacks:
-        for construct in stack.node.find_all():
-            if (
-                isinstance(construct, eks.CfnAddon)
-                and construct.addon_name == NODE_MONITORING_AGENT_ADDON
-            ):
-                return True
+def _adds_agent(scope: IConstruct) -> bool:
+    """Whether the app (the Stage `scope` is in: another Stage deploys separately) adds the node
+    monitoring agent add-on, through any construct library's L1 (aws_eks_v2.Addon's, aws_eks's
+    CfnAddon). To any cluster: a created cluster's name in an add-on is a token, so an agent
+    added to another cluster of the same app counts too (GP-LIB-04 may then miss a pool; it
+    never warns an app that adds the agent)."""
+    stage = Stage.of(scope) or scope.node.root
+    for construct in stage.node.find_all():
+        if (
+            isinstance(construct, CfnResource)
+            and construct.cfn_resource_type == "AWS::EKS::Addon"
+            and getattr(construct, "addon_name", None) == NODE_MONITORING_AGENT_ADDON
+        ):
+            return True
     return False
 
 
@@ -315,7 +318,7 @@ class _ClusterRules:
         pools = self._holder.pools
         if not self._warned:
             self._warned = True
-            agent = _adds_agent(Stack.of(h) for h in holders)
+            agent = _adds_agent(self._holder)
             for scope, findings in pools.cluster_warnings(imports, agent_added=agent):
                 warn(scope, findings)
         errors = pools.selector_errors(imports) + pools.metrics_errors()

@@ -6,6 +6,7 @@ import json
 from typing import cast
 
 from aws_cdk import (
+    Acknowledgment,
     Annotations,
     CfnOutput,
     CfnResource,
@@ -14,6 +15,7 @@ from aws_cdk import (
     Fn,
     Stack,
     Token,
+    Validations,
 )
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
@@ -34,6 +36,7 @@ from gpu_pool.cdk.lookups.region import (
     AVAILABILITY_ZONES_PROVIDER,
     DUMMY_ZONES,
     region_facts,
+    zones_shape_template,
     zones_unchecked,
 )
 from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
@@ -154,9 +157,15 @@ class GpuPoolStack(Stack):
             props={},
             dummy=list(DUMMY_ZONES),
             unchecked=lambda why: zones_unchecked(self, self.settings, why),
+            blocks_deploy=zones_shape_template(self.settings),
         )
         key = ContextProvider.get_key(self, provider=AVAILABILITY_ZONES_PROVIDER).key
         if zones is None and provider_error(self.node.try_get_context(key)) is not None:
+            # As aws-cdk-lib's own getter does (Stack._silenceLiteralAzWarning): literal zones
+            # in the template are expected, not cfn-lint's W3010.
+            Validations.of(self).acknowledge(
+                Acknowledgment(id="CloudFormation-Validate::W3010", reason=_LITERAL_ZONES)
+            )
             return list(DUMMY_ZONES)
         # Through aws-cdk-lib, which also acknowledges cfn-lint's W3010 (literal zones).
         return list(super().availability_zones)
@@ -256,6 +265,8 @@ class GpuPoolStack(Stack):
             return selector
         return dict([SYSTEM_NODE_LABEL])
 
+
+_LITERAL_ZONES = "Literal zones in the template come from the stack's zones; this is expected"
 
 # The logical id the Pod Identity agent add-on had when the first controller created it (the
 # autoscaler, in the default app). A new id would make CloudFormation create a second

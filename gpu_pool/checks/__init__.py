@@ -28,6 +28,7 @@ from gpu_pool.checks.pool import check_pool
 from gpu_pool.checks.region import (
     check_pool_region,
     check_reservation_region,
+    check_vcpu_quotas,
     cluster_zone_names,
     reservations_in_region,
 )
@@ -114,6 +115,8 @@ def check_settings(
             findings += check_pool_region(plan, region_facts, zones, minor)
         pools.append(findings)
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
+    if region_facts is not None:
+        app += check_vcpu_quotas(plans, region_facts)
     app += check_cluster(settings, known_zones)
     app += check_reservation_zones(settings, looked_up, known_zones)
     app += check_metrics(settings.metrics, plans)

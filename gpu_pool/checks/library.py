@@ -89,9 +89,9 @@ def check_repair_agent(plan: PoolPlan) -> list[Finding]:
             f"{plan.setting}.repair",
             f"on, but the app adds no {NODE_MONITORING_AGENT_ADDON} add-on to the cluster: "
             "without the agent no node reports AcceleratedHardwareReady, so a broken GPU is "
-            f"neither found nor repaired. Add it (an aws_eks_v2.Addon named "
-            f"{NODE_MONITORING_AGENT_ADDON}, with the version and configuration of "
-            "docs/gpu-health.md), or, where the cluster runs it already (aws eks describe-addon "
-            f"--addon-name {NODE_MONITORING_AGENT_ADDON}), acknowledge gpu-pool:GP-LIB-04",
+            "neither found nor repaired. Add it (gpu_pool.node_monitoring_agent(scope, "
+            "cluster): the add-on at gpu-pool's pinned version and configuration), or, where "
+            "the cluster runs it already (aws eks describe-addon --addon-name "
+            f"{NODE_MONITORING_AGENT_ADDON}), acknowledge gpu-pool:GP-LIB-04",
         )
     ]

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from gpu_pool.model.aws_names import is_local_zone, zone_region
 from gpu_pool.model.findings import Finding, error, warning
+from gpu_pool.model.quotas import VcpuQuota
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.cluster import cluster_zones
 from gpu_pool.plan.pool import PoolPlan
@@ -39,12 +40,10 @@ def check_pool_region(
 ) -> list[Finding]:
     """A pool's instance types against the zones that offer them (its own zones, else the
     cluster's: `cluster`, None when not known yet) and its AMI types against those the Region
-    publishes for the cluster's `minor`, and its vCPUs at max size against the account's vCPU
-    quotas."""
+    publishes for the cluster's `minor`."""
     return [
         *_check_offerings(plan, facts, cluster),
         *_check_ami_types(plan, facts, minor),
-        *_check_vcpu_quotas(plan, facts),
     ]
 
 
@@ -210,22 +209,33 @@ def _where(account: str | None, region: str | None) -> str:
     return " in ".join(x for x in (account and f"account {account}", region) if x)
 
 
-def _check_vcpu_quotas(plan: PoolPlan, facts: RegionFacts) -> Iterator[Finding]:
-    """GP-REGION-09: the pool's vCPUs at max size (plan/quota.py) above a looked-up quota. A
-    warning: other pools and instances share the quota too, and an increase may be on its way;
-    launches past it fail, so the pool never reaches max_size."""
-    for quota, vcpus in vcpus_at_max(pool_record(plan, None, None)).items():
+def check_vcpu_quotas(plans: Sequence[PoolPlan], facts: RegionFacts) -> list[Finding]:
+    """GP-REGION-09: the pools' vCPUs at max size (plan/quota.py), summed per quota (the pools
+    of one account and Region share it), above its looked-up value. A warning: other instances
+    share the quota too, and an increase may be on its way; launches past it fail, so the pools
+    stop short of max_size."""
+    needs: dict[VcpuQuota, list[tuple[PoolPlan, int]]] = {}
+    for plan in plans:
+        for quota, vcpus in vcpus_at_max(pool_record(plan, None, None)).items():
+            needs.setdefault(quota, []).append((plan, vcpus))
+    found = []
+    for quota, pools in needs.items():
         value = facts.vcpu_quotas.get(quota.code)
-        if value is None or vcpus <= value:
+        total = sum(vcpus for _, vcpus in pools)
+        if value is None or total <= value:
             continue
-        yield warning(
-            "GP-REGION-09",
-            f"{plan.setting}.max_size",
-            f"{plan.settings.max_size} nodes need up to {vcpus} vCPUs of {quota.name} "
-            f"({quota.code}), and the account's quota in {facts.region} is {value:g} (Service "
-            "Quotas, cached in cdk.context.json): launches past it fail (VcpuLimitExceeded), "
-            "so the pool stops short of max_size. Request an increase (aws service-quotas "
-            f"request-service-quota-increase --service-code ec2 --quota-code {quota.code} "
-            f"--desired-value {vcpus} --region {facts.region}), or lower max_size; "
-            "`cdk context --reset` the entry to read the quota again",
+        shares = ", ".join(f"{plan.name} {vcpus}" for plan, vcpus in pools)
+        found.append(
+            warning(
+                "GP-REGION-09",
+                " + ".join(f"{plan.setting}.max_size" for plan, _ in pools),
+                f"at max size the pools need up to {total} vCPUs of {quota.name} ({quota.code}; "
+                f"{shares}), and the account's quota in {facts.region} is {value:g} (Service "
+                f"Quotas, cached in cdk.context.json): launches past it fail "
+                f"({quota.launch_error}), so the pools stop short of max_size. Request an "
+                "increase (aws service-quotas request-service-quota-increase --service-code ec2 "
+                f"--quota-code {quota.code} --desired-value {total} --region {facts.region}), or "
+                "lower max_size; `cdk context --reset` the entry to read the quota again",
+            )
         )
+    return found

@@ -28,7 +28,7 @@ OK, WARNINGS, ERRORS, UNREACHABLE = "ok", "warnings", "errors", "unreachable"
 FAILING = frozenset({ERRORS, UNREACHABLE})
 
 # (core, apps, custom) Kubernetes clients of a cluster through a kubeconfig context; raises
-# CliError when the API cannot be reached or refuses us (main.py's _kubernetes).
+# CliError when the API cannot be reached or refuses us (kube.kubernetes_clients).
 Connect = Callable[["FleetCluster", str], tuple[Any, Any, Any]]
 # A boto3 client factory for (profile or None, Region or None); None without credentials.
 AwsFor = Callable[[str | None, str | None], Callable[[str], Any] | None]

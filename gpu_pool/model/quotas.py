@@ -19,6 +19,8 @@ QUOTA_PLUGIN = "gpu-pool-vcpu-quota"
 class VcpuQuota:
     code: str  # the Service Quotas quota code
     name: str  # as Service Quotas names it
+    # The error of a launch past it (EC2 API reference, "Error codes").
+    launch_error: str = "VcpuLimitExceeded"
 
     def get_command(self, region: str) -> str:
         """The AWS CLI command that reads the quota's value in `region`."""
@@ -39,8 +41,12 @@ def quota_context_key(account: str, region: str, code: str) -> str:
 _QUOTAS = {
     ("G", False): VcpuQuota("L-DB2E81BA", "Running On-Demand G and VT instances"),
     ("P", False): VcpuQuota("L-417A185B", "Running On-Demand P instances"),
-    ("G", True): VcpuQuota("L-3819A6DF", "All G and VT Spot Instance Requests"),
-    ("P", True): VcpuQuota("L-7212CCBC", "All P Spot Instance Requests"),
+    ("G", True): VcpuQuota(
+        "L-3819A6DF", "All G and VT Spot Instance Requests", "MaxSpotInstanceCountExceeded"
+    ),
+    ("P", True): VcpuQuota(
+        "L-7212CCBC", "All P Spot Instance Requests", "MaxSpotInstanceCountExceeded"
+    ),
 }
 # The family group of an instance type: its name's letters before the generation's digit.
 _GROUP = {"g": "G", "gr": "G", "vt": "G", "p": "P"}

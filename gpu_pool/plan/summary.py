@@ -22,7 +22,7 @@ from gpu_pool.plan.dra import (
     GPU_DEVICE_CLASS,
 )
 from gpu_pool.plan.efa_dra import EFA_DEVICE_CLASS, EFA_DRA_DRIVER
-from gpu_pool.plan.quota import vcpus_at_max
+from gpu_pool.plan.quota import largest_mix, vcpus_at_max
 from gpu_pool.plan.record import PoolRecord
 from gpu_pool.settings import CapacityReservationSettings
 
@@ -139,23 +139,7 @@ def _node_pool_sizes(
     for name, price in prices.items():
         if price is not None:
             dearest[gpus[name]] = max(price, dearest.get(gpus[name], 0.0))
-    return launched_by, types, zones, size, max_gpus, _dearest_mix(size, limit, dearest)
-
-
-def _dearest_mix(nodes: int, gpu_limit: int, price_by_gpus: Mapping[int, float]) -> float:
-    """The dearest mix of nodes a NodePool may run at once: at most `nodes` nodes and
-    `gpu_limit` GPUs, any number of each kind (GPUs per node -> price). A knapsack over nodes
-    and GPUs: one kind alone can cost less than a mix (2 x p5.48xlarge and 4 x g5.xlarge
-    within 10 nodes and 20 GPUs cost more than 2 p5.48xlarge alone)."""
-    # best[g]: the dearest mix of the nodes placed so far using at most g GPUs.
-    gpu_limit = min(gpu_limit, nodes * max(price_by_gpus))
-    best = [0.0] * (gpu_limit + 1)
-    for _ in range(min(nodes, gpu_limit // min(price_by_gpus))):
-        best = [
-            max([best[g]] + [best[g - n] + price for n, price in price_by_gpus.items() if n <= g])
-            for g in range(gpu_limit + 1)
-        ]
-    return best[gpu_limit]
+    return launched_by, types, zones, size, max_gpus, largest_mix(size, limit, dearest)
 
 
 def _summary(

@@ -739,6 +739,6 @@ def test_a_fact_the_synth_step_could_not_look_up_fails_it():
     errors = [str(e.data) for e in cluster.node.metadata if e.type == "aws:cdk:error"]
     assert [e.split(": not checked")[0] for e in errors] == ["cluster.zones"]
     assert errors[0].endswith(
-        "this synth deploys without a review (context gpu-pool:unchecked-fails, which "
-        "GpuPoolPipeline sets), so it stops here"
+        ". Here it stops the synth: what this synth makes is deployed without a review (context "
+        "gpu-pool:unchecked-fails, which GpuPoolPipeline sets)"
     )

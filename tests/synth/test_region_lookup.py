@@ -4,6 +4,7 @@ docs/region.md documents, judged once cdk.context.json holds them and never befo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -159,8 +160,8 @@ def test_a_failed_lookup_judges_nothing_and_is_named_not_an_error(tmp_path, monk
         "g6.xlarge. Read it with `aws ec2 describe-instance-type-offerings --location-type "
         "availability-zone --filters Name=instance-type,Values=g6.xlarge --region us-east-1`; a "
         "synth with credentials of account 123456789012 checks it and caches the answer in "
-        "cdk.context.json. Until then gpu-pool replacements (./dev deploy) refuses to deploy "
-        "this assembly"
+        "cdk.context.json. Until then gpu-pool replacements (./dev deploy) and the template's own "
+        "rule refuse its deploy"
     )
     assert [str(e.data) for e in stack.node.metadata if e.type == "aws:cdk:warning"] == [
         f"{message} [ack: gpu-pool:GP-REGION-08]"
@@ -177,6 +178,8 @@ def test_without_the_plugin_the_offerings_are_named_and_never_asked(tmp_path, mo
     does not load the plugin) fails a synth that asks the plugin's provider ("Unrecognized
     plugin context provider name"): the app does not ask it, and names the offerings."""
     monkeypatch.delenv(PLUGIN_LOADED, raising=False)
+    # The CDK CLI runs the app with CDK_OUTDIR set (without it: no CLI, nothing asked).
+    monkeypatch.setenv("CDK_OUTDIR", str(tmp_path / "cli-out"))
     missing, _ = _synth(LOOKUP, tmp_path)
     assert sorted(m["key"] for m in missing) == sorted(KEYS[2:])
     stack = GpuPoolStack(
@@ -390,30 +393,56 @@ def test_a_cached_quota_below_the_pools_need_is_warned(monkeypatch):
         "GpuPool",
         settings=load_settings(settings, None),
     )
-    # Each pool's construct carries its own warnings.
     warnings = [
         str(e.data)
         for node in stack.node.find_all()
         for e in node.node.metadata
         if e.type == "aws:cdk:warning"
     ]
+    # Two zones, a node group each at max_size 5000 of 4 vCPUs.
     assert [w.split(", and the")[0] for w in warnings if "GP-REGION-09" in w] == [
-        "pool.max_size: 5000 nodes need up to 40000 vCPUs of Running On-Demand G and VT "
-        "instances (L-DB2E81BA)"
+        "pool.max_size: at max size the pools need up to 40000 vCPUs of Running On-Demand G "
+        "and VT instances (L-DB2E81BA; gpu 40000)"
     ]
 
 
 def test_a_template_built_on_unchecked_facts_refuses_its_own_deploy(tmp_path):
     """#39 item 1, every deploy path (`cdk deploy`, a console, a pipeline): CloudFormation
     evaluates a template's Rules before it changes anything, and this one fails unless the
-    deployer says the facts were checked (parameter GpuPoolFactsChecked=yes)."""
+    deployer passes GpuPoolFactsChecked with the digest of these very facts (the CDK CLI reuses
+    a stack's previous parameter values: a value given once for other facts must not pass)."""
     _, template = _synth({}, tmp_path)
+    metadata = json.loads((tmp_path / "GpuPool.metadata.json").read_text())
+    facts = sorted(
+        e["data"]["message"]
+        for entries in metadata.values()
+        for e in entries
+        if e["type"] == "gpu-pool:unchecked"
+    )
+    digest = hashlib.sha256("\n".join(facts).encode()).hexdigest()[:12]
     assert template["Parameters"]["GpuPoolFactsChecked"]["Default"] == "no"
     (assertion,) = template["Rules"]["GpuPoolUncheckedFacts"]["Assertions"]
-    assert assertion["Assert"] == {"Fn::Equals": [{"Ref": "GpuPoolFactsChecked"}, "yes"]}
+    assert assertion["Assert"] == {"Fn::Equals": [{"Ref": "GpuPoolFactsChecked"}, digest]}
     assert assertion["AssertDescription"] == (
         "gpu-pool synthesized this template without facts its account holds (the synth's "
         "GP-REGION-08 and GP-TRAIN-20 warnings name them): synthesize it with credentials of "
-        "account 123456789012 and deploy that, or pass GpuPoolFactsChecked=yes if you checked "
-        "them"
+        f"account 123456789012 and deploy that, or pass GpuPoolFactsChecked={digest} if you "
+        "checked them"
     )
+
+
+def test_facts_that_feed_only_warnings_do_not_hold_the_deploy(tmp_path, monkeypatch):
+    """Review of #39: the vCPU quota (GP-REGION-09 is a warning) and the AMI family the pools
+    do not boot (named in a message only) are warned as unchecked, and the deploy does not wait
+    for them: no unchecked entry, no rule."""
+    monkeypatch.setenv(PLUGIN_LOADED, "1")
+    failed = {"$providerError": "no credentials", "$dontSaveContext": True}
+    context = {**CACHED, G_QUOTA: failed, ami_parameter_key(BOTTLEROCKET): failed}
+    _, template = _synth(context, tmp_path)
+    metadata = json.loads((tmp_path / "GpuPool.metadata.json").read_text())
+    entries = [e for found in metadata.values() for e in found]
+    assert [e for e in entries if e["type"] == "gpu-pool:unchecked"] == []
+    warned = [e["data"] for e in entries if "GP-REGION-08" in str(e["data"])]
+    assert len(warned) == 2
+    assert all("the deploy does not wait for it" in w for w in warned)
+    assert "GpuPoolUncheckedFacts" not in template.get("Rules", {})

@@ -74,28 +74,58 @@ def test_a_capacity_block_pool_counts_against_no_quota():
     assert _at_max(pool) == {}
 
 
-def _warnings(pool: dict, quotas: dict[str, float]) -> list[str]:
-    settings = _settings(pool)
+def _warnings(pools: dict, quotas: dict[str, float]) -> list[str]:
+    settings = load_settings({"account": ACCOUNT, "region": REGION, "pools": pools}, None)
     facts = RegionFacts(REGION, vcpu_quotas=quotas)
     found = check_settings(settings, plan_pools(settings), region_facts=facts).all()
     return [str(f) for f in documented(found) if f.rule == "GP-REGION-09"]
 
 
 def test_max_size_5000_above_the_quota_is_gp_region_09():
-    assert _warnings({"instance_types": ["g5.xlarge"], "max_size": 5000}, {G_ON_DEMAND: 64}) == [
-        "pools.gpu.max_size: 5000 nodes need up to 20000 vCPUs of Running On-Demand G and VT "
-        "instances (L-DB2E81BA), and the account's quota in us-east-1 is 64 (Service Quotas, "
-        "cached in cdk.context.json): launches past it fail (VcpuLimitExceeded), so the pool "
-        "stops short of max_size. Request an increase (aws service-quotas "
-        "request-service-quota-increase --service-code ec2 --quota-code L-DB2E81BA "
-        "--desired-value 20000 --region us-east-1), or lower max_size; `cdk context --reset` the "
-        "entry to read the quota again"
+    pools = {"gpu": {"instance_types": ["g5.xlarge"], "max_size": 5000}}
+    assert _warnings(pools, {G_ON_DEMAND: 64}) == [
+        "pools.gpu.max_size: at max size the pools need up to 20000 vCPUs of Running On-Demand "
+        "G and VT instances (L-DB2E81BA; gpu 20000), and the account's quota in us-east-1 is 64 "
+        "(Service Quotas, cached in cdk.context.json): launches past it fail "
+        "(VcpuLimitExceeded), so the pools stop short of max_size. Request an increase (aws "
+        "service-quotas request-service-quota-increase --service-code ec2 --quota-code "
+        "L-DB2E81BA --desired-value 20000 --region us-east-1), or lower max_size; `cdk context "
+        "--reset` the entry to read the quota again"
     ]
+
+
+def test_pools_sharing_a_quota_are_summed():
+    """Review of #39: two pools of 40 vCPUs each under a 64-vCPU quota passed one by one."""
+    pool = {"instance_types": ["g6.xlarge"], "max_size": 10}
+    (warning,) = _warnings({"a": pool, "b": pool}, {G_ON_DEMAND: 64})
+    assert warning.startswith(
+        "pools.a.max_size + pools.b.max_size: at max size the pools need up to 80 vCPUs of "
+        "Running On-Demand G and VT instances (L-DB2E81BA; a 40, b 40)"
+    )
+    assert "--desired-value 80 " in warning
+
+
+def test_a_spot_pool_names_the_spot_error():
+    pools = {"gpu": {"instance_types": ["g5.xlarge"], "max_size": 100, "capacity_type": "SPOT"}}
+    (warning,) = _warnings(pools, {G_SPOT: 8})
+    assert "(MaxSpotInstanceCountExceeded)" in warning
 
 
 def test_a_pool_within_its_quota_or_with_it_unknown_is_no_finding():
     pool = {"instance_types": ["g5.xlarge"], "max_size": 16}
-    assert _warnings(pool, {G_ON_DEMAND: 64}) == []
-    assert _warnings(pool, {}) == []
+    assert _warnings({"gpu": pool}, {G_ON_DEMAND: 64}) == []
+    assert _warnings({"gpu": pool}, {}) == []
     # Another market's quota is not this pool's.
-    assert _warnings({**pool, "max_size": 5000}, {G_SPOT: 64}) == []
+    assert _warnings({"gpu": {**pool, "max_size": 5000}}, {G_SPOT: 64}) == []
+
+
+def test_a_karpenter_pool_counts_the_largest_mix_within_its_limits():
+    """Review of #39: 2 nodes and 9 GPUs hold 1 g6.48xlarge (8 GPUs, 192 vCPUs) and 1
+    g6.xlarge (1 GPU, 4 vCPUs): 196 vCPUs, more than any one type's share."""
+    pool = {
+        "provisioner": "karpenter",
+        "instance_types": ["g6.48xlarge", "g6.xlarge"],
+        "max_size": 2,
+        "karpenter": {"gpu_limit": 9},
+    }
+    assert _at_max(pool) == {G_ON_DEMAND: 196}

@@ -17,6 +17,7 @@ placeholder the app synthesizes on is never written to cdk.context.json.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -62,10 +63,12 @@ def looked_up(
     unchecked: Unchecked,
     must_exist: bool | None = None,
     cannot_ask: str | None = None,
+    blocks_deploy: bool = True,
 ) -> Any | None:
     """The cached answer of a lookup; None while it is unchecked (not asked yet, failed, or
     `cannot_ask`: why this CLI has no provider for it), which `unchecked(why)` then names.
-    Only a lookup never tried that can be asked is reported missing: the CLI asks it once."""
+    Only a lookup never tried that can be asked is reported missing: the CLI asks it once.
+    `blocks_deploy` False: a fact that feeds only a warning, which stays a warning."""
     key = ContextProvider.get_key(scope, provider=provider, props=dict(props)).key
     value = scope.node.try_get_context(key)
     error = provider_error(value)
@@ -77,7 +80,11 @@ def looked_up(
         ContextProvider.get_value(
             scope, provider=provider, props=dict(props), dummy_value=dummy, must_exist=must_exist
         )
-    record_unchecked(scope, unchecked(error or cannot_ask or NOT_ASKED))
+    finding = unchecked(error or cannot_ask or NOT_ASKED)
+    if blocks_deploy:
+        record_unchecked(scope, finding)
+    elif not any(str(finding) in str(m.data) for m in Stack.of(scope).node.metadata):
+        warn(scope, [finding])
     return None
 
 
@@ -90,8 +97,8 @@ def record_unchecked(scope: Construct, finding: Finding) -> None:
         return
     if scope.node.try_get_context(UNCHECKED_FAILS) in (True, "true"):
         Annotations.of(scope).add_error(
-            f"{finding}: this synth deploys without a review (context {UNCHECKED_FAILS}, which "
-            "GpuPoolPipeline sets), so it stops here"
+            f"{finding}. Here it stops the synth: what this synth makes is deployed without a "
+            f"review (context {UNCHECKED_FAILS}, which GpuPoolPipeline sets)"
         )
     else:
         warn(scope, [finding])
@@ -106,30 +113,35 @@ def guard_deploy(stack: Stack) -> None:
     """Where the stack recorded an unchecked fact: a CloudFormation rule that fails its create or
     update (CloudFormation evaluates a template's Rules before it changes anything: "Rules" in
     the CloudFormation user guide), so no deploy path, `cdk deploy` or a console's, deploys a
-    template built on unchecked facts (the VPC's placeholder zones, rules that did not run). The
-    parameter GpuPoolFactsChecked=yes overrides it, for whoever checked the named facts by hand.
-    Called once the stack is built (its errors first: nothing is built before them)."""
-    unchecked = any(m.type == UNCHECKED_METADATA for m in stack.node.metadata)
-    if not unchecked or stack.node.try_find_child(DEPLOY_GUARD) is not None:
+    template built on unchecked facts (the VPC's placeholder zones, rules that did not run).
+    The parameter GpuPoolFactsChecked overrides it only with the digest of these very facts: the
+    CDK CLI reuses a stack's previous parameter values, and a value given for other facts must
+    not let these through. Called once the stack is built (its errors first: nothing is built
+    before them)."""
+    facts = sorted(
+        str(m.data["message"]) for m in stack.node.metadata if m.type == UNCHECKED_METADATA
+    )
+    if not facts or stack.node.try_find_child(DEPLOY_GUARD) is not None:
         return
+    digest = hashlib.sha256("\n".join(facts).encode()).hexdigest()[:12]
     checked = CfnParameter(
         stack,
         FACTS_CHECKED,
         type="String",
         default="no",
-        description="yes: deploy although the synth left facts of the account unchecked",
+        description=f"{digest}: deploy although the synth left these facts unchecked",
     )
     CfnRule(
         stack,
         DEPLOY_GUARD,
         assertions=[
             CfnRuleAssertion(
-                assert_=Fn.condition_equals(checked.value_as_string, "yes"),
+                assert_=Fn.condition_equals(checked.value_as_string, digest),
                 assert_description=(
                     "gpu-pool synthesized this template without facts its account holds (the "
                     "synth's GP-REGION-08 and GP-TRAIN-20 warnings name them): synthesize it "
                     f"with credentials of account {stack.account} and deploy that, or pass "
-                    f"{FACTS_CHECKED}=yes if you checked them"
+                    f"{FACTS_CHECKED}={digest} if you checked them"
                 ),
             )
         ],

@@ -1,21 +1,23 @@
 """What the stack's Region offers the pools, read once per fact and cached in cdk.context.json.
 
-Two CDK context lookups, which the CDK CLI answers when credentials exist and every later synth
-reads from cdk.context.json without an account (as the Capacity Block lookup, reservations.py):
+Three CDK context lookups, which the CDK CLI answers when credentials exist and every later synth
+reads from cdk.context.json without an account (as the Capacity Block lookup,
+capacity/reservations.py):
 
 - the zones that offer an instance type: EC2 DescribeInstanceTypeOfferings, which no built-in
   context provider makes. The project's CDK CLI plugin (cdk-plugin/, loaded through cdk.json
   `plugin`) answers provider `plugin` with pluginName `gpu-pool-instance-type-offerings`;
+- the value of each EC2 vCPU quota the pools run under (model/quotas.py): the same plugin, with
+  pluginName `gpu-pool-vcpu-quota`;
 - whether an EKS NVIDIA AMI type is published for the cluster's minor: its public SSM parameter
   (plan/region.py), through the built-in `ssm` provider with a default value, which the CLI
   caches for a parameter that does not exist.
 
-Both are on only where the app asks for them: context `gpu-pool:region-lookups: true`, which
-this project's cdk.json sets beside `plugin: [gpu-pool-cdk-plugin]`. Off by default, because the
-CLI fails a synth that asks a plugin it has not loaded, and any uncached lookup needs credentials:
-a user's own app, or a CI synth without credentials that worked before, keeps working.
-An environment-agnostic stack looks nothing up. Until an answer is cached (the CLI's first pass,
-or a lookup that failed: the CLI shows its error) the fact is unknown and judges nothing.
+They are on only where the app asks for them: context `gpu-pool:region-lookups: true`, which
+this project's cdk.json sets beside `plugin: [gpu-pool-cdk-plugin]`. Off by default: a user's own
+app, or a CI synth that never looked these up, asks nothing new. An environment-agnostic stack
+looks nothing up. Until an answer is cached the fact is unknown and judges nothing, and a synth
+that ends so names it (GP-REGION-08, lookups/context.py).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from functools import partial
 from aws_cdk import Stack, Token
 from constructs import Construct
 
-from gpu_pool.cdk.lookups.context import looked_up
+from gpu_pool.cdk.lookups.context import NOT_ASKED, looked_up
 from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.findings import Finding, warning
 from gpu_pool.model.quotas import QUOTA_PLUGIN, VcpuQuota
@@ -79,6 +81,8 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return None
     plugin = os.environ.get(PLUGIN_LOADED) == "1"
+    # The CDK CLI runs the app with CDK_OUTDIR set: without it no CLI looks anything up.
+    unaskable = NO_PLUGIN if os.environ.get("CDK_OUTDIR") else NOT_ASKED
     offerings = {}
     for name, setting in _instance_types(plans).items():
         zones = looked_up(
@@ -87,7 +91,7 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
             props={"pluginName": OFFERINGS_PLUGIN, "instanceType": name},
             dummy=_NOT_LOOKED_UP,
             unchecked=partial(_offerings_unchecked, stack, name, setting),
-            cannot_ask=None if plugin else NO_PLUGIN,
+            cannot_ask=None if plugin else unaskable,
         )
         if zones is not None:
             offerings[name] = tuple(zones)
@@ -99,7 +103,9 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
             props={"pluginName": QUOTA_PLUGIN, "quotaCode": quota.code},
             dummy=_NO_QUOTA,
             unchecked=partial(_quota_unchecked, stack, quota, setting),
-            cannot_ask=None if plugin else NO_PLUGIN,
+            cannot_ask=None if plugin else unaskable,
+            # It feeds a warning only (GP-REGION-09): no deploy waits for it.
+            blocks_deploy=False,
         )
         if value is not None:
             quotas[quota.code] = float(value)
@@ -131,6 +137,7 @@ def _ami_types(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> dict[
     cpus = dict.fromkeys(
         t.architecture for plan in plans if pool_ami_types(plan) for g in plan.entries for t in g
     )
+    in_use = {t for plan in plans for t in pool_ami_types(plan)}
     published = {}
     for ami_type in [nvidia_ami_type(f, a) for a in cpus for f in ("AL2023", "BOTTLEROCKET")]:
         name = ami_parameter(ami_type, minor)
@@ -141,7 +148,9 @@ def _ami_types(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> dict[
             dummy=_NOT_PUBLISHED,
             # The CLI caches the default for a parameter that does not exist.
             must_exist=False,
-            unchecked=partial(_ami_unchecked, stack, ami_type, name, minor),
+            unchecked=partial(_ami_unchecked, stack, ami_type, name, minor, ami_type in in_use),
+            # The other family's only names an alternative in a message.
+            blocks_deploy=ami_type in in_use,
         )
         if value is not None:
             published[ami_type] = value != _NOT_PUBLISHED
@@ -160,46 +169,71 @@ def _offerings_unchecked(stack: Stack, instance_type: str, setting: str, why: st
 
 
 def _quota_unchecked(stack: Stack, quota: VcpuQuota, setting: str, why: str) -> Finding:
-    """GP-REGION-08 for an EC2 vCPU quota."""
+    """GP-REGION-08 for an EC2 vCPU quota (a warning's fact: it blocks no deploy)."""
     fact = f"the vCPU quota {quota.name} ({quota.code}) of account {stack.account}"
-    return unchecked_fact(stack, setting, fact, quota.get_command(stack.region), why)
+    command = quota.get_command(stack.region)
+    return unchecked_fact(stack, setting, fact, command, why, blocks_deploy=False)
 
 
-def _ami_unchecked(stack: Stack, ami_type: str, parameter: str, minor: str, why: str) -> Finding:
-    """GP-REGION-08 for an EKS NVIDIA AMI type's parameter."""
+def _ami_unchecked(
+    stack: Stack, ami_type: str, parameter: str, minor: str, in_use: bool, why: str
+) -> Finding:
+    """GP-REGION-08 for an EKS NVIDIA AMI type's parameter; only a type the pools boot blocks
+    the deploy."""
     command = f"aws ssm get-parameter --name {parameter} --region {stack.region}"
     fact = f"whether {stack.region} publishes {ami_type} for Kubernetes {minor}"
-    return unchecked_fact(stack, "cluster.kubernetes_version", fact, command, why)
+    return unchecked_fact(
+        stack, "cluster.kubernetes_version", fact, command, why, blocks_deploy=in_use
+    )
+
+
+def zones_shape_template(settings: AppSettings) -> bool:
+    """Whether the Region's zones shape the template: a new cluster's VPC without
+    `cluster.zones` takes them; otherwise they only judge the pools' zones (a warning's fact)."""
+    return settings.cluster.existing is None and not settings.cluster.zones
 
 
 def zones_unchecked(stack: Stack, settings: AppSettings, why: str) -> Finding:
-    """GP-REGION-08 for the Region's zones. A new cluster without `cluster.zones` takes its
-    VPC's zones from them: its template then holds the placeholders, which no deploy creates,
-    so the message names the setting that makes the lookup unneeded."""
+    """GP-REGION-08 for the Region's zones. Where they shape the template its VPC holds
+    placeholders, which no deploy creates, so the message names the setting that makes the
+    lookup unneeded, and the deploy waits for it; otherwise it does not."""
     command = f"aws ec2 describe-availability-zones --region {stack.region}"
     fact = f"the zones of {stack.region} for account {stack.account}"
-    if settings.cluster.existing is None and not settings.cluster.zones:
+    if zones_shape_template(settings):
         then = (
             "The new VPC is built on placeholder zones (the ones the pools name, else "
             f"{', '.join(DUMMY_ZONES)}): set cluster.zones to three Availability Zones of the "
             "Region to build it without the lookup"
         )
-    else:
-        then = "The pools' zones and Local Zones are not judged against them"
-    return unchecked_fact(stack, "cluster.zones", fact, command, why, then)
+        return unchecked_fact(stack, "cluster.zones", fact, command, why, then)
+    then = "The pools' zones and Local Zones are not judged against them"
+    return unchecked_fact(stack, "cluster.zones", fact, command, why, then, blocks_deploy=False)
 
 
 def unchecked_fact(
-    stack: Stack, setting: str, fact: str, command: str, why: str, then: str = ""
+    stack: Stack,
+    setting: str,
+    fact: str,
+    command: str,
+    why: str,
+    then: str = "",
+    *,
+    blocks_deploy: bool = True,
 ) -> Finding:
     """GP-REGION-08: a fact of the stack's Region the synth did not check (docs/region.md): the
-    fact, why, what follows (`then`), the command that reads it, and the synth that checks and
-    caches it."""
+    fact, why, what follows (`then`), the command that reads it, the synth that checks and
+    caches it, and whether the deploy waits for it (`blocks_deploy`: a fact a rule that stops
+    the synth reads, or one the template is built from)."""
+    until = (
+        "Until then gpu-pool replacements (./dev deploy) and the template's own rule refuse "
+        "its deploy"
+        if blocks_deploy
+        else "It feeds only a warning, so the deploy does not wait for it"
+    )
     return warning(
         "GP-REGION-08",
         setting,
         f"not checked ({why.rstrip('.')}): {fact}. {then + '. ' if then else ''}Read it with "
         f"`{command}`; a synth with credentials of account {stack.account} checks it and "
-        "caches the answer in cdk.context.json. Until then gpu-pool replacements (./dev deploy) "
-        "refuses to deploy this assembly",
+        f"caches the answer in cdk.context.json. {until}",
     )
