@@ -10,7 +10,6 @@ from aws_cdk import (
     Annotations,
     CfnOutput,
     CfnResource,
-    ContextProvider,
     Environment,
     Fn,
     Stack,
@@ -31,7 +30,7 @@ from gpu_pool.cdk.gpu_software.metrics import GpuMetrics
 from gpu_pool.cdk.gpu_software.node_health import node_monitoring_agent
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
-from gpu_pool.cdk.lookups.context import guard_deploy, looked_up, provider_error
+from gpu_pool.cdk.lookups.context import guard_deploy, looked_up
 from gpu_pool.cdk.lookups.region import (
     AVAILABILITY_ZONES_PROVIDER,
     DUMMY_ZONES,
@@ -80,6 +79,11 @@ class GpuPoolStack(Stack):
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env, stack_name=stack_name)
         self.settings = settings
+        # The stack's zones are literal in its template: expected, not cfn-lint's W3010, as
+        # aws-cdk-lib's own getter acknowledges (which `availability_zones` below replaces).
+        Validations.of(self).acknowledge(
+            Acknowledgment(id="CloudFormation-Validate::W3010", reason=_LITERAL_ZONES)
+        )
         for rule, reason in settings.acknowledge.items():
             # The warnings the settings accept, by the id report.warn gives each of them.
             Annotations.of(self).acknowledge_warning(f"gpu-pool:{rule}", reason)
@@ -145,10 +149,11 @@ class GpuPoolStack(Stack):
 
     @property
     def availability_zones(self) -> list[str]:
-        """The Region's zones as aws-cdk-lib's Stack reads them (the lookup's cached answer, or
-        its placeholders while the CLI asks), except when the CLI's lookup failed (no
-        credentials): aws-cdk-lib would make that the stack's error, which stops the synth, so
-        the placeholders stand and GP-REGION-08 names the fact (cdk/lookups/context.py)."""
+        """The Region's zones as the availability-zones lookup cached them (aws-cdk-lib's own
+        getter for an environment-agnostic stack); until then, and when the CLI's lookup failed
+        (no credentials), its placeholders: aws-cdk-lib's getter would make a failed lookup the
+        stack's error, which stops the synth, where GP-REGION-08 names the fact
+        (cdk/lookups/context.py)."""
         if Token.is_unresolved(self.account) or Token.is_unresolved(self.region):
             return list(super().availability_zones)
         zones = looked_up(
@@ -159,16 +164,7 @@ class GpuPoolStack(Stack):
             unchecked=lambda why: zones_unchecked(self, self.settings, why),
             blocks_deploy=zones_shape_template(self.settings),
         )
-        key = ContextProvider.get_key(self, provider=AVAILABILITY_ZONES_PROVIDER).key
-        if zones is None and provider_error(self.node.try_get_context(key)) is not None:
-            # As aws-cdk-lib's own getter does (Stack._silenceLiteralAzWarning): literal zones
-            # in the template are expected, not cfn-lint's W3010.
-            Validations.of(self).acknowledge(
-                Acknowledgment(id="CloudFormation-Validate::W3010", reason=_LITERAL_ZONES)
-            )
-            return list(DUMMY_ZONES)
-        # Through aws-cdk-lib, which also acknowledges cfn-lint's W3010 (literal zones).
-        return list(super().availability_zones)
+        return list(zones) if zones is not None else list(DUMMY_ZONES)
 
     def _node_group_pool(self, plan: PoolPlan, subnets: list[ec2.ISubnet]) -> GpuNodePool:
         construct_id = _pool_construct_id(plan)

@@ -16,12 +16,10 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from gpu_pool.model.aws_names import is_local_zone, zone_region
 from gpu_pool.model.findings import Finding, error, warning
-from gpu_pool.model.quotas import VcpuQuota
 from gpu_pool.plan.capacity import ReservationFacts
 from gpu_pool.plan.cluster import cluster_zones
 from gpu_pool.plan.pool import PoolPlan
-from gpu_pool.plan.quota import vcpus_at_max
-from gpu_pool.plan.record import pool_record
+from gpu_pool.plan.quota import quota_needs
 from gpu_pool.plan.region import (
     RegionFacts,
     ami_parameter,
@@ -214,12 +212,8 @@ def check_vcpu_quotas(plans: Sequence[PoolPlan], facts: RegionFacts) -> list[Fin
     of one account and Region share it), above its looked-up value. A warning: other instances
     share the quota too, and an increase may be on its way; launches past it fail, so the pools
     stop short of max_size."""
-    needs: dict[VcpuQuota, list[tuple[PoolPlan, int]]] = {}
-    for plan in plans:
-        for quota, vcpus in vcpus_at_max(pool_record(plan, None, None)).items():
-            needs.setdefault(quota, []).append((plan, vcpus))
     found = []
-    for quota, pools in needs.items():
+    for quota, pools in quota_needs(plans).items():
         value = facts.vcpu_quotas.get(quota.code)
         total = sum(vcpus for _, vcpus in pools)
         if value is None or total <= value:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpu_pool.model.prices import PRICE_REGION, PRICE_SOURCE
-from gpu_pool.model.quotas import VcpuQuota
+from gpu_pool.model.quotas import read_command
 from gpu_pool.plan.summary import PoolSummary
 
 UNKNOWN = "unknown"
@@ -79,12 +79,11 @@ def _quotas(summary: PoolSummary) -> str:
         return "none counted (a Capacity Block's instances, or sizes the record lacks)"
     rows = []
     for need in summary.vcpu_quotas:
-        quota = VcpuQuota(need.code, need.name)
         if need.value is not None:
             over = " (over it: launches past it fail)" if need.vcpus_at_max > need.value else ""
             known = f"quota {need.value:g}{over}"
         else:
-            known = f"read the quota with: {quota.get_command(summary.region or 'REGION')}"
+            known = f"read the quota with: {read_command(need.code, summary.region or 'REGION')}"
         rows.append(f"{need.vcpus_at_max} of {need.name} ({need.code}; {known})")
     return "; ".join(rows)
 

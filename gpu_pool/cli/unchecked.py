@@ -5,24 +5,24 @@ its template may rest on placeholders (the VPC's zones) or on rules that never r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from gpu_pool.cli.errors import CliError
+from gpu_pool.cli.files import json_object
 from gpu_pool.model.findings import UNCHECKED_METADATA
 
 
-def refuse_unchecked(out: Path, stacks: list[str]) -> None:
-    """Raise CliError naming every unchecked fact of `stacks` (artifact ids) in the assembly
-    at `out`; return when there is none."""
-    manifest = _json(out / "manifest.json")
+def refuse_unchecked(out: Path, stacks: list[tuple[str, dict[str, Any]]]) -> None:
+    """Raise CliError naming every unchecked fact the deploy waits for in these stacks (name,
+    manifest artifact) of the assembly at `out` (an entry without `blocks_deploy`, as a
+    hand-written one, waits); return when there is none."""
     found = [
         f"  {stack}: {entry['data']['message']}"
-        for stack in stacks
-        for entries in _metadata(out, manifest["artifacts"][stack]).values()
+        for stack, artifact in stacks
+        for entries in _metadata(out, artifact).values()
         for entry in entries
-        if entry.get("type") == UNCHECKED_METADATA
+        if entry.get("type") == UNCHECKED_METADATA and entry["data"].get("blocks_deploy", True)
     ]
     if found:
         raise CliError(
@@ -38,12 +38,5 @@ def _metadata(out: Path, artifact: dict[str, Any]) -> dict[str, Any]:
     extra = artifact.get("additionalMetadataFile")
     metadata = dict(artifact.get("metadata", {}))
     if extra:
-        metadata.update(_json(out / extra))
+        metadata.update(json_object(str(out / extra), "replacements", "a stack's metadata"))
     return metadata
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise CliError(f"replacements: cannot read {path}: {err}") from None

@@ -22,12 +22,13 @@ class VcpuQuota:
     # The error of a launch past it (EC2 API reference, "Error codes").
     launch_error: str = "VcpuLimitExceeded"
 
-    def get_command(self, region: str) -> str:
-        """The AWS CLI command that reads the quota's value in `region`."""
-        return (
-            f"aws service-quotas get-service-quota --service-code {SERVICE_CODE} "
-            f"--quota-code {self.code} --region {region}"
-        )
+
+def read_command(code: str, region: str) -> str:
+    """The AWS CLI command that reads quota `code`'s value in `region`."""
+    return (
+        f"aws service-quotas get-service-quota --service-code {SERVICE_CODE} "
+        f"--quota-code {code} --region {region}"
+    )
 
 
 def quota_context_key(account: str, region: str, code: str) -> str:

@@ -11,11 +11,22 @@ are On-Demand instances (EC2 user guide, "On-Demand Capacity Reservations") and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpu_pool.model import catalog
 from gpu_pool.model.quotas import VcpuQuota, vcpu_quota
-from gpu_pool.plan.record import PoolRecord
+from gpu_pool.plan.pool import PoolPlan
+from gpu_pool.plan.record import PoolRecord, pool_record
+
+
+def quota_needs(plans: Sequence[PoolPlan]) -> dict[VcpuQuota, list[tuple[PoolPlan, int]]]:
+    """Each vCPU quota the pools run under -> each pool under it with its vCPUs at max size, in
+    pool order (the pools of one account and Region share a quota)."""
+    needs: dict[VcpuQuota, list[tuple[PoolPlan, int]]] = {}
+    for plan in plans:
+        for quota, vcpus in vcpus_at_max(pool_record(plan, None, None)).items():
+            needs.setdefault(quota, []).append((plan, vcpus))
+    return needs
 
 
 def vcpus_at_max(record: PoolRecord) -> dict[VcpuQuota, int]:

@@ -167,7 +167,7 @@ def test_a_failed_lookup_judges_nothing_and_is_named_not_an_error(tmp_path, monk
         f"{message} [ack: gpu-pool:GP-REGION-08]"
     ]
     assert [e.data for e in stack.node.metadata if e.type == "gpu-pool:unchecked"] == [
-        {"rule": "GP-REGION-08", "message": message}
+        {"rule": "GP-REGION-08", "message": message, "blocks_deploy": True}
     ]
     app.synth()
     assert "missing" not in json.loads((tmp_path / "manifest.json").read_text())
@@ -417,7 +417,7 @@ def test_a_template_built_on_unchecked_facts_refuses_its_own_deploy(tmp_path):
         e["data"]["message"]
         for entries in metadata.values()
         for e in entries
-        if e["type"] == "gpu-pool:unchecked"
+        if e["type"] == "gpu-pool:unchecked" and e["data"]["blocks_deploy"]
     )
     digest = hashlib.sha256("\n".join(facts).encode()).hexdigest()[:12]
     assert template["Parameters"]["GpuPoolFactsChecked"]["Default"] == "no"
@@ -434,15 +434,20 @@ def test_a_template_built_on_unchecked_facts_refuses_its_own_deploy(tmp_path):
 def test_facts_that_feed_only_warnings_do_not_hold_the_deploy(tmp_path, monkeypatch):
     """Review of #39: the vCPU quota (GP-REGION-09 is a warning) and the AMI family the pools
     do not boot (named in a message only) are warned as unchecked, and the deploy does not wait
-    for them: no unchecked entry, no rule."""
+    for them: their entries say so, and there is no rule."""
     monkeypatch.setenv(PLUGIN_LOADED, "1")
     failed = {"$providerError": "no credentials", "$dontSaveContext": True}
     context = {**CACHED, G_QUOTA: failed, ami_parameter_key(BOTTLEROCKET): failed}
     _, template = _synth(context, tmp_path)
     metadata = json.loads((tmp_path / "GpuPool.metadata.json").read_text())
     entries = [e for found in metadata.values() for e in found]
-    assert [e for e in entries if e["type"] == "gpu-pool:unchecked"] == []
-    warned = [e["data"] for e in entries if "GP-REGION-08" in str(e["data"])]
+    unchecked = [e["data"] for e in entries if e["type"] == "gpu-pool:unchecked"]
+    assert [u["blocks_deploy"] for u in unchecked] == [False, False]
+    warned = [
+        e["data"]
+        for e in entries
+        if e["type"] == "aws:cdk:warning" and "GP-REGION-08" in e["data"]
+    ]
     assert len(warned) == 2
     assert all("the deploy does not wait for it" in w for w in warned)
     assert "GpuPoolUncheckedFacts" not in template.get("Rules", {})

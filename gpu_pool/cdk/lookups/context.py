@@ -1,7 +1,7 @@
 """The facts the CDK CLI looks up for a stack (context providers), and a synth that finishes
 when it cannot: each fact left unchecked is a warning that names it and the one command that
-reads it, and a `gpu-pool:unchecked` metadata entry that `gpu-pool replacements` (so
-`./dev deploy`) refuses to deploy.
+reads it, and a `gpu-pool:unchecked` metadata entry; `gpu-pool replacements` (so `./dev deploy`)
+and the template's own rule refuse the deploy of one the template rests on.
 
 How the CDK CLI looks up (aws-cdk-lib core/lib/context-provider.ts, and the CLI's toolkit-lib
 context-providers/index.ts): a first synth reports the keys it misses; the CLI asks each
@@ -80,22 +80,21 @@ def looked_up(
         ContextProvider.get_value(
             scope, provider=provider, props=dict(props), dummy_value=dummy, must_exist=must_exist
         )
-    finding = unchecked(error or cannot_ask or NOT_ASKED)
-    if blocks_deploy:
-        record_unchecked(scope, finding)
-    elif not any(str(finding) in str(m.data) for m in Stack.of(scope).node.metadata):
-        warn(scope, [finding])
+    record_unchecked(
+        scope, unchecked(error or cannot_ask or NOT_ASKED), blocks_deploy=blocks_deploy
+    )
     return None
 
 
-def record_unchecked(scope: Construct, finding: Finding) -> None:
-    """Warn `finding` on `scope` and record it for the deploy's refusal; once per stack and
-    finding (a fact may be read more than once in one synth)."""
+def record_unchecked(scope: Construct, finding: Finding, *, blocks_deploy: bool = True) -> None:
+    """Warn `finding` on `scope` and record it in the stack's metadata, with whether the deploy
+    waits for it (`blocks_deploy`: `gpu-pool replacements` and the template's rule refuse it);
+    once per stack and finding (a fact may be read more than once in one synth)."""
     stack = Stack.of(scope)
-    entry = {"rule": finding.rule, "message": str(finding)}
+    entry = {"rule": finding.rule, "message": str(finding), "blocks_deploy": blocks_deploy}
     if any(m.type == UNCHECKED_METADATA and m.data == entry for m in stack.node.metadata):
         return
-    if scope.node.try_get_context(UNCHECKED_FAILS) in (True, "true"):
+    if blocks_deploy and scope.node.try_get_context(UNCHECKED_FAILS) in (True, "true"):
         Annotations.of(scope).add_error(
             f"{finding}. Here it stops the synth: what this synth makes is deployed without a "
             f"review (context {UNCHECKED_FAILS}, which GpuPoolPipeline sets)"
@@ -119,7 +118,9 @@ def guard_deploy(stack: Stack) -> None:
     not let these through. Called once the stack is built (its errors first: nothing is built
     before them)."""
     facts = sorted(
-        str(m.data["message"]) for m in stack.node.metadata if m.type == UNCHECKED_METADATA
+        str(m.data["message"])
+        for m in stack.node.metadata
+        if m.type == UNCHECKED_METADATA and m.data["blocks_deploy"]
     )
     if not facts or stack.node.try_find_child(DEPLOY_GUARD) is not None:
         return

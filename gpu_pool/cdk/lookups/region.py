@@ -32,10 +32,9 @@ from constructs import Construct
 from gpu_pool.cdk.lookups.context import NOT_ASKED, looked_up
 from gpu_pool.model.ami import nvidia_ami_type
 from gpu_pool.model.findings import Finding, warning
-from gpu_pool.model.quotas import QUOTA_PLUGIN, VcpuQuota
+from gpu_pool.model.quotas import QUOTA_PLUGIN, VcpuQuota, read_command
 from gpu_pool.plan.pool import PoolPlan
-from gpu_pool.plan.quota import vcpus_at_max
-from gpu_pool.plan.record import pool_record
+from gpu_pool.plan.quota import quota_needs
 from gpu_pool.plan.region import RegionFacts, ami_parameter, pool_ami_types, pool_instance_types
 from gpu_pool.settings import AppSettings
 
@@ -96,7 +95,9 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
         if zones is not None:
             offerings[name] = tuple(zones)
     quotas = {}
-    for quota, setting in _quotas(plans).items():
+    for quota, pools in quota_needs(plans).items():
+        # The first pool that counts against it names the setting.
+        setting = f"{pools[0][0].setting}.max_size"
         value = looked_up(
             scope,
             provider=_PLUGIN_PROVIDER,
@@ -110,15 +111,6 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
         if value is not None:
             quotas[quota.code] = float(value)
     return RegionFacts(stack.region, offerings, _ami_types(scope, plans, minor), quotas)
-
-
-def _quotas(plans: Sequence[PoolPlan]) -> dict[VcpuQuota, str]:
-    """Each vCPU quota the pools run under -> the first pool's max_size that counts against it."""
-    named: dict[VcpuQuota, str] = {}
-    for plan in plans:
-        for quota in vcpus_at_max(pool_record(plan, None, None)):
-            named.setdefault(quota, f"{plan.setting}.max_size")
-    return named
 
 
 def _instance_types(plans: Sequence[PoolPlan]) -> dict[str, str]:
@@ -171,7 +163,7 @@ def _offerings_unchecked(stack: Stack, instance_type: str, setting: str, why: st
 def _quota_unchecked(stack: Stack, quota: VcpuQuota, setting: str, why: str) -> Finding:
     """GP-REGION-08 for an EC2 vCPU quota (a warning's fact: it blocks no deploy)."""
     fact = f"the vCPU quota {quota.name} ({quota.code}) of account {stack.account}"
-    command = quota.get_command(stack.region)
+    command = read_command(quota.code, stack.region)
     return unchecked_fact(stack, setting, fact, command, why, blocks_deploy=False)
 
 

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
             stacks = [entry for entry in stacks if entry[0] == args.stack]
             if not stacks:
                 raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
-        refuse_unchecked(Path(args.cdk_out), [entry[4] for entry in stacks])
+        refuse_unchecked(Path(args.cdk_out), [(entry[0], entry[4]) for entry in stacks])
         for stack, region, new, path, _ in stacks:
             pairs.append((stack, region, _deployed_template(stack, region, aws, path), new))
     elif args.new and args.deployed and not (args.cdk_out or args.stack):
@@ -300,9 +300,11 @@ def _template_file(path_text: str) -> dict[str, Any]:
     return json_object(path_text, REPLACEMENTS, "a JSON CloudFormation template")
 
 
-def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any], str, str]]:
-    """(stack name, region or None, template, template file, artifact id) for each stack of a
-    synthesized assembly."""
+def _assembly_stacks(
+    out: Path,
+) -> list[tuple[str, str | None, dict[str, Any], str, dict[str, Any]]]:
+    """(stack name, region or None, template, template file, its manifest artifact) for each
+    stack of a synthesized assembly."""
     manifest = _template_file(str(out / "manifest.json"))
     stacks = []
     for artifact_id, artifact in manifest.get("artifacts", {}).items():
@@ -318,7 +320,7 @@ def _assembly_stacks(out: Path) -> list[tuple[str, str | None, dict[str, Any], s
                 None if region in ("", "unknown-region") else region,
                 _template_file(path),
                 path,
-                artifact_id,
+                artifact,
             )
         )
     return stacks
