@@ -451,3 +451,26 @@ def test_facts_that_feed_only_warnings_do_not_hold_the_deploy(tmp_path, monkeypa
     assert len(warned) == 2
     assert all("the deploy does not wait for it" in w for w in warned)
     assert "GpuPoolUncheckedFacts" not in template.get("Rules", {})
+
+
+def test_the_deploy_guard_is_a_valid_cloudformation_rule(tmp_path, monkeypatch):
+    """The guard against CloudFormation's own template rules (cfn-lint's schema of Rules,
+    Parameters and the rule functions), on a stack holding nothing else: a malformed rule would
+    fail every deploy, unchecked facts or not."""
+    from cfnlint.api import ManualArgs, lint
+
+    from gpu_pool.cdk.lookups.context import guard_deploy, record_unchecked
+    from gpu_pool.model.findings import warning
+
+    app = cdk.App(outdir=str(tmp_path / "out"))
+    env = cdk.Environment(account="123456789012", region="us-east-1")
+    stack = cdk.Stack(app, "Guarded", env=env)
+    record_unchecked(stack, warning("GP-REGION-08", "cluster.zones", "not checked"))
+    guard_deploy(stack)
+    cdk.CfnWaitConditionHandle(stack, "Something")
+    template = app.synth().get_stack_by_name("Guarded").template
+    assert "GpuPoolUncheckedFacts" in template["Rules"]
+    # cfn-lint reads .cfnlintrc.yaml from the working directory too: none here.
+    monkeypatch.chdir(tmp_path)
+    matches = lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))
+    assert [str(m) for m in matches] == []
