@@ -1,0 +1,35 @@
+"""The e2e session's control plane: built (or found in the cache) and started once, stopped at
+the end whatever the tests did. These tests run in a pytest process of their own (`./dev e2e`,
+and a step of `./dev test`), never under xdist: one control plane serves them all."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
+from tests.e2e.harness.build import build
+from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.control_plane import ControlPlane
+from tests.e2e.harness.layer import layer_binaries
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    plane = ControlPlane(build(), tmp_path_factory.mktemp("control-plane"))
+    try:
+        yield plane.start()
+    finally:
+        plane.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster(
+    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    """The API server through the official client, kubectl and helm of the default minor's
+    layer, and the GPU advertiser running beside it."""
+    kubectl, helm = layer_binaries(DEFAULT_KUBERNETES_VERSION, tmp_path_factory.mktemp("layer"))
+    with Cluster(control_plane, kubectl, helm, tmp_path_factory.mktemp("work")) as connected:
+        yield connected

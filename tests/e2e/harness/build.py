@@ -1,0 +1,195 @@
+"""Builds the e2e components from the Go module proxy into a cache keyed by their versions.
+
+The versions live once, in tests/e2e/components/go.mod (go.sum holds their hashes): etcd, the
+Kubernetes control plane (kube-apiserver, kube-controller-manager, kube-scheduler) and kwok.
+A cold build compiles Kubernetes from source (about 20 minutes on 2 cores, most of it
+kube-apiserver's packages; Go's own build cache keeps the packages for the next build), and
+prints what it builds and how long each part took. A warm run finds the binaries under
+`$GPU_POOL_E2E_CACHE` (default `~/.cache/gpu-pool-e2e`) by a key over go.mod, go.sum, the
+etcd main, the Go version and the flags below, and builds nothing.
+
+`python -m tests.e2e.harness.build` builds if needed, then prints each component's version as
+the component itself reports it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+COMPONENTS = Path(__file__).resolve().parent.parent / "components"
+
+
+@dataclass(frozen=True)
+class Component:
+    """One binary: its name, the Go package it is built from, and the module that pins it."""
+
+    name: str
+    package: str
+    module: str
+
+
+BINARIES = (
+    Component("etcd", "./etcd", "go.etcd.io/etcd/server/v3"),
+    Component("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes"),
+    Component(
+        "kube-controller-manager",
+        "k8s.io/kubernetes/cmd/kube-controller-manager",
+        "k8s.io/kubernetes",
+    ),
+    Component("kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler", "k8s.io/kubernetes"),
+    Component("kwok", "sigs.k8s.io/kwok/cmd/kwok", "sigs.k8s.io/kwok"),
+)
+
+
+def pinned_versions() -> dict[str, str]:
+    """Each required module's version, as go.mod pins it (`module path -> vX.Y.Z`)."""
+    text = (COMPONENTS / "go.mod").read_text()
+    return dict(re.findall(r"^\s*(?:require\s+)?(\S+)\s+(v\S+?)(?:\s+//.*)?$", text, re.M))
+
+
+def _ldflags() -> str:
+    """The version Kubernetes' own build stamps (hack/lib/version.sh sets the same variables):
+    without it the components call themselves v0.0.0, which Helm's kubeVersion checks refuse."""
+    version = pinned_versions()["k8s.io/kubernetes"]
+    major, minor, _ = version.lstrip("v").split(".")
+    stamp = "k8s.io/component-base/version"
+    return " ".join(
+        ["-s", "-w"]
+        + [
+            f"-X {stamp}.{name}={value}"
+            for name, value in (
+                ("gitVersion", version),
+                ("gitMajor", major),
+                ("gitMinor", minor),
+                ("gitTreeState", "clean"),
+            )
+        ]
+    )
+
+
+def _environment() -> dict[str, str]:
+    # GOTOOLCHAIN=local: this machine's Go builds it (go.mod asks for no newer one); GOFLAGS
+    # -mod=readonly: go.mod and go.sum are used as committed, never rewritten by a build.
+    return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=readonly", "CGO_ENABLED": "0"}
+
+
+def _cache_key() -> str:
+    go_version = subprocess.run(
+        ["go", "version"], check=True, capture_output=True, text=True, env=_environment()
+    ).stdout
+    digest = hashlib.sha256(go_version.encode() + _ldflags().encode())
+    for path in sorted([COMPONENTS / "go.mod", COMPONENTS / "go.sum", *COMPONENTS.glob("*/*.go")]):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    default = Path.home() / ".cache" / "gpu-pool-e2e"
+    return Path(os.environ.get("GPU_POOL_E2E_CACHE", default))
+
+
+def _log(message: str) -> None:
+    print(f"==> e2e: {message}", file=sys.stderr, flush=True)
+
+
+def build() -> Path:
+    """The directory holding every component's binary, built first where missing."""
+    if shutil.which("go") is None:
+        raise SystemExit(
+            "e2e: the end-to-end tests build Kubernetes from source and need Go 1.26 or newer "
+            "on PATH (go.mod: tests/e2e/components)"
+        )
+    bin_dir = cache_root() / _cache_key() / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    # One build at a time (pytest workers, two shells): the others wait for its binaries.
+    with open(bin_dir.parent / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        missing = [c for c in BINARIES if not (bin_dir / c.name).exists()]
+        if missing:
+            _build(missing, bin_dir)
+    return bin_dir
+
+
+def _build(missing: list[Component], bin_dir: Path) -> None:
+    versions = pinned_versions()
+    _log(
+        f"building {len(missing)} components from the Go module proxy into {bin_dir} "
+        "(cold: about 20 minutes on 2 cores; later runs reuse them)"
+    )
+    started = time.monotonic()
+    for index, component in enumerate(missing, 1):
+        began = time.monotonic()
+        _log(
+            f"[{index}/{len(missing)}] {component.name} "
+            f"({component.module} {versions[component.module]})"
+        )
+        partial = bin_dir / f".{component.name}.partial"
+        subprocess.run(
+            [
+                "go",
+                "build",
+                "-trimpath",
+                "-ldflags",
+                _ldflags(),
+                "-o",
+                str(partial),
+                component.package,
+            ],
+            cwd=COMPONENTS,
+            check=True,
+            env=_environment(),
+        )
+        partial.rename(bin_dir / component.name)
+        _log(f"[{index}/{len(missing)}] {component.name}: {time.monotonic() - began:.0f} s")
+    _log(f"built in {time.monotonic() - started:.0f} s")
+
+
+def module_dir(module: str, version: str) -> Path:
+    """Where the Go module cache holds `module` at `version`, downloaded first if needed and
+    checked against go.sum or, for a module go.sum does not list, the checksum database."""
+    listed = subprocess.run(
+        ["go", "mod", "download", "-json", f"{module}@{version}"],
+        cwd=COMPONENTS,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=_environment(),
+    )
+    return Path(json.loads(listed.stdout)["Dir"])
+
+
+VERSION_FLAGS = {"etcd": ["--version"], "kwok": ["--version"]}
+
+
+def reported_versions(bin_dir: Path) -> dict[str, str]:
+    """Each component's version as the binary itself prints it (first line)."""
+    reported = {}
+    for component in BINARIES:
+        output = subprocess.run(
+            [str(bin_dir / component.name), *VERSION_FLAGS.get(component.name, ["--version"])],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        reported[component.name] = (output.stdout or output.stderr).strip().splitlines()[0]
+    return reported
+
+
+def main() -> None:
+    bin_dir = build()
+    for name, version in reported_versions(bin_dir).items():
+        print(f"{name}: {version}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""GPU nodes as EKS registers them, kept alive by kwok, and GPUs advertised the way a device
+plugin makes the kubelet advertise them.
+
+A node of a managed node group joins with what its kubelet and EKS give it: the well-known
+labels (kubernetes.io/arch, os, hostname; node.kubernetes.io/instance-type;
+topology.kubernetes.io/region and zone: Kubernetes docs, "Well-Known Labels, Annotations and
+Taints"), EKS's node group labels (eks.amazonaws.com/nodegroup, eks.amazonaws.com/capacityType:
+EKS user guide, "Managed node groups"), the node group's own labels and taints (the template's
+AWS::EKS::Nodegroup Labels and Taints) and, on the AL2023 NVIDIA AMI with kubelet 1.35 or
+newer, nodeadm's `nvidia.com/gpu.present=true` (awslabs/amazon-eks-ami, nodeadm, since release
+v20260209). Capacity comes from the instance type's EC2 facts (DescribeInstanceTypes, as moto
+ships them): vCPUs, memory, and no `nvidia.com/gpu` at all.
+
+The GPUs appear only once a device plugin pod is Running on the node, as with a real kubelet,
+whose device manager advertises what a plugin registers (Kubernetes docs, "Device Plugins").
+Which pod lands where is decided by the real DaemonSet controller and scheduler; kwok then runs
+it. GpuAdvertiser plays the plugin's registration: a plugin pod Running on a node makes that
+node's capacity and allocatable carry the instance type's GPU count.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import moto
+
+from tests.e2e.harness.control_plane import KWOK_NODE_ANNOTATION
+
+GPU_RESOURCE = "nvidia.com/gpu"
+# The device plugin's image repository (nvidia-device-plugin chart values.yaml image.repository):
+# a pod running it is a device plugin, whichever release or namespace deployed it.
+DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
+# nodeadm labels GPU nodes of the AL2023 NVIDIA AMI so (see the module docstring).
+NODEADM_GPU_LABEL = {"nvidia.com/gpu.present": "true"}
+_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
+_EFFECT = {
+    "NO_SCHEDULE": "NoSchedule",
+    "NO_EXECUTE": "NoExecute",
+    "PREFER_NO_SCHEDULE": "PreferNoSchedule",
+}
+
+
+@cache
+def instance_type_facts(instance_type: str) -> dict[str, Any]:
+    """DescribeInstanceTypes' entry for a type, from the copy moto ships."""
+    path = Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz"
+    with gzip.open(path) as data:
+        return dict(json.load(data)[instance_type])
+
+
+def gpu_count(instance_type: str) -> int:
+    """Whole GPUs EC2 reports for the type (0 for fractional ones, as EC2 says)."""
+    gpus = instance_type_facts(instance_type).get("GpuInfo", {}).get("Gpus", [])
+    return sum(int(g["Count"]) for g in gpus)
+
+
+def node_group_node(
+    name: str,
+    nodegroup: dict[str, Any],
+    *,
+    nodegroup_name: str,
+    zone: str = "us-east-1a",
+    instance_type: str | None = None,
+    kubelet_minor: int = 36,
+) -> dict[str, Any]:
+    """The Node object a managed node group's instance registers, from the group's template
+    properties (AWS::EKS::Nodegroup): labels, taints and the first instance type's facts."""
+    instance_type = instance_type or nodegroup["InstanceTypes"][0]
+    facts = instance_type_facts(instance_type)
+    labels = {
+        "kubernetes.io/arch": _ARCH[facts["ProcessorInfo"]["SupportedArchitectures"][0]],
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/hostname": name,
+        "node.kubernetes.io/instance-type": instance_type,
+        "topology.kubernetes.io/region": zone[:-1],
+        "topology.kubernetes.io/zone": zone,
+        "eks.amazonaws.com/nodegroup": nodegroup_name,
+        "eks.amazonaws.com/capacityType": nodegroup.get("CapacityType", "ON_DEMAND"),
+        **(NODEADM_GPU_LABEL if gpu_count(instance_type) and kubelet_minor >= 35 else {}),
+        **nodegroup.get("Labels", {}),
+    }
+    taints = [
+        {
+            "key": t["Key"],
+            **({"value": t["Value"]} if t.get("Value") else {}),
+            "effect": _EFFECT[t["Effect"]],
+        }
+        for t in nodegroup.get("Taints", [])
+    ]
+    capacity = {
+        "cpu": str(facts["VCpuInfo"]["DefaultVCpus"]),
+        "memory": f"{facts['MemoryInfo']['SizeInMiB']}Mi",
+        "pods": "110",
+        "ephemeral-storage": f"{nodegroup.get('DiskSize', 20)}Gi",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "annotations": dict(KWOK_NODE_ANNOTATION)},
+        "spec": {"taints": taints} if taints else {},
+        "status": {"capacity": capacity, "allocatable": dict(capacity)},
+    }
+
+
+class GpuAdvertiser:
+    """Advertises a node's GPUs while a device plugin pod runs on it (polled every 0.2 s)."""
+
+    def __init__(self, core: Any) -> None:
+        self._core = core
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> GpuAdvertiser:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            try:
+                self.advertise_once()
+            except Exception:  # the API server went away at the session's end
+                if self._stop.is_set():
+                    return
+
+    def advertise_once(self) -> None:
+        pods = self._core.list_pod_for_all_namespaces(field_selector="status.phase=Running")
+        with_plugin = {
+            pod.spec.node_name
+            for pod in pods.items
+            if any(c.image.startswith(DEVICE_PLUGIN_IMAGE) for c in pod.spec.containers)
+        }
+        for name in with_plugin:
+            node = self._core.read_node(name)
+            instance_type = node.metadata.labels.get("node.kubernetes.io/instance-type", "")
+            gpus = str(gpu_count(instance_type)) if instance_type else "0"
+            if (node.status.allocatable or {}).get(GPU_RESOURCE) == gpus:
+                continue
+            self._core.patch_node_status(
+                name,
+                {"status": {"capacity": {GPU_RESOURCE: gpus}, "allocatable": {GPU_RESOURCE: gpus}}},
+            )
