@@ -64,6 +64,16 @@ class Cluster:
             raise Refused((done.stderr or done.stdout).strip())
         return done.stdout
 
+    def helm_binary_output(self, *arguments: str) -> str:
+        """helm without a cluster (`helm template`)."""
+        done = subprocess.run([str(self.helm_binary), *arguments], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise Refused(done.stderr.strip())
+        return done.stdout
+
+    def server_version(self) -> str:
+        return str(client.VersionApi(self.api).get_code().git_version)
+
     def kubectl(self, *arguments: str) -> str:
         return self.run(self.kubectl_binary, *arguments)
 
@@ -71,12 +81,16 @@ class Cluster:
         return self.run(self.helm_binary, *arguments)
 
     # -- as the stack's handler ---------------------------------------------------------
-    def apply(self, objects: list[dict[str, Any]], *, overwrite: bool = True) -> str:
-        """A KubernetesManifest's objects, applied as the kubectl handler's Create does."""
+    def apply(
+        self, objects: list[dict[str, Any]], *, overwrite: bool = True, dry_run: bool = False
+    ) -> str:
+        """A KubernetesManifest's objects, applied as the kubectl handler's Create does
+        (server-side dry run with `dry_run`)."""
         manifest = self._file(".yaml", "".join(json.dumps(o) for o in objects))
+        extra = ["--dry-run=server"] if dry_run else []
         if overwrite:
-            return self.kubectl("apply", "-f", str(manifest))
-        return self.kubectl("create", "-f", str(manifest), "--save-config")
+            return self.kubectl("apply", "-f", str(manifest), *extra)
+        return self.kubectl("create", "-f", str(manifest), "--save-config", *extra)
 
     def apply_server_side(self, objects: list[dict[str, Any]], *, dry_run: bool = False) -> str:
         """The same objects through server-side apply (field ownership, stricter merges)."""
@@ -117,3 +131,16 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise AssertionError(f"e2e: timed out after {timeout:.0f} s waiting for {what}")
             time.sleep(0.2)
+
+
+def install_crds(cluster: Cluster, documents: list[dict[str, Any]]) -> None:
+    """Creates the CRDs (server-side apply, as large CRDs need: their last-applied annotation
+    would pass the 256 KiB limit) and waits until each is Established."""
+    from tests.e2e.harness.judge import forget_discovery
+
+    cluster.apply_server_side(documents)
+    names = [d["metadata"]["name"] for d in documents]
+    cluster.kubectl(
+        "wait", "--for=condition=Established", "--timeout=30s", *(f"crd/{n}" for n in names)
+    )
+    forget_discovery()

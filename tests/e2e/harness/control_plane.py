@@ -16,10 +16,10 @@ import ctypes
 import json
 import signal
 import socket
+import ssl
 import subprocess
 import time
 import urllib.request
-import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 

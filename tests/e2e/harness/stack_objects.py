@@ -10,6 +10,7 @@ Charts come from where the test suite holds the pinned versions: the vendored ch
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -37,40 +38,68 @@ def _name(logical_id: str) -> str:
     return re.sub(r"[^a-z0-9-]", "", logical_id.lower())[:63]
 
 
+def _hex(logical_id: str) -> str:
+    return hashlib.sha256(logical_id.encode()).hexdigest()[:17]
+
+
+# What CloudFormation's Ref returns for the resource types gpu-pool's objects refer to (each
+# type's "Return values" in the CloudFormation user guide); other types give their name.
+_REF_SHAPES = {
+    "AWS::EC2::Subnet": "subnet-{hex}",
+    "AWS::EC2::SecurityGroup": "sg-{hex}",
+    "AWS::EC2::LaunchTemplate": "lt-{hex}",
+    "AWS::EC2::PlacementGroup": "{name}",
+    "AWS::SQS::Queue": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{{name}}",
+    "AWS::KMS::Key": "{hex}",
+}
+
+
 def _attribute(logical_id: str, attribute: str) -> str:
-    if attribute == "Arn":
+    if attribute == "Arn" or attribute.endswith("Arn"):
         return f"arn:aws:iam::{ACCOUNT}:role/{_name(logical_id)}"
     if attribute == "Endpoint":
         return f"https://0123456789ABCDEF0123456789ABCDEF.gr7.{REGION}.eks.amazonaws.com"
+    if attribute.endswith("SecurityGroupId") or attribute == "GroupId":
+        return f"sg-{_hex(logical_id)}"
+    if attribute == "SubnetId":
+        return f"subnet-{_hex(logical_id)}"
     return _name(f"{logical_id}-{attribute}")
 
 
-def deployed(value: Any) -> Any:
-    """`value` with its intrinsic functions resolved to deploy-shaped strings."""
+def deployed(value: Any, types: dict[str, str] | None = None) -> Any:
+    """`value` with its intrinsic functions resolved to deploy-shaped strings (`types`: the
+    template's resource types by logical id, for the shape of a Ref)."""
+    types = types or {}
     if isinstance(value, dict) and len(value) == 1:
         ((function, argument),) = value.items()
         if function == "Ref":
-            return PSEUDO.get(argument, _name(argument))
+            if argument in PSEUDO:
+                return PSEUDO[argument]
+            shape = _REF_SHAPES.get(types.get(argument, ""), "{name}")
+            return shape.format(hex=_hex(argument), name=_name(argument))
         if function == "Fn::GetAtt":
-            return (
-                _attribute(*argument)
-                if isinstance(argument, list)
-                else _attribute(*argument.split(".", 1))
+            logical_id, attribute = (
+                argument if isinstance(argument, list) else argument.split(".", 1)
             )
+            return _attribute(logical_id, attribute)
         if function == "Fn::Join":
             separator, parts = argument
-            return separator.join(str(deployed(p)) for p in parts)
+            return separator.join(str(deployed(p, types)) for p in parts)
         if function == "Fn::Select":
             index, items = argument
-            return deployed(items)[int(index)]
+            return deployed(items, types)[int(index)]
         if function == "Fn::Split":
             separator, text = argument
-            return str(deployed(text)).split(separator)
+            return str(deployed(text, types)).split(separator)
     if isinstance(value, dict):
-        return {k: deployed(v) for k, v in value.items()}
+        return {k: deployed(v, types) for k, v in value.items()}
     if isinstance(value, list):
-        return [deployed(v) for v in value]
+        return [deployed(v, types) for v in value]
     return value
+
+
+def _types(template: Template) -> dict[str, str]:
+    return {k: r["Type"] for k, r in template.to_json().get("Resources", {}).items()}
 
 
 @dataclass(frozen=True)
@@ -92,10 +121,11 @@ class Release:
 
 
 def manifests(template: Template) -> list[Manifest]:
+    types = _types(template)
     return [
         Manifest(
             logical_id,
-            json.loads(deployed(resource["Properties"]["Manifest"])),
+            json.loads(deployed(resource["Properties"]["Manifest"], types)),
             str(resource["Properties"].get("Overwrite", "false")).lower() == "true",
         )
         for logical_id, resource in template.find_resources(MANIFEST).items()
@@ -103,9 +133,9 @@ def manifests(template: Template) -> list[Manifest]:
 
 
 def releases(template: Template) -> list[Release]:
-    found = []
+    found, types = [], _types(template)
     for logical_id, resource in template.find_resources(HELM).items():
-        properties = deployed(resource["Properties"])
+        properties = deployed(resource["Properties"], types)
         found.append(
             Release(
                 logical_id,
