@@ -340,6 +340,20 @@ class Verifier(StallDiagnosis):
     def _ready_pool_nodes(self) -> list[str]:
         return [n.metadata.name for n in self._pool_nodes() if node_ready(as_dict(n))[0]]
 
+    def _ready_pool_nodes_without_gpus(self) -> list[dict[str, Any]]:
+        nodes = [as_dict(n) for n in self._pool_nodes()]
+        return [n for n in nodes if node_ready(n)[0] and allocatable(n, self.resource) == 0]
+
+    def _plugin_failure(self, node: dict[str, Any]) -> Failure:
+        """A Ready node of the pool without the resource: whether its device plugin reaches
+        it, and the fix."""
+        verdict = device_plugin_reaches(node, device_plugin_daemon_sets(self.apps))
+        return Failure(
+            f"the node is Ready but advertises no {self.resource} (device plugin)",
+            [verdict.detail],
+            verdict.fix or "the plugin runs there: check its pod logs on the node",
+        )
+
     def _pool_nodes(self) -> list[Any]:
         return list(self.core.list_node(label_selector=pool_selector(self.pool)).items)
 
@@ -396,12 +410,7 @@ class Verifier(StallDiagnosis):
                         "Auto Mode runs the plugin itself (not as a DaemonSet): `kubectl "
                         "describe node`, and an AWS support case if it stays so",
                     )
-                verdict = device_plugin_reaches(run.node, device_plugin_daemon_sets(self.apps))
-                raise Failure(
-                    f"the node is Ready but advertises no {self.resource} (device plugin)",
-                    [verdict.detail],
-                    verdict.fix or "the plugin runs there: check its pod logs on the node",
-                )
+                raise self._plugin_failure(run.node)
         elif run.node is not None:
             if now - reached["node joined"] > self.timeouts.node_ready:
                 raise Failure(
@@ -418,6 +427,15 @@ class Verifier(StallDiagnosis):
             # is judged before the autoscaler.
             if self.dra and (standing := self._ready_pool_nodes()):
                 raise self._dra_node_failure(standing)
+            # So can a device plugin pool's pod on Ready nodes that advertise no GPU: Cluster
+            # Autoscaler counts such a node (it carries the GPU label) as GPU capacity still
+            # starting, and scales nothing up; the plugin is judged first.
+            if (
+                not self.dra
+                and self.pool.provisioner != "auto-mode"
+                and (idle := self._ready_pool_nodes_without_gpus())
+            ):
+                raise self._plugin_failure(idle[0])
             if self.pool.provisioner != "cluster-autoscaler":
                 raise self._no_node_claim_failure()
             verdict = autoscaler_state(self.apps, self.cluster_name)

@@ -38,6 +38,15 @@ KWOK_STAGES = (
     "kustomize/stage/pod/fast/pod-delete.yaml",
 )
 START_TIMEOUT_SECONDS = 60
+# The smoke-test pod completing once it runs (a Stage of our own, kwok/ beside this file).
+SMOKE_POD_STAGE = Path(__file__).parent / "kwok" / "smoke-pod-completes.yaml"
+# What the smoke pod's `nvidia-smi` printed, as the kubelet keeps a container's log (the CRI
+# log format: time, stream, tag, text): kwok's kubelet API serves it to `kubectl logs` and
+# the API server's log proxy (kwok ClusterLogs, kwok.x-k8s.io/v1alpha1).
+NVIDIA_SMI_OUTPUT = (
+    "| NVIDIA-SMI 580.95.05    Driver Version: 580.95.05    CUDA Version: 13.0 |",
+    "|   0  NVIDIA A10G                    On  |   00000000:00:1E.0 Off |     0 |",
+)
 
 
 def _free_port() -> int:
@@ -66,6 +75,7 @@ class ControlPlane:
     def start(self) -> ControlPlane:
         self.pki = make_pki(self.work_dir / "pki")
         etcd_port, peer_port, api_port = _free_port(), _free_port(), _free_port()
+        kubelet_port = _free_port()
         self.server = f"https://127.0.0.1:{api_port}"
         self.kubeconfig = self._write_kubeconfig()
         self._start(
@@ -104,6 +114,8 @@ class ControlPlane:
                 "--allow-privileged=true",
                 # The `kubernetes` Service's endpoint would be 127.0.0.1, which Endpoints refuse.
                 "--endpoint-reconciler-type=none",
+                # Pod logs come from kwok's kubelet API at each node's InternalIP (127.0.0.1).
+                "--kubelet-preferred-address-types=InternalIP",
                 "--profiling=false",
             ],
         )
@@ -138,9 +150,38 @@ class ControlPlane:
                 "--manage-nodes-with-annotation-selector="
                 + ",".join(f"{k}={v}" for k, v in KWOK_NODE_ANNOTATION.items()),
                 *(f"--config={kwok / stage}" for stage in KWOK_STAGES),
+                f"--config={SMOKE_POD_STAGE}",
+                f"--config={self._smoke_logs()}",
+                # kwok's kubelet API (logs), on loopback, as each node's kubelet endpoint.
+                f"--server-address=127.0.0.1:{kubelet_port}",
+                "--node-ip=127.0.0.1",
+                f"--node-port={kubelet_port}",
+                f"--tls-cert-file={pki.serving_cert}",
+                f"--tls-private-key-file={pki.serving_key}",
             ],
         )
         return self
+
+    def _smoke_logs(self) -> Path:
+        """kwok's ClusterLogs for the smoke pod's container, and the log file it serves."""
+        log = self.work_dir / "nvidia-smi.log"
+        log.write_text(
+            "".join(
+                f"2026-01-01T00:00:00.000000000Z stdout F {line}\n" for line in NVIDIA_SMI_OUTPUT
+            )
+        )
+        config = self.work_dir / "smoke-logs.yaml"
+        config.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "kwok.x-k8s.io/v1alpha1",
+                    "kind": "ClusterLogs",
+                    "metadata": {"name": "gpu-pool-smoke-test"},
+                    "spec": {"logs": [{"containers": ["nvidia-smi"], "logsFile": str(log)}]},
+                }
+            )
+        )
+        return config
 
     def _write_kubeconfig(self) -> Path:
         assert self.pki is not None

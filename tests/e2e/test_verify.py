@@ -1,0 +1,190 @@
+"""`gpu-pool verify` and `gpu-pool doctor` against the real API server, as the pipeline's verify
+role runs them: its rights are Kubernetes' own RBAC evaluating the ClusterRole and Role the
+stack renders (gpu_pool/cdk/cluster/verifier.py), bound here to a ServiceAccount whose token
+verify presents, plus Kubernetes' `edit` role in the smoke namespace (what EKS's
+AmazonEKSEditPolicy grants: EKS user guide, "Review access policy permissions"). The scheduler
+binds the smoke pod to the pool's GPU node once the device plugin runs there; kwok runs it and
+serves its log through the kubelet API (tests/e2e/harness/control_plane.py). The stack binds
+its roles to a Kubernetes group an EKS access entry maps the IAM role to; a ServiceAccount
+cannot be in such a group, so the bindings here name the ServiceAccount instead."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gpu_pool.cdk.cluster.verifier import verify_reads_manifest, verify_writes_manifest
+from gpu_pool.cli.main import main
+from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.stack_objects import Release
+from tests.e2e.test_gpu_nodes import POOL, Scenario, _device_plugin, _pool_node
+from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.e2e
+
+ACCOUNT = "gpu-pool-verify"
+NAMESPACE = "default"
+# Real time, short: the cluster answers in seconds.
+TIMEOUTS = [
+    "--poll-interval",
+    "0.5",
+    "--scale-up-timeout",
+    "20",
+    "--node-join-timeout",
+    "20",
+    "--node-ready-timeout",
+    "20",
+    "--gpu-timeout",
+    "20",
+    "--run-timeout",
+    "20",
+]
+
+
+def _binding(kind: str, role_kind: str, role: str, namespace: str | None = None) -> dict:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": {
+            "name": f"{role}-{ACCOUNT}",
+            **({"namespace": namespace} if namespace else {}),
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": NAMESPACE}],
+    }
+
+
+@pytest.fixture(scope="module")
+def verify_kubeconfig(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A kubeconfig holding a token of the ServiceAccount bound to the verify role's rights."""
+    roles = verify_reads_manifest("Test") + verify_writes_manifest("Test", NAMESPACE)
+    cluster.apply([o for o in roles if o["kind"] in ("ClusterRole", "Role")])
+    (cluster_role,) = [o["metadata"]["name"] for o in roles if o["kind"] == "ClusterRole"]
+    (role,) = [o["metadata"]["name"] for o in roles if o["kind"] == "Role"]
+    cluster.apply(
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": ACCOUNT, "namespace": NAMESPACE},
+            },
+            _binding("ClusterRoleBinding", "ClusterRole", cluster_role),
+            _binding("RoleBinding", "Role", role, NAMESPACE),
+            _binding("RoleBinding", "ClusterRole", "edit", NAMESPACE),
+        ]
+    )
+    token = cluster.core.create_namespaced_service_account_token(
+        ACCOUNT, NAMESPACE, {"spec": {"expirationSeconds": 3600}}
+    ).status.token
+    assert cluster.plane.pki is not None
+    path = tmp_path_factory.mktemp("verify") / "kubeconfig"
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": "e2e",
+                        "cluster": {
+                            "server": cluster.plane.server,
+                            "certificate-authority": str(cluster.plane.pki.ca_cert),
+                        },
+                    }
+                ],
+                "users": [{"name": ACCOUNT, "user": {"token": token}}],
+                "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": ACCOUNT}}],
+                "current-context": "e2e",
+            }
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def scenario(cluster: Cluster) -> Iterator[Scenario]:
+    running = Scenario(cluster)
+    try:
+        yield running
+    finally:
+        running.cleanup()
+
+
+def _gpu_pool(*arguments: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([arguments[0], "--cdk-json", str(ROOT / "cdk.json"), *arguments[1:]])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_verify_runs_the_smoke_pod_on_the_pools_gpu_with_the_verify_roles_rights(
+    cluster, scenario, default_template, verify_kubeconfig
+):
+    scenario.install(_device_plugin(default_template))
+    scenario.node(_pool_node(default_template))
+    code, out, err = _gpu_pool(
+        "verify", "--kubeconfig", str(verify_kubeconfig), "--pool", POOL, *TIMEOUTS
+    )
+    assert (code, err) == (0, ""), out
+    lines = out.splitlines()
+    pod = lines[0].split()[4]
+    assert [re.sub(r"^\[\s*[\d.]+s\] ", "", line) for line in lines if line.startswith("[")] == [
+        f"submitted pod {pod} (nvidia.com/gpu: 1)",
+        "pending",
+        "scheduled: on ip-10-0-1-5.ec2.internal",
+        "pod succeeded; nvidia-smi output:",
+    ], out
+    # The log the kubelet API served for the pod's container, through the API server.
+    assert "|   0  NVIDIA A10G" in out
+    assert lines[-2:] == ["verify: OK", f"deleted pod {pod}"]
+    # verify deleted its pod, as it promises however the run ends.
+    pods = cluster.core.list_namespaced_pod(
+        NAMESPACE, label_selector="app.kubernetes.io/name=gpu-pool-smoke-test"
+    )
+    assert [p.metadata.name for p in pods.items if not p.metadata.deletion_timestamp] == []
+
+
+def test_verify_names_the_plugin_that_does_not_tolerate_the_pools_taint(
+    cluster, scenario, default_template, verify_kubeconfig
+):
+    """The broken twin: the plugin's DaemonSet without the pool's toleration. The real
+    controllers leave the pool's node without a plugin pod and without GPUs, and verify, reading
+    with the verify role's rights only, names the plugin, not the autoscaler (which, seeing a
+    GPU-labelled node without GPUs, would wait for it rather than scale up). Before this ran on
+    a real cluster, verify skipped nodes older than its pod and blamed Cluster Autoscaler."""
+    plugin = _device_plugin(default_template)
+    values = {
+        **plugin.values,
+        "tolerations": [t for t in plugin.values["tolerations"] if t["key"] != "nvidia.com/gpu"],
+    }
+    scenario.install(Release(**{**plugin.__dict__, "values": values}))
+    scenario.node(_pool_node(default_template))
+    code, out, err = _gpu_pool(
+        "verify",
+        "--kubeconfig",
+        str(verify_kubeconfig),
+        "--pool",
+        POOL,
+        "--poll-interval",
+        "0.5",
+        "--scale-up-timeout",
+        "3",
+    )
+    assert (code, err) == (1, ""), out
+    report = out.splitlines()[2:5]
+    assert report == [
+        "verify: FAILED while waiting for 'scale-up': the node is Ready but advertises no "
+        "nvidia.com/gpu (device plugin)",
+        "  evidence: no device plugin DaemonSet would run on ip-10-0-1-5.ec2.internal: "
+        "nvidia-device-plugin-gpu: does not tolerate nvidia.com/gpu=true:NoSchedule; "
+        "nvidia-device-plugin-gpu-mps-control-daemon: nodeSelector {'gpu-pool.io/pool': 'gpu', "
+        "'nvidia.com/mps.capable': 'true'} does not match",
+        "  fix: its nodeSelector must match the node's gpu-pool.io/pool label and its tolerations "
+        "the pool's taints (redeploy the stack; `gpu-pool doctor` shows the DaemonSet)",
+    ], out
