@@ -24,6 +24,7 @@ from gpu_pool.cli.main import main
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.stack_objects import Release
 from tests.e2e.test_gpu_nodes import POOL, Scenario, _device_plugin, _pool_node
+from tests.support.node_health import agent_condition, agent_reason
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -188,3 +189,43 @@ def test_verify_names_the_plugin_that_does_not_tolerate_the_pools_taint(
         "  fix: its nodeSelector must match the node's gpu-pool.io/pool label and its tolerations "
         "the pool's taints (redeploy the stack; `gpu-pool doctor` shows the DaemonSet)",
     ], out
+
+
+def test_doctor_reads_the_pool_and_a_gpu_fault_on_the_real_cluster(
+    cluster, scenario, default_template
+):
+    """doctor on the real cluster: the pool's node and its GPUs, the plugin's DaemonSet as the
+    DaemonSet controller reports it, and a GPU fault as the EKS node monitoring agent reports it
+    (a node condition, written through the node's status as the agent writes it). The
+    autoscaler is not in this cluster (the next issue's), which doctor says."""
+    scenario.install(_device_plugin(default_template))
+    node = scenario.node(_pool_node(default_template))
+    cluster.wait_for(
+        "the node's GPUs",
+        lambda: (cluster.core.read_node(node).status.allocatable or {}).get("nvidia.com/gpu"),
+    )
+    xid79 = agent_reason("AcceleratedHardwareReady", "NvidiaXIDError", 79)
+    message = "detected XID-79 on the instance, review kernel logs for additional information."
+    cluster.core.patch_node_status(
+        node,
+        {
+            "status": {
+                "conditions": [
+                    agent_condition("AcceleratedHardwareReady", "False", xid79, message, minutes=4)
+                ]
+            }
+        },
+    )
+    code, out, err = _gpu_pool("doctor", "--kubeconfig", str(cluster.plane.kubeconfig))
+    assert (code, err) == (1, ""), out
+    lines = out.splitlines()
+    assert lines[:3] == [
+        f"[  ok] node {node}: Ready, nvidia.com/gpu: 1",
+        "[  ok] DaemonSet nvidia-device-plugin-gpu: 1/1 ready",
+        "[  ok] DaemonSet nvidia-device-plugin-gpu-mps-control-daemon: 0/0 ready",
+    ], out
+    assert "[fail] autoscaler: no Deployment cluster-autoscaler in kube-system" in lines
+    assert (
+        f"[fail] health {node}: AcceleratedHardwareReady=False for 4 min: NvidiaXID79Error "
+        f"({message}); repair will replace it after 10 min"
+    ) in lines, out
