@@ -36,6 +36,7 @@ class Scenario:
         self.releases: list[Release] = []
         self.nodes: list[str] = []
         self.pods: list[tuple[str, str]] = []
+        self.claim_templates: list[str] = []
 
     def install(self, release: Release) -> None:
         chart = chart_directory(release, None)
@@ -71,6 +72,8 @@ class Scenario:
     def cleanup(self) -> None:
         for namespace, name in self.pods:
             self.cluster.core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+        for name in self.claim_templates:
+            self.cluster.resource.delete_namespaced_resource_claim_template(name, "default")
         for release in self.releases:
             self.cluster.uninstall_chart(release.release, release.namespace)
         for name in self.nodes:

@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import re
+from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from gpu_pool.cli.main import main
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.stack_objects import Release
 from tests.e2e.test_gpu_nodes import POOL, Scenario, _device_plugin, _pool_node
-from tests.support.node_health import agent_condition, agent_reason
+from tests.support.node_health import agent_reason
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -206,16 +207,20 @@ def test_doctor_reads_the_pool_and_a_gpu_fault_on_the_real_cluster(
     )
     xid79 = agent_reason("AcceleratedHardwareReady", "NvidiaXIDError", 79)
     message = "detected XID-79 on the instance, review kernel logs for additional information."
-    cluster.core.patch_node_status(
-        node,
-        {
-            "status": {
-                "conditions": [
-                    agent_condition("AcceleratedHardwareReady", "False", xid79, message, minutes=4)
-                ]
-            }
-        },
-    )
+    # Set 4.5 minutes ago by the agent, dated against real time: doctor reads the age with
+    # the real clock.
+    now = datetime.now(UTC)
+    condition = {
+        "type": "AcceleratedHardwareReady",
+        "status": "False",
+        "reason": xid79,
+        "message": message,
+        "lastHeartbeatTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "lastTransitionTime": (now - timedelta(minutes=4, seconds=30)).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
+    }
+    cluster.core.patch_node_status(node, {"status": {"conditions": [condition]}})
     code, out, err = _gpu_pool("doctor", "--kubeconfig", str(cluster.plane.kubeconfig))
     assert (code, err) == (1, ""), out
     lines = out.splitlines()

@@ -37,7 +37,8 @@ class Cluster:
         self.core = client.CoreV1Api(self.api)
         self.apps = client.AppsV1Api(self.api)
         self.custom = client.CustomObjectsApi(self.api)
-        self._advertiser = GpuAdvertiser(self.core)
+        self.resource = client.ResourceV1Api(self.api)
+        self._advertiser = GpuAdvertiser(self.core, self.resource)
         self._files = 0
 
     def __enter__(self) -> Cluster:

@@ -107,11 +107,68 @@ def node_group_node(
     }
 
 
-class GpuAdvertiser:
-    """Advertises a node's GPUs while a device plugin pod runs on it (polled every 0.2 s)."""
+# The NVIDIA DRA driver's image (dra-driver-nvidia-gpu chart 0.4.1 values.yaml image.repository);
+# its DaemonSet's pods are the kubelet plugin (its controller is a Deployment of the same image).
+DRA_DRIVER_IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu"
+DRA_GPU_DRIVER = "gpu.nvidia.com"
 
-    def __init__(self, core: Any) -> None:
+
+def gpu_resource_slice(node: Any) -> dict[str, Any]:
+    """The ResourceSlice the driver's kubelet plugin publishes for a node: one pool named after
+    the node, one device per GPU named gpu-<minor>, with the attributes and capacity of
+    GpuInfo.GetDevice (NVIDIA/k8s-dra-driver-gpu cmd/gpu-kubelet-plugin/deviceinfo.go, the code
+    kubernetes-sigs/dra-driver-nvidia-gpu carries on) and the standard PCIe root attribute
+    (k8s.io/dynamic-resource-allocation/deviceattribute, resource.kubernetes.io/pcieRoot)."""
+    name = node.metadata.name
+    instance_type = node.metadata.labels["node.kubernetes.io/instance-type"]
+    (gpu,) = instance_type_facts(instance_type)["GpuInfo"]["Gpus"]
+    devices = [
+        {
+            "name": f"gpu-{minor}",
+            "attributes": {
+                "type": {"string": "gpu"},
+                "uuid": {"string": f"GPU-{name}-{minor}"},
+                "productName": {"string": f"NVIDIA {gpu['Name']}"},
+                "brand": {"string": "Nvidia"},
+                "architecture": {"string": "Ada Lovelace"},
+                "cudaComputeCapability": {"version": "8.9.0"},
+                "driverVersion": {"version": "580.95.5"},
+                "cudaDriverVersion": {"version": "13.0.0"},
+                "pcieBusID": {"string": f"0000:{0x30 + minor:02x}:00.0"},
+                "addressingMode": {"string": "None"},
+                "resource.kubernetes.io/pcieRoot": {"string": f"pci0000:{0x30 + minor:02x}"},
+            },
+            "capacity": {"memory": {"value": f"{gpu['MemoryInfo']['SizeInMiB']}Mi"}},
+        }
+        for minor in range(gpu_count(instance_type))
+    ]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        # Owned by the node, as the kubelet plugin library publishes it
+        # (k8s.io/dynamic-resource-allocation/kubeletplugin): deleted with the node.
+        "metadata": {
+            "name": f"{name}-{DRA_GPU_DRIVER}",
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node.metadata.uid}
+            ],
+        },
+        "spec": {
+            "driver": DRA_GPU_DRIVER,
+            "nodeName": name,
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+class GpuAdvertiser:
+    """Advertises a node's GPUs while a device plugin pod runs on it, and publishes its
+    ResourceSlice while the DRA driver's kubelet plugin runs on it (polled every 0.2 s)."""
+
+    def __init__(self, core: Any, resource: Any) -> None:
         self._core = core
+        self._resource = resource
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -138,6 +195,15 @@ class GpuAdvertiser:
             for pod in pods.items
             if any(c.image.startswith(DEVICE_PLUGIN_IMAGE) for c in pod.spec.containers)
         }
+        with_driver = {
+            pod.spec.node_name
+            for pod in pods.items
+            if any(c.image.startswith(DRA_DRIVER_IMAGE) for c in pod.spec.containers)
+            and any(o.kind == "DaemonSet" for o in pod.metadata.owner_references or [])
+        }
+        published = {s.spec.node_name for s in self._resource.list_resource_slice().items}
+        for name in with_driver - published:
+            self._resource.create_resource_slice(gpu_resource_slice(self._core.read_node(name)))
         for name in with_plugin:
             node = self._core.read_node(name)
             instance_type = node.metadata.labels.get("node.kubernetes.io/instance-type", "")

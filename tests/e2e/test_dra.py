@@ -1,0 +1,133 @@
+"""DRA for real: the NVIDIA DRA driver's chart (0.4.1) installed with a DRA pool's values, its
+kubelet plugin placed on the pool's node by the DaemonSet controller, the node's GPUs published
+as that driver publishes them (tests/e2e/harness/nodes.py gpu_resource_slice), and the smoke
+test's ResourceClaimTemplate and pod (`gpu-pool smoke-test-manifest`) accepted by
+resource.k8s.io/v1: kube-controller-manager's resourceclaim controller makes the pod's claim and
+the scheduler allocates it a GPU and binds the pod."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.nodes import DRA_DRIVER_IMAGE, DRA_GPU_DRIVER, node_group_node
+from tests.e2e.harness.pools import node_group
+from tests.e2e.harness.stack_objects import releases
+from tests.e2e.test_gpu_nodes import Scenario, _scheduling_failure
+from tests.support.cfn import synth
+from tests.support.settings import DRA
+
+pytestmark = pytest.mark.e2e
+
+NODE = "ip-10-0-2-7.ec2.internal"
+
+
+@pytest.fixture
+def scenario(cluster: Cluster) -> Iterator[Scenario]:
+    running = Scenario(cluster)
+    try:
+        yield running
+    finally:
+        running.cleanup()
+
+
+def _smoke_objects(tmp_path: Path) -> list[dict[str, Any]]:
+    import contextlib
+    import io
+
+    from gpu_pool.cli.main import main
+    from tests.support.paths import ROOT
+
+    settings = tmp_path / "dra.json"
+    settings.write_text(json.dumps(DRA))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert (
+            main(
+                [
+                    "smoke-test-manifest",
+                    "--cdk-json",
+                    str(ROOT / "cdk.json"),
+                    "--config",
+                    str(settings),
+                    "--pool",
+                    "dra",
+                ]
+            )
+            == 0
+        )
+    return [d for d in yaml.safe_load_all(out.getvalue()) if d]
+
+
+def _dra_node(cluster: Cluster, scenario: Scenario) -> str:
+    template = synth(DRA)
+    (driver,) = [r for r in releases(template) if r.chart == "dra-driver-nvidia-gpu"]
+    scenario.install(driver)
+    logical_id, properties = node_group(template, "dra")
+    node = scenario.node(node_group_node(NODE, properties, nodegroup_name=logical_id))
+    cluster.wait_for(
+        "the driver's kubelet plugin Running on the DRA pool's node",
+        lambda: [
+            p
+            for p in cluster.core.list_pod_for_all_namespaces(
+                field_selector=f"spec.nodeName={node},status.phase=Running"
+            ).items
+            if any(c.image.startswith(DRA_DRIVER_IMAGE) for c in p.spec.containers)
+        ],
+    )
+    cluster.wait_for(
+        "the node's ResourceSlice",
+        lambda: cluster.resource.list_resource_slice(field_selector=f"spec.nodeName={node}").items,
+    )
+    return node
+
+
+def _create(cluster: Cluster, scenario: Scenario, objects: list[dict[str, Any]]) -> str:
+    for manifest in objects:
+        if manifest["kind"] == "ResourceClaimTemplate":
+            cluster.resource.create_namespaced_resource_claim_template("default", manifest)
+            scenario.claim_templates.append(manifest["metadata"]["name"])
+    (pod,) = [o for o in objects if o["kind"] == "Pod"]
+    return scenario.pod(pod)
+
+
+def test_the_scheduler_allocates_the_smoke_tests_claim_a_gpu_of_the_pools_node(
+    cluster, scenario, tmp_path
+):
+    node = _dra_node(cluster, scenario)
+    pod = _create(cluster, scenario, _smoke_objects(tmp_path))
+    running = cluster.wait_for(
+        "the smoke pod Running",
+        lambda: (
+            (p := cluster.core.read_namespaced_pod(pod, "default")).status.phase == "Running" and p
+        ),
+    )
+    assert running.spec.node_name == node
+    (status,) = running.status.resource_claim_statuses
+    claim = cluster.resource.read_namespaced_resource_claim(status.resource_claim_name, "default")
+    (result,) = claim.status.allocation.devices.results
+    assert (result.driver, result.pool, result.device, result.request) == (
+        DRA_GPU_DRIVER,
+        node,
+        "gpu-0",
+        "gpu",
+    )
+
+
+def test_a_claim_for_more_gpus_than_the_node_has_is_not_allocated(cluster, scenario, tmp_path):
+    """The same claim for two GPUs on a one-GPU g6e.xlarge: the scheduler says it cannot
+    allocate it, and the pod stays Pending."""
+    _dra_node(cluster, scenario)
+    objects = _smoke_objects(tmp_path)
+    for manifest in objects:
+        if manifest["kind"] == "ResourceClaimTemplate":
+            manifest["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2
+    pod = _create(cluster, scenario, objects)
+    message = _scheduling_failure(cluster, pod, "cannot allocate all claims")
+    assert "0/1 nodes are available: 1 cannot allocate all claims." in message
