@@ -14,8 +14,8 @@ import contextlib
 import io
 import json
 import re
-from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
