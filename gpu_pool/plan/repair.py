@@ -131,16 +131,27 @@ class RepairPlan:
             " unhealthy"
         )
         parallel = _limit(self.max_parallel_count, self.max_parallel_percentage)
-        reboots = [
-            _XID_ERROR.sub(r"XID \1", o.reason)
-            for o in self.overrides
-            if o.action is RepairAction.REBOOT
+        overridden = [
+            f"{verb} on {', '.join(reasons)}"
+            for action, verb in _OVERRIDE_VERBS.items()
+            if (
+                reasons := [
+                    _XID_ERROR.sub(r"XID \1", o.reason)
+                    for o in self.overrides
+                    if o.action is action
+                ]
+            )
         ]
-        text = f"on; {unhealthy}; {parallel} at a time"
-        return text + (f"; reboots on {', '.join(reboots)}" if reboots else "")
+        return "; ".join([f"on; {unhealthy}; {parallel} at a time", *overridden])
 
 
 _XID_ERROR = re.compile(r"^NvidiaXID(\d+)Error$")
+# How `describe` words each action of the overrides, in its order.
+_OVERRIDE_VERBS = {
+    RepairAction.REBOOT: "reboots",
+    RepairAction.REPLACE: "replaces",
+    RepairAction.NO_ACTION: "no action",
+}
 
 
 def _limit(count: int | None, percentage: int | None) -> str:

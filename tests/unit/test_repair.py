@@ -307,7 +307,7 @@ def test_the_karpenter_limit_rule_names_each_setting():
                 }
             ),
             "on; pauses as EKS does (more than 5 nodes and 20% unhealthy); 25% at a time; reboots "
-            "on NvidiaNVLinkError",
+            "on NvidiaNVLinkError; replaces on XID 79",
         ),
     ],
     ids=["off", "karpenter", "counts", "percentage-and-own-overrides"],
