@@ -22,6 +22,7 @@ from gpu_pool import (
     MetricsSettings,
     PoolSettings,
 )
+from tests.support.paths import ROOT
 from tests.support.rules import documented
 from tests.support.user_app import imported_cluster, user_cluster
 
@@ -105,6 +106,80 @@ def test_a_karpenter_pool_given_the_cluster_instead_of_karpenter(stack):
         )
     ) == ["KarpenterNodePool 'S/Batch': karpenter: got an object of aws_eks_v2.ICluster; expected Karpenter"]
 
+
+
+def test_an_argument_a_construct_does_not_take_is_named_with_what_it_takes(stack):
+    """#48 item 7: `cluster=` on KarpenterNodePool was a bare TypeError."""
+    cluster, subnet = imported_cluster(stack)
+    settings = PoolSettings(provisioner="karpenter")
+    assert _error(
+        lambda: KarpenterNodePool(stack, "Batch", cluster=cluster, subnets=[subnet], settings=settings)
+    ) == [
+        "KarpenterNodePool 'S/Batch': cluster: not an argument of it; it takes scope and "
+        "construct_id by position, then by keyword karpenter, subnets, settings, tags, vpc",
+        "KarpenterNodePool 'S/Batch': karpenter: missing; expected Karpenter",
+    ]
+
+
+def test_a_mistyped_argument_is_named_with_the_closest_one(stack):
+    cluster, subnet = imported_cluster(stack)
+    assert _error(lambda: GpuNodePool(stack, "Pool", cluster=cluster, subnet=[subnet])) == [
+        "GpuNodePool 'S/Pool': subnet: not an argument of it (did you mean subnets?); it takes "
+        "scope and construct_id by position, then by keyword cluster, subnets, settings, "
+        "node_role, tags, kubernetes_version, vpc, cluster_security_group_id",
+        "GpuNodePool 'S/Pool': subnets: missing; expected a list of aws_ec2.ISubnet",
+    ]
+
+
+def test_arguments_by_position_past_the_id_are_named(stack):
+    """#48 item 7: positional arguments were a bare TypeError."""
+    cluster, subnet = imported_cluster(stack)
+    assert _error(lambda: ClusterAutoscaler(stack, "CA", cluster)) == [
+        "ClusterAutoscaler 'S/CA': 3 arguments by position; it takes scope and construct_id by "
+        "position, then by keyword cluster, settings, kubernetes_version, node_selector, "
+        "install_pod_identity_agent",
+        "ClusterAutoscaler 'S/CA': cluster: missing; expected aws_eks_v2.ICluster (an "
+        "aws_eks_v2.Cluster, or one imported with aws_eks_v2.Cluster.from_cluster_attributes)",
+    ]
+
+
+def test_the_library_page_shows_the_messages_the_code_prints():
+    """docs/library.md's sample messages, built as the page describes them."""
+    page = (ROOT / "docs" / "library.md").read_text()
+    stack = cdk.Stack(cdk.App(), "MlPlatform")
+    cluster, subnet = imported_cluster(stack)
+    printed = [
+        *_error(
+            lambda: GpuNodePool(
+                stack, "Inference", cluster=cluster, subnets=[subnet], settings={"name": "inference"}
+            )
+        ),
+        *_error(
+            lambda: KarpenterNodePool(
+                stack,
+                "Batch",
+                cluster=cluster,
+                subnets=[subnet],
+                settings=PoolSettings(name="batch", provisioner="karpenter"),
+            )
+        ),
+        *_error(
+            lambda: GpuNodePool(
+                stack,
+                "Training",
+                cluster=cluster,
+                subnets=[subnet],
+                settings=PoolSettings(name="training", desired_size=3, max_size=2),
+            )
+        ),
+    ]
+    samples = [
+        line
+        for block in page.split("```text\n")[1:]
+        for line in block.split("\n```")[0].splitlines()
+        if line.startswith(("GpuNodePool", "KarpenterNodePool"))
+    ]
+    assert samples == printed
 
 def test_a_scope_that_is_not_a_construct():
     assert _error(lambda: ClusterAutoscaler("S", "CA", cluster=None, node_selector="system")) == [
@@ -412,3 +487,4 @@ def test_the_agent_added_in_the_app_or_repair_off_is_no_warning():
     assert _agent_warnings(add_agent="v1") == []
     assert _agent_warnings(add_agent="other-stack") == []
     assert _agent_warnings(add_agent=False, repair=False) == []
+
