@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import aws_cdk as cdk
 import pytest
+import yaml
 from aws_cdk import aws_eks as eks_v1
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk.assertions import Annotations, Match
@@ -488,3 +489,26 @@ def test_the_agent_added_in_the_app_or_repair_off_is_no_warning():
     assert _agent_warnings(add_agent="other-stack") == []
     assert _agent_warnings(add_agent=False, repair=False) == []
 
+
+def test_the_page_names_the_error_of_an_offline_zone_lookup_and_the_key_that_avoids_it():
+    """#48 item 7: a library app whose stack has an account and Region stops offline on
+    aws-cdk-lib's own zone lookup (the CLI's failed lookup, `$providerError`, becomes the stack's
+    error), which docs/library.md did not say; the context key it gives answers the lookup."""
+    from aws_cdk import aws_ec2 as ec2
+
+    page = (ROOT / "docs" / "library.md").read_text()
+    offline = page.split("## Synthesizing without credentials")[1].split("\n## ")[0]
+    (message,) = [b.split("\n```")[0].strip() for b in offline.split("```text\n")[1:]]
+    (example,) = [b.split("\n```")[0] for b in offline.split("```yaml\n")[1:]]
+    key = next(iter(yaml.safe_load(example)))
+    env = cdk.Environment(account="123456789012", region="us-east-1")
+
+    failed = {"$providerError": message, "$dontSaveContext": True}
+    stack = cdk.Stack(cdk.App(context={key: failed}), "MlPlatform", env=env)
+    ec2.Vpc(stack, "Vpc", availability_zones=["us-east-1a", "us-east-1b"])
+    assert [e.data for e in stack.node.metadata if e.type == "aws:cdk:error"] == [message]
+
+    stack = cdk.Stack(cdk.App(context=yaml.safe_load(example)), "MlPlatform", env=env)
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=3)
+    assert [e.type for e in stack.node.metadata if e.type == "aws:cdk:error"] == []
+    assert vpc.availability_zones == ["us-east-1a", "us-east-1b", "us-east-1c"]
