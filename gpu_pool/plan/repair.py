@@ -24,9 +24,11 @@ from gpu_pool.model.node_health import (
     ACCELERATED_HARDWARE_READY,
     ACCELERATED_HARDWARE_WAIT_MINUTES,
     CONDITION_XIDS,
+    KARPENTER_REBOOT_XIDS,
     REBOOT_XIDS,
     RepairAction,
     RepairPolicy,
+    RepairRules,
 )
 from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.settings import PoolSettings
@@ -92,12 +94,12 @@ class RepairPlan:
     overrides: tuple[RepairOverridePlan, ...] = ()
 
     def policy(self) -> RepairPolicy:
-        """The model's view: on or off, whether it reboots (node groups only), the actions the
-        overrides set."""
+        """The model's view: on or off, whose rules decide, the actions the overrides set."""
         return RepairPolicy(
             enabled=self.enabled,
-            reboots=self.provisioner == "cluster-autoscaler",
+            rules=repair_rules(self.provisioner),
             actions={o.reason: o.action for o in self.overrides},
+            waits={o.reason: o.wait_minutes for o in self.overrides},
             pause=self.pause(),
         )
 
@@ -120,9 +122,10 @@ class RepairPlan:
         if not self.enabled:
             return "off"
         if self.provisioner == "karpenter":
+            reboots = ", ".join(f"XID {xid}" for xid in sorted(KARPENTER_REBOOT_XIDS))
             return (
-                "on (Karpenter's nodeRepair: reboot or replace, Karpenter decides; stops above "
-                "20% unhealthy)"
+                f"on (Karpenter's nodeRepair: reboots on {reboots}; replaces on other faults; "
+                "stops above 20% unhealthy)"
             )
         unhealthy = (
             "pauses as EKS does (more than 5 nodes and 20% unhealthy)"
@@ -152,6 +155,15 @@ _OVERRIDE_VERBS = {
     RepairAction.REPLACE: "replaces",
     RepairAction.NO_ACTION: "no action",
 }
+
+
+def repair_rules(provisioner: Provisioner) -> RepairRules:
+    """Whose table a provisioner's repair follows."""
+    if provisioner == "karpenter":
+        return RepairRules.KARPENTER
+    if provisioner == "auto-mode":
+        return RepairRules.AUTO_MODE
+    return RepairRules.NODE_GROUP
 
 
 def _limit(count: int | None, percentage: int | None) -> str:
