@@ -216,6 +216,13 @@ def repair_plan(
     )
 
 
+def needs_node_monitoring_agent(provisioners: Iterable[Provisioner]) -> bool:
+    """Whether a cluster of pools of these provisioners needs the node monitoring agent add-on:
+    a node group or Karpenter pool, whatever the order or the other pools; Auto Mode's nodes
+    run their own agent (EKS user guide, "Automatically repair nodes")."""
+    return any(provisioner != "auto-mode" for provisioner in provisioners)
+
+
 def karpenter_repair_settings(repairs: Iterable[RepairPlan]) -> dict[str, Any]:
     """Karpenter's chart `settings` for repair, from the cluster's pools' `repairs` (Karpenter
     1.15.0 charts/karpenter/values.yaml; each gate is one per cluster). While a Karpenter pool
