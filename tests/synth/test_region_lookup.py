@@ -474,3 +474,22 @@ def test_the_deploy_guard_is_a_valid_cloudformation_rule(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     matches = lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))
     assert [str(m) for m in matches] == []
+
+
+def test_the_zones_hold_no_deploy_where_cluster_zones_names_them(tmp_path):
+    """#48 item 10: with cluster.zones the VPC is built from them, not from the lookup, so the
+    zones the lookup has not answered only warn (the pools' zones are not judged) and the
+    template carries no deploy guard."""
+    settings = {**SETTINGS, "cluster": {**SETTINGS["cluster"], "zones": ZONES[:3]}}
+    app = cdk.App(outdir=str(tmp_path))
+    GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
+    template = app.synth().get_stack_by_name("GpuPool").template
+    metadata = json.loads((tmp_path / "GpuPool.metadata.json").read_text())
+    unchecked = [
+        e["data"]
+        for entries in metadata.values()
+        for e in entries
+        if e["type"] == "gpu-pool:unchecked"
+    ]
+    assert [(u["rule"], u["blocks_deploy"]) for u in unchecked] == [("GP-REGION-08", False)]
+    assert "GpuPoolUncheckedFacts" not in template.get("Rules", {})
