@@ -387,7 +387,7 @@ def test_an_odcr_in_the_stacks_region_is_not_judged_as_a_capacity_block():
 def test_a_cached_quota_below_the_pools_need_is_warned(monkeypatch):
     """#39 item 4 end to end: the quota lookup's cached value reaches GP-REGION-09."""
     monkeypatch.setenv(PLUGIN_LOADED, "1")
-    settings = {**SETTINGS, "pool": {**SETTINGS["pool"], "max_size": 5000}}
+    settings = {**SETTINGS, "pool": {**SETTINGS["pool"], "max_size": 400}}
     stack = GpuPoolStack(
         cdk.App(context={REGION_LOOKUPS: True, **CACHED}),
         "GpuPool",
@@ -399,10 +399,10 @@ def test_a_cached_quota_below_the_pools_need_is_warned(monkeypatch):
         for e in node.node.metadata
         if e.type == "aws:cdk:warning"
     ]
-    # Two zones, a node group each at max_size 5000 of 4 vCPUs.
+    # Two zones, a node group each at max_size 400 of 4 vCPUs (within EKS's 450, GP-POOL-32).
     assert [w.split(", and the")[0] for w in warnings if "GP-REGION-09" in w] == [
-        "pool.max_size: at max size the pools need up to 40000 vCPUs of Running On-Demand G "
-        "and VT instances (L-DB2E81BA; gpu 40000)"
+        "pool.max_size: at max size the pools need up to 3200 vCPUs of Running On-Demand G "
+        "and VT instances (L-DB2E81BA; gpu 3200)"
     ]
 
 
