@@ -9,6 +9,8 @@ typed ones mypy checks, and `PoolSettings(**that_dict)` gives the same one-line 
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +26,42 @@ _HOW_TO_GET = {
     eks.ICluster: "aws_eks_v2.ICluster (an aws_eks_v2.Cluster, or one imported with "
     "aws_eks_v2.Cluster.from_cluster_attributes)",
 }
+
+
+def bound_arguments(
+    init: Callable[..., None], args: Sequence[object], kwargs: Mapping[str, object]
+) -> dict[str, object]:
+    """The arguments of a call of `init` (a construct's __init__, `self` left out) by name, or
+    ConfigError, one line per problem, where Python would raise a bare TypeError: more
+    arguments by position than it takes, a keyword it does not have (with the closest one it
+    has), a required one missing. Each line names what would be valid."""
+    parameters = list(inspect.signature(init).parameters.values())[1:]
+    by_position = [
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    by_keyword = [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    names = [p.name for p in parameters]
+    listed = f"{' and '.join(by_position)} by position, then by keyword {', '.join(by_keyword)}"
+    problems = []
+    if len(args) > len(by_position):
+        problems.append(f"{len(args)} arguments by position; it takes {listed}")
+    for name in kwargs:
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            problems.append(f"{name}: not an argument of it{hint}; it takes {listed}")
+    given = {*by_position[: len(args)], *kwargs}
+    hints = typing.get_type_hints(init)
+    problems += [
+        f"{p.name}: missing; expected {_expected(hints[p.name])}"
+        for p in parameters
+        if p.default is inspect.Parameter.empty and p.name not in given
+    ]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return {**dict(zip(by_position, args, strict=False)), **kwargs}
 
 
 def check_arguments(

@@ -9,7 +9,7 @@ from typing import Any, TypeVar, cast
 from aws_cdk import Annotations
 from constructs import Construct
 
-from gpu_pool.cdk.arguments import check_arguments
+from gpu_pool.cdk.arguments import bound_arguments, check_arguments
 from gpu_pool.model.findings import Finding
 from gpu_pool.settings import ConfigError
 
@@ -45,10 +45,12 @@ def names_itself(init: Init) -> Init:
     says which one."""
 
     @functools.wraps(init)
-    def wrapper(self: Construct, scope: Construct, construct_id: str, **kwargs: Any) -> None:
+    def wrapper(self: Construct, *args: Any, **kwargs: Any) -> None:
+        scope = args[0] if args else kwargs.get("scope")
+        construct_id = args[1] if len(args) > 1 else kwargs.get("construct_id")
         try:
-            check_arguments(init, {"scope": scope, "construct_id": construct_id, **kwargs})
-            init(self, scope, construct_id, **kwargs)
+            check_arguments(init, bound_arguments(init, args, kwargs))
+            init(self, *args, **kwargs)
         except ConfigError as err:
             where = f"{type(self).__name__} '{_path(scope, construct_id)}'"
             lines = [f"{where}: {line}" for line in str(err).splitlines()]

@@ -47,6 +47,7 @@ from gpu_pool.checks import check_settings
 from gpu_pool.checks.app import uses_autoscaler, uses_karpenter
 from gpu_pool.model.karpenter_api import resource_name
 from gpu_pool.plan.pool import PoolPlan, pascal_case, plan_pools
+from gpu_pool.plan.repair import needs_node_monitoring_agent
 from gpu_pool.settings import AppSettings
 
 
@@ -130,9 +131,9 @@ class GpuPoolStack(Stack):
             if plan.provisioner == "auto-mode":
                 built[plan.name] = self._auto_mode_pool(plan, subnets)
         self.pools = [built[plan.name] for plan in plans]
-        # Repair acts on the agent's conditions; Auto Mode's nodes run their own agent.
+        # Repair acts on the agent's conditions.
         wants_agent = existing is None or existing.node_monitoring_agent is True
-        if wants_agent and any(plan.provisioner != "auto-mode" for plan in plans):
+        if wants_agent and needs_node_monitoring_agent(plan.provisioner for plan in plans):
             self.node_monitoring_agent = node_monitoring_agent(self, self.cluster)
         if settings.metrics.gpu != "none":
             self.metrics = GpuMetrics(

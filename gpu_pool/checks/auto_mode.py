@@ -16,6 +16,7 @@ from gpu_pool.model.auto_mode_api import (
     node_class_tags_statement,
     volume_key_statements,
 )
+from gpu_pool.model.aws_names import is_local_zone
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.plan.auto_mode import AutoModePoolPlan
 
@@ -101,6 +102,17 @@ def check_auto_mode_pool(plan: AutoModePoolPlan) -> Iterator[Finding]:
                 "placement groups, but gpu-pool renders neither there yet): use provisioner: "
                 "karpenter or cluster-autoscaler for a training pool (docs/training.md)",
             )
+    local_zones = [zone for zone in settings.zones if is_local_zone(zone)]
+    if local_zones:
+        yield error(
+            "GP-AUTO-14",
+            f"{prefix}.zones",
+            f"{', '.join(local_zones)}: a Local Zone, where EKS Auto Mode cannot run nodes (EKS "
+            'user guide, "Manage compute resources by using nodes", Compare compute options: '
+            "Auto Mode cannot be deployed to an AWS Local Zone): its NodeClass would get the "
+            "zone's subnet and no node would launch; use provisioner: cluster-autoscaler or "
+            "karpenter there, or list Availability Zones only",
+        )
     yield from _check_lifetime(plan)
     # An unset grace period is an error here (GP-AUTO-11), not the warning Karpenter pools get,
     # whose way out (expire_after: Never) Auto Mode refuses.

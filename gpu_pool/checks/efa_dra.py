@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 
 from gpu_pool.checks.dra import DRA_MIN_KUBERNETES
 from gpu_pool.checks.dra_scaling import AWS_TEMPLATE_NODE_SOURCE
-from gpu_pool.model.findings import Finding, error
+from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.model.versions import minor_key
 from gpu_pool.plan.dra import DRA_DRIVER
@@ -67,11 +67,31 @@ def check_efa_dra_scaling(plan: PoolPlan) -> Iterator[Finding]:
     )
 
 
+# The pinned aws-dranet chart (1.0.0, driver image v1.2.0-eksbuild.2) says "Kubernetes 1.35+" in
+# its README's prerequisites, where EKS's guide (device-management-efa) supports the driver on
+# 1.34. What the driver uses of the DRA API is 1.34's resource.k8s.io/v1: its ResourceSlice
+# devices' attributes and capacity (the resource.kubernetes.io/pcieRoot attribute among them)
+# and a claim's status.devices[].networkData (kubernetes-sigs/dranet v1.2.0 pkg/inventory/db.go,
+# pkg/driver/nri_hooks.go, built against k8s.io/api v0.35.3). So 1.34 is the floor
+# (GP-EFA-03), and 1.34 itself warns that the chart's own documentation does not cover it.
+CHART_README_MIN_KUBERNETES = (1, 35)
+
+
 def check_efa_dra_target(plan: PoolPlan, kubernetes_minor: str | None) -> Iterator[Finding]:
     """An EFA DRA pool against its cluster's Kubernetes minor (None: unknown)."""
     if plan.settings.efa_software != EFA_DRA_DRIVER or kubernetes_minor is None:
         return
     key = minor_key(kubernetes_minor)
+    if key is not None and DRA_MIN_KUBERNETES <= key < CHART_README_MIN_KUBERNETES:
+        yield warning(
+            "GP-EFA-07",
+            f"{plan.setting}.efa_software",
+            f"'dra-driver' on Kubernetes {kubernetes_minor}: EKS's guide (\"Manage EFA devices "
+            'on Amazon EKS") supports the EFA DRA driver on 1.34, but the pinned aws-dranet '
+            "chart's README asks for 1.35 or later; what the driver uses (resource.k8s.io/v1 "
+            "device attributes and capacity, a claim's network data) 1.34 serves, but the "
+            "chart is not documented there: prefer cluster.kubernetes_version 1.35 or later",
+        )
     if key is not None and key < DRA_MIN_KUBERNETES:
         yield error(
             "GP-EFA-03",

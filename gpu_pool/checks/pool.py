@@ -41,6 +41,15 @@ EKS_OWN_ASG_TAGS = 3
 MAX_ASG_TAGS = 50
 MIN_RECOMMENDED_DISK_GIB = 100
 MAX_DISK_GIB = 16384  # gp3 volume limit
+# EKS's quota "Nodes per managed node group" (Service Quotas code L-BD136A63), 450 by default
+# (EKS user guide, "Amazon EKS service quotas"): EKS refuses a node group's scaling
+# configuration above the account's value.
+NODES_PER_NODE_GROUP = 450
+NODES_PER_NODE_GROUP_QUOTA = "L-BD136A63"
+# Kubernetes' largest supported cluster: "No more than 5,000 nodes" (kubernetes.io,
+# "Considerations for large clusters"). A NodePool's node limit above it is a typing slip, not
+# a plan.
+MAX_CLUSTER_NODES = 5000
 
 
 def check_pool(plan: PoolPlan) -> list[Finding]:
@@ -64,8 +73,10 @@ def check_pool(plan: PoolPlan) -> list[Finding]:
     findings += _check_labels_and_taints(plan)
     if plan.karpenter is not None:
         findings += check_karpenter_pool(plan.karpenter)
+        findings += _check_node_pool_limit(pool, prefix)
     elif plan.auto_mode is not None:
         findings += check_auto_mode_pool(plan.auto_mode)
+        findings += _check_node_pool_limit(pool, prefix)
     else:
         findings += _check_scaling(pool, prefix)
         if "karpenter" in pool.model_fields_set:
@@ -301,6 +312,20 @@ def _check_tag_budget(plan: PoolPlan) -> Iterator[Finding]:
                 )
 
 
+def _check_node_pool_limit(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
+    """A NodePool's node limit has no EKS quota of its own; far above any cluster's size it is
+    a slip that prices the pool at its limit."""
+    if pool.max_size > MAX_CLUSTER_NODES:
+        yield warning(
+            "GP-POOL-33",
+            f"{prefix}.max_size",
+            f"{pool.max_size} nodes is above the {MAX_CLUSTER_NODES} Kubernetes supports in one "
+            "cluster (kubernetes.io, 'Considerations for large clusters'): the NodePool's limit "
+            "stops nothing, and plan prices the pool at it; set the most nodes the pool may "
+            "really run",
+        )
+
+
 def _check_scaling(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
     sizes = {
         "min_size": pool.min_size,
@@ -317,6 +342,15 @@ def _check_scaling(pool: PoolSettings, prefix: str) -> Iterator[Finding]:
             "GP-POOL-23",
             f"{prefix}.max_size",
             "0: the pool could never run a GPU node; set 1 or more",
+        )
+    if pool.max_size > NODES_PER_NODE_GROUP:
+        yield error(
+            "GP-POOL-32",
+            f"{prefix}.max_size",
+            f"{pool.max_size} is above the nodes EKS allows a managed node group (its quota "
+            f"'Nodes per managed node group', {NODES_PER_NODE_GROUP_QUOTA}: "
+            f"{NODES_PER_NODE_GROUP} unless raised): EKS refuses the node group at deploy; set "
+            f"{NODES_PER_NODE_GROUP} or less, or spread the nodes over more pools",
         )
     if pool.min_size > pool.max_size:
         yield error(

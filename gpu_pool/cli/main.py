@@ -11,6 +11,7 @@ errors into one line and an exit status.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -31,14 +32,46 @@ CLI_EXTRA_MODULES = frozenset({"kubernetes", "boto3", "botocore", "urllib3"})
 __all__ = ["CliError", "main", "parser"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, which also names the closest option of the verb for one it does not
+    know (`plan --ouput json`: did you mean --output?), where argparse names only the unknown."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.verbs: dict[str, argparse.ArgumentParser] = {}
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> argparse.Namespace:
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            verb = self.verbs[parsed.command]
+            verb.error(f"unrecognized arguments: {' '.join(unknown)}{_closest(verb, unknown)}")
+        return parsed
+
+
+def _closest(verb: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """'; did you mean --output?' for each unknown option close to one of the verb's."""
+    options = [name for action in verb._actions for name in action.option_strings]
+    hints = []
+    for word in unknown:
+        flag = word.partition("=")[0]
+        if flag.startswith("--"):
+            hints += [
+                f"{flag}: did you mean {match}?"
+                for match in difflib.get_close_matches(flag, options, n=1)
+            ]
+    return "".join(f"; {hint}" for hint in hints)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command's parser: a subcommand per verb, with the options its module adds."""
-    top = argparse.ArgumentParser(prog="gpu-pool", description=__doc__.splitlines()[0])
+    top = _Parser(prog="gpu-pool", description=__doc__.splitlines()[0])
     sub = top.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
-        command.add_options(
-            sub.add_parser(command.name, help=command.help, description=command.description)
-        )
+        verb = sub.add_parser(command.name, help=command.help, description=command.description)
+        command.add_options(verb)
+        top.verbs[command.name] = verb
     return top
 
 

@@ -13,17 +13,20 @@ from gpu_pool.plan.summary import PoolSummary
 UNKNOWN = "unknown"
 
 
-def plan_json(summaries: Sequence[PoolSummary]) -> dict[str, Any]:
-    """The summaries as one JSON object: `pools` (one per pool) and the prices' source."""
+def plan_json(summaries: Sequence[PoolSummary], warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The summaries as one JSON object: `pools` (one per pool), the prices' source and the
+    synth's `warnings` about the settings."""
     return {
         "pools": [dataclasses.asdict(s) for s in summaries],
         "prices": PRICE_SOURCE,
+        "warnings": list(warnings),
     }
 
 
-def plan_table(summaries: Sequence[PoolSummary]) -> str:
+def plan_table(summaries: Sequence[PoolSummary], warnings: Sequence[str] = ()) -> str:
     """A block per cluster, a row per figure of each of its pools, and the prices' source. A
-    cluster in another region than the price table's says so in its heading."""
+    cluster in another region than the price table's says so in its heading. Then the synth's
+    `warnings` about the settings, a line each."""
     lines: list[str] = []
     clusters = dict.fromkeys((s.cluster, s.region) for s in summaries)
     for cluster, region in clusters:
@@ -36,6 +39,7 @@ def plan_table(summaries: Sequence[PoolSummary]) -> str:
             lines.append(f"  Pool {summary.pool}")
             lines += [f"    {label:<18}{value}" for label, value in _rows(summary)]
     lines.append(f"Prices: {PRICE_SOURCE}; {UNKNOWN}: a type the table has no price for.")
+    lines += [f"Warning: {warning}" for warning in warnings]
     return "\n".join(lines)
 
 

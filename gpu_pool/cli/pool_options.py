@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,13 @@ from gpu_pool.cli.credentials import aws_clients
 from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.files import json_object
 from gpu_pool.cli.smoke_test import smoke_resources
-from gpu_pool.cli.sources import Pools, assembly_pools, settings_pools, stack_pools
+from gpu_pool.cli.sources import (
+    Pools,
+    assembly_pools,
+    settings_pools,
+    stack_pools,
+    synth_warning,
+)
 from gpu_pool.plan.record import PoolRecord
 from gpu_pool.settings import CONTEXT_KEY, Fleet, read_fleet
 
@@ -87,8 +94,10 @@ def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pool
         return stack_pools(args.stack, aws("cloudformation"))
     fleet, problems = _settings(args)
     app_rules = args.command == PLAN
+    file_warnings = [synth_warning(f) for f in fleet.warnings]
     if len(fleet.clusters) == 1 and not problems:
-        return settings_pools(fleet.clusters[0].settings, app_rules=app_rules)
+        pools = settings_pools(fleet.clusters[0].settings, app_rules=app_rules)
+        return replace(pools, warnings=[*file_warnings, *pools.warnings])
     if args.command != PLAN and not problems:
         raise CliError(
             f"--config: '{args.config}' holds {len(fleet.clusters)} clusters "
@@ -104,14 +113,18 @@ def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pool
     # A fleet's plan: every cluster's pools; every file's problems and every cluster's
     # refusals, each led by its file.
     records: list[PoolRecord] = []
+    warnings = file_warnings
     for cluster in fleet.clusters:
         try:
-            records += settings_pools(cluster.settings, app_rules=app_rules).records
+            pools = settings_pools(cluster.settings, app_rules=app_rules)
         except CliError as err:
             problems.append(cluster.about(str(err)))
+            continue
+        records += pools.records
+        warnings += [cluster.about(w) for w in pools.warnings]
     if problems:
         raise CliError("\n".join(problems))
-    return Pools(records, f"the settings of '{args.config}'")
+    return Pools(records, f"the settings of '{args.config}'", warnings=warnings)
 
 
 def _settings(args: argparse.Namespace) -> tuple[Fleet, list[str]]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from gpu_pool.checks import check_settings
 from gpu_pool.cli.errors import CliError
+from gpu_pool.model.findings import Finding
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord, RecordError, pool_record
 from gpu_pool.settings import AppSettings
@@ -31,6 +32,9 @@ class Pools:
     source: str
     # The cluster's metrics.gpu setting where the source says it (the settings); records do not.
     metrics: str | None = None
+    # The warnings a synth gives about the settings, worded as it words them (synth_warning);
+    # records carry none (their synth showed them).
+    warnings: Sequence[str] = ()
 
     def pool(self, name: str | None) -> PoolRecord:
         """The pool named by --pool, or the only one."""
@@ -97,6 +101,9 @@ def settings_pools(settings: AppSettings, *, app_rules: bool = False) -> Pools:
     findings = check_settings(settings, plans)
     every = [*(f for pool in findings.pools for f in pool), *(findings.app if app_rules else ())]
     errors = [f for f in every if f.error]
+    warnings = [
+        synth_warning(f) for f in every if not f.error and f.rule not in settings.acknowledge
+    ]
     if errors:
         listed = "".join(f"\n  {f}" for f in errors)
         raise CliError(
@@ -112,7 +119,14 @@ def settings_pools(settings: AppSettings, *, app_rules: bool = False) -> Pools:
         ],
         "the settings",
         settings.metrics.gpu,
+        warnings,
     )
+
+
+def synth_warning(finding: Finding) -> str:
+    """A warning as the synth words it: its text, then the id the CDK prints after it and an
+    app acknowledges it by (cdk/report.py warn)."""
+    return f"{finding} [ack: gpu-pool:{finding.rule}]"
 
 
 @dataclass(frozen=True)

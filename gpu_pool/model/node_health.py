@@ -89,25 +89,66 @@ def default_action(condition: str, reason: str) -> RepairAction:
     return NVIDIA_CONDITION_REASONS.get(reason, RepairAction.REPLACE)
 
 
+# Karpenter 1.15's repair of AcceleratedHardwareReady, by the XID in the reason (aws/karpenter-
+# provider-aws v1.15.0 pkg/cloudprovider/cloudprovider.go RepairPolicies, the policies of node
+# repair as a disruption method, the chart's default, not legacyNodeRepair): these XIDs after 10
+# minutes, rebooting the node in place with the rebootForRepair gate that gpu-pool turns on
+# (replacing it without); these replaced after 10 minutes; any other reason of the condition
+# replaced after 30 minutes, as are the agent's other conditions. Karpenter's own table differs
+# from EKS's for node groups: XID 64 is replaced, XID 46, 54, 62 and others rebooted.
+KARPENTER_REBOOT_XIDS = frozenset({46, 48, 54, 62, 63, 95, 109, 110, 136, 140, 143, 155, 156, 158})
+KARPENTER_REPLACE_XIDS = frozenset({64, 74, 79, 119, 120})
+KARPENTER_OTHER_REASON_WAIT_MINUTES = 30
+
+
+class RepairRules(StrEnum):
+    """Whose table decides a repair's action and wait: EKS's for managed node groups (with a
+    pool's overrides), Karpenter's own (with rebootForRepair), or Auto Mode's, which replaces
+    where EKS would reboot (EKS user guide, "Automatically repair nodes")."""
+
+    NODE_GROUP = "node-group"
+    KARPENTER = "karpenter"
+    AUTO_MODE = "auto-mode"
+
+
 @dataclass(frozen=True)
 class RepairPolicy:
-    """What repair does for one pool's nodes: whether it runs, how long each condition waits
-    (EKS's defaults), the action per reason where a setting overrides EKS's, and whether the
-    provisioner can reboot at all (EKS managed node groups; Karpenter and Auto Mode replace
-    where EKS would reboot: EKS user guide, "Automatically repair nodes")."""
+    """What repair does for one pool's nodes: whether it runs, whose `rules` decide (RepairRules),
+    the action and wait per reason where a setting overrides EKS's (node groups only), and when
+    repair pauses."""
 
     enabled: bool
-    reboots: bool
-    waits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WAIT_MINUTES))
+    rules: RepairRules
     actions: Mapping[str, RepairAction] = field(default_factory=dict)
+    waits: Mapping[str, int] = field(default_factory=dict)
     # When repair pauses, as a clause ("more than 5 nodes and ... are unhealthy").
     pause: str = "too many of the pool's nodes are unhealthy"
 
-    def wait_minutes(self, condition: str) -> int:
-        return self.waits.get(condition, OTHER_CONDITION_WAIT_MINUTES)
+    def wait_minutes(self, condition: str, reason: str) -> int:
+        """How long the condition stays False with `reason` before repair acts."""
+        if reason in self.waits:
+            return self.waits[reason]
+        karpenter = self.rules is RepairRules.KARPENTER
+        if karpenter and condition == ACCELERATED_HARDWARE_READY and _karpenter_xid(reason) is None:
+            return KARPENTER_OTHER_REASON_WAIT_MINUTES
+        return DEFAULT_WAIT_MINUTES.get(condition, OTHER_CONDITION_WAIT_MINUTES)
 
     def action(self, condition: str, reason: str) -> RepairAction:
+        if self.rules is RepairRules.KARPENTER:
+            rebooted = condition == ACCELERATED_HARDWARE_READY and (
+                _karpenter_xid(reason) in KARPENTER_REBOOT_XIDS
+            )
+            return RepairAction.REBOOT if rebooted else RepairAction.REPLACE
         action = self.actions.get(reason) or default_action(condition, reason)
-        if action is RepairAction.REBOOT and not self.reboots:
+        if action is RepairAction.REBOOT and self.rules is RepairRules.AUTO_MODE:
             return RepairAction.REPLACE
         return action
+
+
+def _karpenter_xid(reason: str) -> int | None:
+    """The XID of a reason Karpenter's table names (either list), else None."""
+    xid = _XID_ERROR.fullmatch(reason)
+    if xid is None:
+        return None
+    number = int(xid.group(1))
+    return number if number in KARPENTER_REBOOT_XIDS | KARPENTER_REPLACE_XIDS else None

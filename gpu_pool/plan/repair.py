@@ -24,9 +24,11 @@ from gpu_pool.model.node_health import (
     ACCELERATED_HARDWARE_READY,
     ACCELERATED_HARDWARE_WAIT_MINUTES,
     CONDITION_XIDS,
+    KARPENTER_REBOOT_XIDS,
     REBOOT_XIDS,
     RepairAction,
     RepairPolicy,
+    RepairRules,
 )
 from gpu_pool.plan.capacity import CapacityPlan
 from gpu_pool.settings import PoolSettings
@@ -92,12 +94,12 @@ class RepairPlan:
     overrides: tuple[RepairOverridePlan, ...] = ()
 
     def policy(self) -> RepairPolicy:
-        """The model's view: on or off, whether it reboots (node groups only), the actions the
-        overrides set."""
+        """The model's view: on or off, whose rules decide, the actions the overrides set."""
         return RepairPolicy(
             enabled=self.enabled,
-            reboots=self.provisioner == "cluster-autoscaler",
+            rules=repair_rules(self.provisioner),
             actions={o.reason: o.action for o in self.overrides},
+            waits={o.reason: o.wait_minutes for o in self.overrides},
             pause=self.pause(),
         )
 
@@ -120,9 +122,10 @@ class RepairPlan:
         if not self.enabled:
             return "off"
         if self.provisioner == "karpenter":
+            reboots = ", ".join(f"XID {xid}" for xid in sorted(KARPENTER_REBOOT_XIDS))
             return (
-                "on (Karpenter's nodeRepair: reboot or replace, Karpenter decides; stops above "
-                "20% unhealthy)"
+                f"on (Karpenter's nodeRepair: reboots on {reboots}; replaces on other faults; "
+                "stops above 20% unhealthy)"
             )
         unhealthy = (
             "pauses as EKS does (more than 5 nodes and 20% unhealthy)"
@@ -131,16 +134,36 @@ class RepairPlan:
             " unhealthy"
         )
         parallel = _limit(self.max_parallel_count, self.max_parallel_percentage)
-        reboots = [
-            _XID_ERROR.sub(r"XID \1", o.reason)
-            for o in self.overrides
-            if o.action is RepairAction.REBOOT
+        overridden = [
+            f"{verb} on {', '.join(reasons)}"
+            for action, verb in _OVERRIDE_VERBS.items()
+            if (
+                reasons := [
+                    _XID_ERROR.sub(r"XID \1", o.reason)
+                    for o in self.overrides
+                    if o.action is action
+                ]
+            )
         ]
-        text = f"on; {unhealthy}; {parallel} at a time"
-        return text + (f"; reboots on {', '.join(reboots)}" if reboots else "")
+        return "; ".join([f"on; {unhealthy}; {parallel} at a time", *overridden])
 
 
 _XID_ERROR = re.compile(r"^NvidiaXID(\d+)Error$")
+# How `describe` words each action of the overrides, in its order.
+_OVERRIDE_VERBS = {
+    RepairAction.REBOOT: "reboots",
+    RepairAction.REPLACE: "replaces",
+    RepairAction.NO_ACTION: "no action",
+}
+
+
+def repair_rules(provisioner: Provisioner) -> RepairRules:
+    """Whose table a provisioner's repair follows."""
+    if provisioner == "karpenter":
+        return RepairRules.KARPENTER
+    if provisioner == "auto-mode":
+        return RepairRules.AUTO_MODE
+    return RepairRules.NODE_GROUP
 
 
 def _limit(count: int | None, percentage: int | None) -> str:
@@ -191,6 +214,13 @@ def repair_plan(
         max_parallel_percentage=parallel[1],
         overrides=overrides,
     )
+
+
+def needs_node_monitoring_agent(provisioners: Iterable[Provisioner]) -> bool:
+    """Whether a cluster of pools of these provisioners needs the node monitoring agent add-on:
+    a node group or Karpenter pool, whatever the order or the other pools; Auto Mode's nodes
+    run their own agent (EKS user guide, "Automatically repair nodes")."""
+    return any(provisioner != "auto-mode" for provisioner in provisioners)
 
 
 def karpenter_repair_settings(repairs: Iterable[RepairPlan]) -> dict[str, Any]:

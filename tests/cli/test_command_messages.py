@@ -269,3 +269,23 @@ def test_doctor_names_a_profile_the_aws_config_lacks(tmp_path, capsys, monkeypat
     (out / "manifest.json").write_text(json.dumps({"artifacts": {"GpuPool": artifact}}))
     assert main(["doctor", "--cdk-out", str(out), *options]) == 2
     assert capsys.readouterr().err == f"gpu-pool: {message}\n"
+
+
+def test_a_mistyped_option_is_named_with_the_closest_one_of_its_verb(capsys):
+    """argparse names only the unknown option; the verb's closest is what the user meant
+    (#48 item 8)."""
+    with pytest.raises(SystemExit) as exit_status:
+        main(["plan", "--ouput", "json"])
+    assert exit_status.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "gpu-pool plan: error: unrecognized arguments: --ouput json; --ouput: did you mean "
+        "--output?"
+    )
+
+
+def test_an_option_close_to_none_is_named_alone(capsys):
+    with pytest.raises(SystemExit):
+        main(["doctor", "--zzz=1"])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "gpu-pool doctor: error: unrecognized arguments: --zzz=1"
+    )

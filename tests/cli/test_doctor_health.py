@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.command import run
 from tests.support.fake_kube import Scenario, karpenter_object, node
+from tests.support.karpenter_scenarios import karpenter_run, scenario
 from tests.support.node_health import GPU_READY, agent_condition, agent_reason
 
 NODE = "ip-10-0-1-5.ec2.internal"
@@ -226,3 +227,25 @@ def test_a_healthy_agent_condition_is_not_a_problem_of_a_node_that_is_not_ready(
     run(tmp_path, scenario, command="doctor")
     out = capsys.readouterr().out.splitlines()
     assert f"[fail] node {NODE}: not Ready: Ready=False: container runtime down" in out
+
+
+@pytest.mark.parametrize(
+    ("xid", "minutes", "repair"),
+    [
+        (48, 2, "repair will reboot it after 10 min"),
+        (64, 2, "repair will replace it after 10 min"),
+        (46, 12, "repair (reboot after 10 min) is 2 min overdue"),
+    ],
+)
+def test_doctor_says_what_karpenter_does_per_reason(tmp_path, capsys, xid, minutes, repair):
+    """#48 item 2: Karpenter 1.15 with rebootForRepair (on while a Karpenter pool repairs)
+    reboots a node for the XIDs its own table lists; doctor said "replace" for every one."""
+    reason = agent_reason(GPU, "NvidiaXIDError", xid)
+    conditions = [agent_condition(GPU, "False", reason, minutes=minutes)]
+    karpenter_run(tmp_path, scenario(nodes=[(0, gpu_node(*conditions))]), command="doctor")
+    out = capsys.readouterr().out.splitlines()
+    line = (
+        f"[fail] health {NODE}: AcceleratedHardwareReady=False for {minutes} min: "
+        f"NvidiaXID{xid}Error; {repair}"
+    )
+    assert line in out, "\n".join(out)

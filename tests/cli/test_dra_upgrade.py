@@ -84,3 +84,25 @@ def test_the_crds_applied_are_the_charts_own():
     """Every CRD of the pinned chart (its crds/ folder), none else."""
     crds = FIXTURES / "charts" / "dra-driver-nvidia-gpu-0.4.1" / "crds"
     assert sorted(DRA_CRDS) == sorted(p.name for p in crds.iterdir())
+
+
+def test_a_version_bump_within_the_chart_is_named_with_its_crds(dra_template, tmp_path, capsys):
+    """#48 item 10: the next pin of dra-driver-nvidia-gpu is an upgrade of the same chart, whose
+    CRDs Helm leaves as they were: replacements names it (and no move between charts)."""
+    new = dra_template.to_json()
+    old = copy.deepcopy(new)
+    (props,) = [
+        r["Properties"]
+        for r in old["Resources"].values()
+        if r["Type"] == HELM and r["Properties"]["Release"] == "nvidia-dra-driver-gpu"
+    ]
+    props["Version"] = "0.4.0"
+    args = ["replacements", "--deployed", write(tmp_path, "old.json", old)]
+    assert main([*args, "--new", write(tmp_path, "new.json", new), "--yes"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "gpu-pool replacements: the NVIDIA DRA driver release nvidia-dra-driver-gpu (namespace "
+        "nvidia-dra-driver-gpu) is upgraded in place, dra-driver-nvidia-gpu 0.4.0 -> "
+        "dra-driver-nvidia-gpu 0.4.1. Helm does not upgrade CRDs: apply the new ones before you "
+        "deploy:",
+        *UPGRADE[1:3],
+    ]

@@ -614,3 +614,82 @@ def test_the_quota_key_is_the_one_the_cdk_caches():
     from tests.support.looked_up import quota_key
 
     assert quota_context_key("123456789012", "us-east-1", "L-417A185B") == quota_key("L-417A185B")
+
+
+@pytest.mark.parametrize(
+    ("settings", "warnings"),
+    [
+        pytest.param(
+            {"pools": None},
+            [
+                "pools: is empty (nothing under it, or every line commented out), so the default "
+                "pool applies: one pool 'gpu' of g5.xlarge nodes; give it settings or remove the "
+                "key [ack: gpu-pool:GP-APP-06]"
+            ],
+            id="empty-pools",
+        ),
+        pytest.param(
+            {"pool": {"min_size": 1}},
+            [
+                "pool.min_size: 1: that many GPU nodes per node group run (and bill) even when "
+                "idle; 0 lets the pool scale to zero [ack: gpu-pool:GP-POOL-26]"
+            ],
+            id="min-size",
+        ),
+        pytest.param(
+            {"pool": {"min_size": 1}, "acknowledge": {"GP-POOL-26": "a warm node"}},
+            [],
+            id="acknowledged",
+        ),
+    ],
+)
+def test_plan_shows_the_synths_warnings_about_the_settings(capsys, tmp_path, settings, warnings):
+    """docs/verify-and-doctor.md: plan applies every rule that needs no AWS call, with the
+    synth's messages; it showed their errors only (#48 item 6). An acknowledged one is not
+    shown, as the synth shows it not."""
+    table = _plan(capsys, tmp_path, settings)
+    assert table.endswith(PRICES + "\n" + "".join(f"Warning: {w}\n" for w in warnings))
+    data = json.loads(_plan(capsys, tmp_path, settings, "--output", "json"))
+    assert data["warnings"] == warnings
+
+
+def test_a_fleets_plan_names_the_file_of_each_warning(capsys, tmp_path):
+    (tmp_path / "a.yaml").write_text("pool:\n  min_size: 1\n")
+    (tmp_path / "b.yaml").write_text("cluster:\n  name: b\n")
+    assert main(["plan", "--cdk-json", CDK_JSON, "--config", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"Warning: {tmp_path / 'a.yaml'}: pool.min_size: 1: that many GPU nodes per node group "
+        "run (and bill) even when idle; 0 lets the pool scale to zero [ack: gpu-pool:GP-POOL-26]"
+    )
+
+
+def test_the_repair_line_names_every_override_by_its_action(capsys, tmp_path):
+    """docs/gpu-health.md: the repair line shows a pool's overrides; it listed the reboots only
+    (#48 item 6)."""
+    overrides = [
+        ("NvidiaXID64Error", "Reboot"),
+        ("NvidiaXID79Error", "Replace"),
+        ("NvidiaNVLinkError", "Replace"),
+        ("NvidiaXID13Warning", "NoAction"),
+    ]
+    settings = {
+        "pool": {
+            "repair": {
+                "overrides": [
+                    {
+                        "condition": "AcceleratedHardwareReady",
+                        "reason": reason,
+                        "wait_minutes": 10,
+                        "action": action,
+                    }
+                    for reason, action in overrides
+                ]
+            }
+        }
+    }
+    (pool,) = _pools(capsys, tmp_path, settings).values()
+    assert pool["repair"] == (
+        "on; pauses as EKS does (more than 5 nodes and 20% unhealthy); 1 node at a time; "
+        "reboots on XID 64; replaces on XID 79, NvidiaNVLinkError; no action on "
+        "NvidiaXID13Warning"
+    )

@@ -63,3 +63,28 @@ def test_a_healthy_gpu_node_passes(tmp_path, capsys):
     )
     code, _ = run(tmp_path, scenario)
     assert code == 0, capsys.readouterr().out
+
+
+def test_a_fault_on_another_node_of_the_pool_is_not_the_smoke_pods(tmp_path, capsys):
+    """#48 item 10: the pod runs on a healthy node while another node of the pool has a GPU
+    fault (doctor's to report): verify passes; it judges the nodes its pods landed on."""
+    other = node(
+        name="ip-10-0-1-9.ec2.internal",
+        conditions=[
+            READY,
+            agent_condition(
+                GPU, "False", agent_reason(GPU, "NvidiaXIDError", 79), XID79_MESSAGE, minutes=1
+            ),
+        ],
+    )
+    scenario = Scenario(
+        events=[(1, SCALE_UP)],
+        standing_nodes=[other],
+        nodes=[(2, HEALTHY)],
+        scheduled_at=3,
+        succeeded_at=8,
+    )
+    code, _ = run(tmp_path, scenario)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "gpu healthy" not in out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import aws_cdk as cdk
 import pytest
+import yaml
 from aws_cdk import aws_eks as eks_v1
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk.assertions import Annotations, Match
@@ -22,6 +23,7 @@ from gpu_pool import (
     MetricsSettings,
     PoolSettings,
 )
+from tests.support.paths import ROOT
 from tests.support.rules import documented
 from tests.support.user_app import imported_cluster, user_cluster
 
@@ -105,6 +107,80 @@ def test_a_karpenter_pool_given_the_cluster_instead_of_karpenter(stack):
         )
     ) == ["KarpenterNodePool 'S/Batch': karpenter: got an object of aws_eks_v2.ICluster; expected Karpenter"]
 
+
+
+def test_an_argument_a_construct_does_not_take_is_named_with_what_it_takes(stack):
+    """#48 item 7: `cluster=` on KarpenterNodePool was a bare TypeError."""
+    cluster, subnet = imported_cluster(stack)
+    settings = PoolSettings(provisioner="karpenter")
+    assert _error(
+        lambda: KarpenterNodePool(stack, "Batch", cluster=cluster, subnets=[subnet], settings=settings)
+    ) == [
+        "KarpenterNodePool 'S/Batch': cluster: not an argument of it; it takes scope and "
+        "construct_id by position, then by keyword karpenter, subnets, settings, tags, vpc",
+        "KarpenterNodePool 'S/Batch': karpenter: missing; expected Karpenter",
+    ]
+
+
+def test_a_mistyped_argument_is_named_with_the_closest_one(stack):
+    cluster, subnet = imported_cluster(stack)
+    assert _error(lambda: GpuNodePool(stack, "Pool", cluster=cluster, subnet=[subnet])) == [
+        "GpuNodePool 'S/Pool': subnet: not an argument of it (did you mean subnets?); it takes "
+        "scope and construct_id by position, then by keyword cluster, subnets, settings, "
+        "node_role, tags, kubernetes_version, vpc, cluster_security_group_id",
+        "GpuNodePool 'S/Pool': subnets: missing; expected a list of aws_ec2.ISubnet",
+    ]
+
+
+def test_arguments_by_position_past_the_id_are_named(stack):
+    """#48 item 7: positional arguments were a bare TypeError."""
+    cluster, subnet = imported_cluster(stack)
+    assert _error(lambda: ClusterAutoscaler(stack, "CA", cluster)) == [
+        "ClusterAutoscaler 'S/CA': 3 arguments by position; it takes scope and construct_id by "
+        "position, then by keyword cluster, settings, kubernetes_version, node_selector, "
+        "install_pod_identity_agent",
+        "ClusterAutoscaler 'S/CA': cluster: missing; expected aws_eks_v2.ICluster (an "
+        "aws_eks_v2.Cluster, or one imported with aws_eks_v2.Cluster.from_cluster_attributes)",
+    ]
+
+
+def test_the_library_page_shows_the_messages_the_code_prints():
+    """docs/library.md's sample messages, built as the page describes them."""
+    page = (ROOT / "docs" / "library.md").read_text()
+    stack = cdk.Stack(cdk.App(), "MlPlatform")
+    cluster, subnet = imported_cluster(stack)
+    printed = [
+        *_error(
+            lambda: GpuNodePool(
+                stack, "Inference", cluster=cluster, subnets=[subnet], settings={"name": "inference"}
+            )
+        ),
+        *_error(
+            lambda: KarpenterNodePool(
+                stack,
+                "Batch",
+                cluster=cluster,
+                subnets=[subnet],
+                settings=PoolSettings(name="batch", provisioner="karpenter"),
+            )
+        ),
+        *_error(
+            lambda: GpuNodePool(
+                stack,
+                "Training",
+                cluster=cluster,
+                subnets=[subnet],
+                settings=PoolSettings(name="training", desired_size=3, max_size=2),
+            )
+        ),
+    ]
+    samples = [
+        line
+        for block in page.split("```text\n")[1:]
+        for line in block.split("\n```")[0].splitlines()
+        if line.startswith(("GpuNodePool", "KarpenterNodePool"))
+    ]
+    assert samples == printed
 
 def test_a_scope_that_is_not_a_construct():
     assert _error(lambda: ClusterAutoscaler("S", "CA", cluster=None, node_selector="system")) == [
@@ -412,3 +488,27 @@ def test_the_agent_added_in_the_app_or_repair_off_is_no_warning():
     assert _agent_warnings(add_agent="v1") == []
     assert _agent_warnings(add_agent="other-stack") == []
     assert _agent_warnings(add_agent=False, repair=False) == []
+
+
+def test_the_page_names_the_error_of_an_offline_zone_lookup_and_the_key_that_avoids_it():
+    """#48 item 7: a library app whose stack has an account and Region stops offline on
+    aws-cdk-lib's own zone lookup (the CLI's failed lookup, `$providerError`, becomes the stack's
+    error), which docs/library.md did not say; the context key it gives answers the lookup."""
+    from aws_cdk import aws_ec2 as ec2
+
+    page = (ROOT / "docs" / "library.md").read_text()
+    offline = page.split("## Synthesizing without credentials")[1].split("\n## ")[0]
+    (message,) = [b.split("\n```")[0].strip() for b in offline.split("```text\n")[1:]]
+    (example,) = [b.split("\n```")[0] for b in offline.split("```yaml\n")[1:]]
+    key = next(iter(yaml.safe_load(example)))
+    env = cdk.Environment(account="123456789012", region="us-east-1")
+
+    failed = {"$providerError": message, "$dontSaveContext": True}
+    stack = cdk.Stack(cdk.App(context={key: failed}), "MlPlatform", env=env)
+    ec2.Vpc(stack, "Vpc", availability_zones=["us-east-1a", "us-east-1b"])
+    assert [e.data for e in stack.node.metadata if e.type == "aws:cdk:error"] == [message]
+
+    stack = cdk.Stack(cdk.App(context=yaml.safe_load(example)), "MlPlatform", env=env)
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=3)
+    assert [e.type for e in stack.node.metadata if e.type == "aws:cdk:error"] == []
+    assert vpc.availability_zones == ["us-east-1a", "us-east-1b", "us-east-1c"]

@@ -742,3 +742,32 @@ def test_a_fact_the_synth_step_could_not_look_up_fails_it():
         ". Here it stops the synth: what this synth makes is deployed without a review (context "
         "gpu-pool:unchecked-fails, which GpuPoolPipeline sets)"
     )
+
+
+def test_a_fact_the_deploy_does_not_wait_for_stays_a_warning_in_the_synth_step():
+    """#48 item 10: with cluster.zones set the Region's zones only judge the pools' zones (a
+    warning's fact), so the synth step's missing zone lookup warns and the pipeline's synth
+    goes on; only facts a deploy waits for stop it."""
+    app = cdk.App()
+    stack = GpuPoolPipeline(
+        app,
+        "Zoned",
+        settings=PipelineSettings(
+            account=PIPELINE_ACCOUNT, region="us-east-1", source=SOURCE, verify=False
+        ),
+        clusters=[
+            AppSettings.model_validate(
+                {
+                    "account": PIPELINE_ACCOUNT,
+                    "region": "us-east-1",
+                    "cluster": {"zones": ["us-east-1a", "us-east-1b", "us-east-1c"]},
+                }
+            )
+        ],
+    )
+    cluster = stack.stacks["GpuPool"]
+    assert [e.data for e in cluster.node.metadata if e.type == "aws:cdk:error"] == []
+    warnings = [str(e.data) for e in cluster.node.metadata if e.type == "aws:cdk:warning"]
+    assert [w.split(": not checked")[0] for w in warnings if "GP-REGION-08" in w] == [
+        "cluster.zones"
+    ]

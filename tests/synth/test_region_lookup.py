@@ -387,7 +387,7 @@ def test_an_odcr_in_the_stacks_region_is_not_judged_as_a_capacity_block():
 def test_a_cached_quota_below_the_pools_need_is_warned(monkeypatch):
     """#39 item 4 end to end: the quota lookup's cached value reaches GP-REGION-09."""
     monkeypatch.setenv(PLUGIN_LOADED, "1")
-    settings = {**SETTINGS, "pool": {**SETTINGS["pool"], "max_size": 5000}}
+    settings = {**SETTINGS, "pool": {**SETTINGS["pool"], "max_size": 400}}
     stack = GpuPoolStack(
         cdk.App(context={REGION_LOOKUPS: True, **CACHED}),
         "GpuPool",
@@ -399,10 +399,10 @@ def test_a_cached_quota_below_the_pools_need_is_warned(monkeypatch):
         for e in node.node.metadata
         if e.type == "aws:cdk:warning"
     ]
-    # Two zones, a node group each at max_size 5000 of 4 vCPUs.
+    # Two zones, a node group each at max_size 400 of 4 vCPUs (within EKS's 450, GP-POOL-32).
     assert [w.split(", and the")[0] for w in warnings if "GP-REGION-09" in w] == [
-        "pool.max_size: at max size the pools need up to 40000 vCPUs of Running On-Demand G "
-        "and VT instances (L-DB2E81BA; gpu 40000)"
+        "pool.max_size: at max size the pools need up to 3200 vCPUs of Running On-Demand G "
+        "and VT instances (L-DB2E81BA; gpu 3200)"
     ]
 
 
@@ -474,3 +474,22 @@ def test_the_deploy_guard_is_a_valid_cloudformation_rule(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     matches = lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))
     assert [str(m) for m in matches] == []
+
+
+def test_the_zones_hold_no_deploy_where_cluster_zones_names_them(tmp_path):
+    """#48 item 10: with cluster.zones the VPC is built from them, not from the lookup, so the
+    zones the lookup has not answered only warn (the pools' zones are not judged) and the
+    template carries no deploy guard."""
+    settings = {**SETTINGS, "cluster": {**SETTINGS["cluster"], "zones": ZONES[:3]}}
+    app = cdk.App(outdir=str(tmp_path))
+    GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
+    template = app.synth().get_stack_by_name("GpuPool").template
+    metadata = json.loads((tmp_path / "GpuPool.metadata.json").read_text())
+    unchecked = [
+        e["data"]
+        for entries in metadata.values()
+        for e in entries
+        if e["type"] == "gpu-pool:unchecked"
+    ]
+    assert [(u["rule"], u["blocks_deploy"]) for u in unchecked] == [("GP-REGION-08", False)]
+    assert "GpuPoolUncheckedFacts" not in template.get("Rules", {})

@@ -29,6 +29,16 @@ CASES = {
         auto(),
         [],
     ),
+    # #48 item 1: it synthesized a NodeClass on a Local Zone subnet where no node launches.
+    "local-zone": (
+        {"region": "us-east-1", **auto(zones=["us-east-1-dfw-2a"])},
+        [
+            (
+                "E",
+                'pool.zones: us-east-1-dfw-2a: a Local Zone, where EKS Auto Mode cannot run nodes (EKS user guide, "Manage compute resources by using nodes", Compare compute options: Auto Mode cannot be deployed to an AWS Local Zone): its NodeClass would get the zone\'s subnet and no node would launch; use provisioner: cluster-autoscaler or karpenter there, or list Availability Zones only',
+            )
+        ],
+    ),
     "fractional-gpu-type": (
         auto(instance_types=["g6f.xlarge"]),
         [
@@ -330,6 +340,7 @@ def test_rule_reports_its_exact_message(settings, expected):
 # Each case's rule ids, finding by finding: an app acknowledges a warning by its id
 # (gpu-pool:<id>) and docs/guardrails.md lists them.
 RULE_IDS = {
+    "local-zone": ["GP-AUTO-14"],
     "defaults-are-valid": [],
     "fractional-gpu-type": ["GP-AUTO-01"],
     "type-auto-mode-does-not-offer": ["GP-AUTO-02"],

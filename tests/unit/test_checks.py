@@ -278,6 +278,30 @@ CASES = {
             ("E", "pool.min_size: -1 is negative; sizes are 0 or more"),
         ],
     ),
+    # #48 item 5: plan priced max_size 100000000 at $100,600,000 an hour without a word.
+    "max-size-above-node-group-quota": (
+        {"pool": {"max_size": 100000000}},
+        [
+            (
+                "E",
+                "pool.max_size: 100000000 is above the nodes EKS allows a managed node group (its quota 'Nodes per managed node group', L-BD136A63: 450 unless raised): EKS refuses the node group at deploy; set 450 or less, or spread the nodes over more pools",
+            ),
+        ],
+    ),
+    "max-size-at-node-group-quota": ({"pool": {"max_size": 450}}, []),
+    "node-pool-limit-above-any-cluster": (
+        {"pool": {"provisioner": "karpenter", "max_size": 100000000}},
+        [
+            (
+                "W",
+                "pool.max_size: 100000000 nodes is above the 5000 Kubernetes supports in one cluster (kubernetes.io, 'Considerations for large clusters'): the NodePool's limit stops nothing, and plan prices the pool at it; set the most nodes the pool may really run",
+            ),
+        ],
+    ),
+    "node-pool-limit-at-largest-cluster": (
+        {"pool": {"provisioner": "auto-mode", "max_size": 5000}},
+        [],
+    ),
     "max-zero": (
         {"pool": {"max_size": 0}},
         [

@@ -18,6 +18,12 @@ def karpenter(**pool):
 
 
 CASES = {
+    # Karpenter launches into a Local Zone's subnet (its own e2e suite, test/suites/localzone):
+    # no rule, unlike Auto Mode (GP-AUTO-14; docs/training.md, Local Zones).
+    "local-zone": (
+        {"region": "us-east-1", **karpenter(zones=["us-east-1-dfw-2a"])},
+        [],
+    ),
     "not-nvidia": (
         karpenter(instance_types=["g4ad.xlarge"]),
         [

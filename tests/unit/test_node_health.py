@@ -19,6 +19,7 @@ from gpu_pool.model.node_health import (
     REBOOT_XIDS,
     RepairAction,
     RepairPolicy,
+    RepairRules,
     default_action,
 )
 from tests.support.paths import FIXTURES
@@ -90,15 +91,15 @@ def test_default_waits_are_ten_minutes_for_gpus_and_thirty_for_the_rest():
     }
 
 
-def test_a_policy_that_cannot_reboot_replaces_and_overrides_win():
-    policy = RepairPolicy(enabled=True, reboots=False)
+def test_auto_mode_replaces_where_eks_reboots_and_a_node_groups_overrides_win():
+    policy = RepairPolicy(enabled=True, rules=RepairRules.AUTO_MODE)
     assert policy.action(ACCELERATED_HARDWARE_READY, "NvidiaXID64Error") is RepairAction.REPLACE
     assert policy.action(ACCELERATED_HARDWARE_READY, "DCGMError") is RepairAction.NO_ACTION
-    assert policy.wait_minutes(ACCELERATED_HARDWARE_READY) == 10
+    assert policy.wait_minutes(ACCELERATED_HARDWARE_READY, "NvidiaXID64Error") == 10
     overridden = RepairPolicy(
         enabled=True,
-        reboots=True,
-        waits={ACCELERATED_HARDWARE_READY: 5},
+        rules=RepairRules.NODE_GROUP,
+        waits={"NvidiaXID64Error": 5},
         actions={"NvidiaXID64Error": RepairAction.REPLACE},
     )
     assert overridden.action(ACCELERATED_HARDWARE_READY, "NvidiaXID64Error") is (
@@ -107,5 +108,38 @@ def test_a_policy_that_cannot_reboot_replaces_and_overrides_win():
     assert overridden.action(ACCELERATED_HARDWARE_READY, "NvidiaXID48Error") is (
         RepairAction.REBOOT
     )
-    assert overridden.wait_minutes(ACCELERATED_HARDWARE_READY) == 5
-    assert overridden.wait_minutes("KernelReady") == 30
+    assert overridden.wait_minutes(ACCELERATED_HARDWARE_READY, "NvidiaXID64Error") == 5
+    assert overridden.wait_minutes(ACCELERATED_HARDWARE_READY, "NvidiaXID48Error") == 10
+    assert overridden.wait_minutes("KernelReady", "KernelBug") == 30
+
+
+@pytest.mark.parametrize(
+    ("condition", "reason", "node_group", "karpenter"),
+    [
+        # EKS reboots 48 and 64; Karpenter 1.15 reboots 48 and replaces 64 (its own table).
+        (ACCELERATED_HARDWARE_READY, "NvidiaXID48Error", ("Reboot", 10), ("Reboot", 10)),
+        (ACCELERATED_HARDWARE_READY, "NvidiaXID64Error", ("Reboot", 10), ("Replace", 10)),
+        # EKS replaces 46 and 54; Karpenter reboots them.
+        (ACCELERATED_HARDWARE_READY, "NvidiaXID46Error", ("Replace", 10), ("Reboot", 10)),
+        (ACCELERATED_HARDWARE_READY, "NvidiaXID54Error", ("Replace", 10), ("Reboot", 10)),
+        (ACCELERATED_HARDWARE_READY, "NvidiaXID79Error", ("Replace", 10), ("Replace", 10)),
+        # A reason outside Karpenter's XID lists: its fallback, replaced after 30 minutes; EKS
+        # takes no action on a DCGM reason.
+        (ACCELERATED_HARDWARE_READY, "NvidiaNVLinkError", ("Replace", 10), ("Replace", 30)),
+        (ACCELERATED_HARDWARE_READY, "DCGMError", ("NoAction", 10), ("Replace", 30)),
+        ("KernelReady", "KernelBug", ("Replace", 30), ("Replace", 30)),
+    ],
+)
+def test_each_provisioner_repairs_a_reason_by_its_own_table(condition, reason, node_group, karpenter):
+    """#48 item 2: doctor and verify said "replace" for every Karpenter node, where Karpenter
+    1.15 with rebootForRepair (which gpu-pool turns on) reboots; its table is its own
+    (aws/karpenter-provider-aws v1.15.0 pkg/cloudprovider/cloudprovider.go RepairPolicies)."""
+    for rules, (action, wait) in (
+        (RepairRules.NODE_GROUP, node_group),
+        (RepairRules.KARPENTER, karpenter),
+    ):
+        policy = RepairPolicy(enabled=True, rules=rules)
+        assert (policy.action(condition, reason), policy.wait_minutes(condition, reason)) == (
+            RepairAction(action),
+            wait,
+        ), rules

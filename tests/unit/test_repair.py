@@ -12,7 +12,12 @@ from typing import get_args
 import jsonschema
 import pytest
 
-from gpu_pool.model.node_health import ACCELERATED_HARDWARE_READY, AGENT_CONDITIONS, RepairAction
+from gpu_pool.model.node_health import (
+    ACCELERATED_HARDWARE_READY,
+    AGENT_CONDITIONS,
+    RepairAction,
+    RepairRules,
+)
 from gpu_pool.model.versions import NODE_MONITORING_AGENT_ADDON_VERSION
 from gpu_pool.plan.pool import plan_pool, plan_pools
 from gpu_pool.plan.record import PoolRecord, pool_record
@@ -287,8 +292,9 @@ def test_the_karpenter_limit_rule_names_each_setting():
         ),
         (
             PoolSettings(provisioner="karpenter"),
-            "on (Karpenter's nodeRepair: reboot or replace, Karpenter decides; stops above 20% "
-            "unhealthy)",
+            "on (Karpenter's nodeRepair: reboots on XID 46, XID 48, XID 54, XID 62, XID 63, "
+            "XID 95, XID 109, XID 110, XID 136, XID 140, XID 143, XID 155, XID 156, XID 158; "
+            "replaces on other faults; stops above 20% unhealthy)",
         ),
         (
             PoolSettings(
@@ -307,7 +313,7 @@ def test_the_karpenter_limit_rule_names_each_setting():
                 }
             ),
             "on; pauses as EKS does (more than 5 nodes and 20% unhealthy); 25% at a time; reboots "
-            "on NvidiaNVLinkError",
+            "on NvidiaNVLinkError; replaces on XID 79",
         ),
     ],
     ids=["off", "karpenter", "counts", "percentage-and-own-overrides"],
@@ -318,9 +324,21 @@ def test_plan_describes_repair_in_one_line(settings, line):
 
 def test_the_policy_doctor_reads():
     nodes = plan_pool(PoolSettings()).repair.policy()
-    assert (nodes.enabled, nodes.reboots) == (True, True)
+    assert (nodes.enabled, nodes.rules) == (True, RepairRules.NODE_GROUP)
     assert nodes.action("AcceleratedHardwareReady", "NvidiaXID64Error") is RepairAction.REBOOT
     karpenter = plan_pool(PoolSettings(provisioner="karpenter")).repair.policy()
-    # Karpenter replaces where EKS would reboot.
-    assert karpenter.reboots is False
+    # Karpenter 1.15 with rebootForRepair (#48 item 2): its own table, which replaces XID 64
+    # where EKS reboots it, and reboots XID 48 as EKS does.
+    assert karpenter.rules is RepairRules.KARPENTER
     assert karpenter.action("AcceleratedHardwareReady", "NvidiaXID64Error") is RepairAction.REPLACE
+    assert karpenter.action("AcceleratedHardwareReady", "NvidiaXID48Error") is RepairAction.REBOOT
+    auto = plan_pool(PoolSettings(provisioner="auto-mode", instance_types=["g6.xlarge"]))
+    assert auto.repair.policy().rules is RepairRules.AUTO_MODE
+
+
+def test_an_overrides_wait_is_the_one_doctor_ages_a_condition_against():
+    settings = PoolSettings(
+        repair={"overrides": [{"reason": "NvidiaXID79Error", "wait_minutes": 3, "action": "Replace"}]}
+    )
+    policy = plan_pool(settings).repair.policy()
+    assert policy.wait_minutes("AcceleratedHardwareReady", "NvidiaXID79Error") == 3

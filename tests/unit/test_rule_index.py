@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from collections import Counter
 from datetime import date
 
@@ -134,3 +135,47 @@ NOT_IN_TABLES = [
     # An UltraServer pool against its looked-up block: tests/unit/test_dra_ultraserver_checks.py.
     "GP-ULTRA-07",
 ]
+
+
+def _summary_rows() -> list[list[str]]:
+    """The cells of each row of docs/guardrails.md's table of guardrails (above the index)."""
+    table = PAGE.read_text(encoding="utf-8").split("## Rule index")[0]
+    rows = [line.strip().strip("|").split(" | ") for line in table.splitlines()]
+    header, *body = [[c.strip() for c in row] for row in rows if len(row) > 1]
+    assert header == ["Rule", "Level", "Why", "Rule ids"]
+    return [row for row in body if not set(row[0]) <= {"-"}]
+
+
+def test_each_guardrail_row_names_rules_of_the_index_at_its_level():
+    """#48 item 9: the table said an UltraServer pool's gpu_software other than dra-driver is an
+    error long after the rule that said so was retired. Each row names its rules, so a retired
+    rule or one at another level fails here; `-`: the settings model's own messages, errors
+    without a rule id."""
+    levels = {r.id: r.level for r in rules()}
+    for condition, level, _, named in _summary_rows():
+        if named == "-":
+            assert level == "error", condition
+            continue
+        ids = named.split(", ")
+        assert [i for i in ids if i not in levels] == [], condition
+        assert {levels[i] for i in ids} == set(level.split("/")), condition
+
+
+def test_every_rule_id_the_docs_name_is_in_the_index_at_the_level_they_give():
+    """Outside the generated index: an id a page names is a rule of the code, and where the
+    page gives its level (`GP-REGION-08 (warning)`; the UltraServer table: "each of these is a
+    synth error"; the Region table: errors unless marked) it is that rule's."""
+    levels = {r.id: r.level for r in rules()}
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        text = page.read_text(encoding="utf-8").split("<!-- rule index: generated")[0]
+        named = set(re.findall(r"GP-[A-Z]+-\d\d", text))
+        assert sorted(named - set(levels)) == [], page.name
+        for rule, level in re.findall(r"(GP-[A-Z]+-\d\d) \((error|warning)\)", text):
+            assert levels[rule] == level, (page.name, rule)
+    for page, area in (("region.md", "REGION"), ("dra-and-ultraservers.md", "ULTRA")):
+        rows = re.findall(
+            rf"^\| (GP-{area}-\d\d)( \(warning\))? \|", (ROOT / "docs" / page).read_text(), re.M
+        )
+        assert rows, page
+        assert [(r, levels[r]) for r, w in rows if levels[r] != ("warning" if w else "error")] == []

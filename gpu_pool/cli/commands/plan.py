@@ -48,9 +48,9 @@ def run(args: argparse.Namespace, services: Services) -> int:
         for record in pools.records
     ]
     if args.output == "json":
-        print(json.dumps(plan_json(summaries), indent=2))
+        print(json.dumps(plan_json(summaries, pools.warnings), indent=2))
     else:
-        print(plan_table(summaries))
+        print(plan_table(summaries, pools.warnings))
     # Here, not at exit, so that a reader gone early (`| head`) ends in main's BrokenPipeError.
     sys.stdout.flush()
     return 0

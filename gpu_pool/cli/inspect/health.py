@@ -15,6 +15,7 @@ from gpu_pool.model.node_health import (
     RepairPolicy,
 )
 from gpu_pool.plan.record import PoolRecord
+from gpu_pool.plan.repair import repair_rules
 
 # verify's stage when the smoke pod lands on a node whose GPU the agent reports unhealthy.
 HEALTH_STAGE = "gpu healthy"
@@ -34,9 +35,9 @@ def repair_policy(pool: PoolRecord) -> RepairPolicy:
     had no NodeRepairConfig and Karpenter no nodeRepair gate, so neither repairs."""
     if pool.repair is not None:
         return pool.repair.policy()
-    if pool.provisioner == "auto-mode":
-        return RepairPolicy(enabled=True, reboots=False)
-    return RepairPolicy(enabled=False, reboots=pool.provisioner == "cluster-autoscaler")
+    return RepairPolicy(
+        enabled=pool.provisioner == "auto-mode", rules=repair_rules(pool.provisioner)
+    )
 
 
 def health_verdicts(pool: PoolRecord, nodes: list[Any], cluster: str) -> list[Verdict]:
@@ -93,7 +94,7 @@ def _unhealthy_verdict(
     detail = f"{seen}: {reason}" + (f" ({condition.message})" if condition.message else "")
     cordon = f"kubectl cordon {node}"
     action = policy.action(condition.type, reason)
-    wait = policy.wait_minutes(condition.type)
+    wait = policy.wait_minutes(condition.type, reason)
     if condition.status != "False":
         repair, fix = (
             "the agent's state is not known",
