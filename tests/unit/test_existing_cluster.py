@@ -91,7 +91,6 @@ def test_a_1_33_cluster_never_gets_the_settings_newer_minor():
     """cdk.json's 1.35 is a new cluster's: node groups, charts and the autoscaler image follow
     the control plane's 1.33 (EKS refuses a node group newer than its control plane)."""
     filled = with_cluster_facts(load_settings(GUIDE, None), _facts())
-    (plan,) = plan_pools(filled)
     assert filled.cluster.kubernetes_version == "1.33"
     assert _findings(GUIDE, _facts()) == []
 
@@ -165,7 +164,9 @@ def test_a_provider_of_ones_own_needs_no_access_entry():
         "cluster": {
             **GUIDE["cluster"],
             "existing": {
-                "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
+                "kubectl_provider_service_token": (
+                    "arn:aws:lambda:us-east-1:123456789012:function:k"
+                ),
                 "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
             },
         },
