@@ -27,7 +27,19 @@ from gpu_pool.cli.eks_cluster import describe_cluster
 from gpu_pool.cli.lookup_session import LookupFailed
 from gpu_pool.model.versions import autoscaler_image_tag
 from gpu_pool.settings import ConfigError, load_settings
+from tests.support.iam_simulation import (
+    Call,
+    arn_of,
+    identity_request,
+    logical_id,
+    physical_name,
+    role_id,
+    role_policies,
+    session_principal,
+    simulate,
+)
 from tests.support.looked_up import ACCOUNT, LOOKUP, REGION, synth_offline
+from tests.support.managed_policies import managed_policy
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.synth
@@ -236,12 +248,12 @@ def test_the_stack_has_its_own_kubectl_provider_and_one_access_entry_for_its_rol
     ]
     kubectl = {k: r for k, r in resources.items() if r["Type"].startswith("Custom::AWSCDK-EKS-")}
     assert kubectl
-    for logical_id, resource in kubectl.items():
+    for lid, resource in kubectl.items():
         # Served by the stack's own provider, and only once its role has access.
         assert resource["Properties"]["ServiceToken"]["Fn::GetAtt"][0].startswith(
             "KubectlProviderframeworkonEvent"
-        ), logical_id
-        assert entry_id in resource.get("DependsOn", []), logical_id
+        ), lid
+        assert entry_id in resource.get("DependsOn", []), lid
 
 
 def test_missing_agents_are_created_and_nothing_is_held(looked_up_stack):
@@ -336,3 +348,86 @@ providers['gpu-pool-eks-cluster'].getValue(JSON.parse(process.argv[2])).then(
         "123456789012; the CDK CLI's --profile does not reach context provider plugins: set "
         "AWS_PROFILE"
     }
+
+
+# ---- IAM simulation: the lookup's calls as the bootstrap lookup role, the kubectl provider's --
+
+CLUSTER_ARN = f"arn:aws:eks:{REGION}:{ACCOUNT}:cluster/inference"
+# Service Authorization Reference, Amazon EKS: DescribeCluster and ListAddons act on the
+# cluster, DescribeAddon on the add-on (addon/<cluster>/<add-on>/<uuid>); Amazon EC2:
+# DescribeSubnets and DescribeRouteTables have no resource-level permissions ("*").
+LOOKUP_CALLS = {
+    "describe-cluster": Call("eks:DescribeCluster", CLUSTER_ARN),
+    "list-addons": Call("eks:ListAddons", CLUSTER_ARN),
+    "describe-addon": Call(
+        "eks:DescribeAddon",
+        f"arn:aws:eks:{REGION}:{ACCOUNT}:addon/inference/eks-pod-identity-agent/"
+        "8ec9f0a2-1111-2222-3333-444455556666",
+    ),
+    "describe-subnets": Call("ec2:DescribeSubnets", "*"),
+    "describe-route-tables": Call("ec2:DescribeRouteTables", "*"),
+}
+# What the lookup role never needs: a read-only role changes nothing.
+LOOKUP_DENIED = {"update-cluster-config": Call("eks:UpdateClusterConfig", CLUSTER_ARN)}
+# The stack's kubectl provider: its handler describes the cluster (aws-eks-v2 kubectl-handler:
+# `aws eks update-kubeconfig`), and that cluster only; its framework function invokes it.
+KUBECTL_CALLS = {"describe-cluster": Call("eks:DescribeCluster", CLUSTER_ARN)}
+KUBECTL_DENIED = {
+    "describe-other-cluster": Call(
+        "eks:DescribeCluster", f"arn:aws:eks:{REGION}:{ACCOUNT}:cluster/other"
+    ),
+    "update-cluster": Call("eks:UpdateClusterConfig", CLUSTER_ARN),
+}
+
+
+def _lookup_role_requests():
+    # cdk bootstrap's lookup role: ReadOnlyAccess (the plugin assumes it: lookup_session.py).
+    read_only = managed_policy("arn:aws:iam::aws:policy/ReadOnlyAccess")
+    policies = [(read_only["PolicyName"], read_only["Document"])]
+    principal = session_principal(f"cdk-hnb659fds-lookup-role-{ACCOUNT}-{REGION}")
+    return {
+        f"lookup/{name}": (expected, identity_request(principal, policies, call))
+        for expected, calls in (("Allowed", LOOKUP_CALLS), ("ImplicitlyDenied", LOOKUP_DENIED))
+        for name, call in calls.items()
+    }
+
+
+def _kubectl_requests(template):
+    role = role_id(template, "KubectlProviderHandlerServiceRole")
+    principal = session_principal(physical_name(template, role))
+    policies = role_policies(template, role)
+    framework = role_id(template, "KubectlProviderframeworkonEventServiceRole")
+    invoke = Call(
+        "lambda:InvokeFunction",
+        arn_of(template, logical_id(template, "AWS::Lambda::Function", "KubectlProviderHandler")),
+    )
+    return {
+        **{
+            f"kubectl/{name}": (expected, identity_request(principal, policies, call))
+            for expected, calls in (
+                ("Allowed", KUBECTL_CALLS),
+                ("ImplicitlyDenied", KUBECTL_DENIED),
+            )
+            for name, call in calls.items()
+        },
+        "kubectl-framework/invoke-handler": (
+            "Allowed",
+            identity_request(
+                session_principal(physical_name(template, framework)),
+                role_policies(template, framework),
+                invoke,
+            ),
+        ),
+    }
+
+
+def test_iam_simulation_allows_each_new_call_and_nothing_beyond_it(looked_up_stack):
+    _, template = looked_up_stack
+    cases = {**_lookup_role_requests(), **_kubectl_requests(template)}
+    outcomes = simulate([request for _, request in cases.values()])
+    results = {}
+    for (name, (_, _)), outcome in zip(cases.items(), outcomes, strict=True):
+        assert outcome["result"] != "Error", outcome
+        assert outcome["ignoredContextKeys"] == [], outcome
+        results[name] = outcome["result"]
+    assert results == {name: expected for name, (expected, _) in cases.items()}
