@@ -8,8 +8,9 @@ stderr and exit 1, which the plugin hands to the CLI as the lookup's error. The 
 read-only, allowed by the bootstrap lookup role's ReadOnlyAccess):
 
 - EKS DescribeCluster: version, resourcesVpcConfig (vpcId, subnetIds, clusterSecurityGroupId,
-  endpointPublicAccess, endpointPrivateAccess), accessConfig.authenticationMode,
-  identity.oidc.issuer (EKS API Reference, "DescribeCluster");
+  endpointPublicAccess, endpointPrivateAccess), accessConfig.authenticationMode (EKS API
+  Reference, "DescribeCluster"). No OIDC issuer: every controller gpu-pool installs gets its
+  credentials through EKS Pod Identity;
 - EKS ListAddons, then DescribeAddon of each: the add-ons installed, an add-on whose status is
   not CREATE_FAILED or DELETING (EKS API Reference, "Addon": status);
 - EC2 DescribeSubnets and DescribeRouteTables of the cluster's subnets: a subnet whose route
@@ -54,7 +55,6 @@ def describe_cluster(session: Any, name: str) -> dict[str, Any]:
         "authenticationMode": cluster.get("accessConfig", {}).get(
             "authenticationMode", "CONFIG_MAP"
         ),
-        "oidcIssuer": cluster.get("identity", {}).get("oidc", {}).get("issuer", ""),
         "addons": _addons(eks, name),
     }
 

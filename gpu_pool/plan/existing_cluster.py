@@ -39,7 +39,6 @@ class ClusterFacts:
     public_endpoint: bool
     private_endpoint: bool
     authentication_mode: str
-    oidc_issuer: str
     addons: frozenset[str]
     placeholder: bool = False
     """True: not looked up; the stack is built on these and its deploy is held."""
@@ -61,7 +60,6 @@ class ClusterFacts:
             public_endpoint=answer["endpointPublicAccess"],
             private_endpoint=answer["endpointPrivateAccess"],
             authentication_mode=answer["authenticationMode"],
-            oidc_issuer=answer["oidcIssuer"],
             addons=frozenset(answer["addons"]),
         )
 
@@ -80,7 +78,6 @@ def placeholder_facts(settings: AppSettings) -> ClusterFacts:
         public_endpoint=True,
         private_endpoint=True,
         authentication_mode="API_AND_CONFIG_MAP",
-        oidc_issuer="",
         addons=frozenset(),
         placeholder=True,
     )

@@ -169,10 +169,8 @@ def test_the_lookup_answers_the_clusters_facts(world):
         "endpointPublicAccess": True,
         "endpointPrivateAccess": True,
         "authenticationMode": "API_AND_CONFIG_MAP",
-        "oidcIssuer": answer["oidcIssuer"],
         "addons": ["vpc-cni"],
     }
-    assert answer["oidcIssuer"].startswith("https://oidc.eks.")
 
 
 def test_a_failed_or_deleting_addon_is_not_installed(aws_api):
@@ -266,6 +264,23 @@ def test_missing_agents_are_created_and_nothing_is_held(looked_up_stack):
     assert addons == ["eks-node-monitoring-agent", "eks-pod-identity-agent"]
     assert [e.data for e in stack.node.metadata if e.type == "gpu-pool:unchecked"] == []
     assert "GpuPoolUncheckedFacts" not in template["Rules"]
+
+
+def test_a_private_only_endpoint_puts_the_kubectl_handler_in_the_clusters_vpc(world):
+    """The API answers only inside the VPC: the handler runs in a private subnet of each zone,
+    in the cluster security group (which EKS lets reach the API)."""
+    _, subnet, answer = world
+    private = {**answer, "endpointPublicAccess": False}
+    app = cdk.App(context={**LOOKUP, KEY: private})
+    GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
+    template = app.synth().get_stack_by_name("GpuPool").template
+    (handler,) = [
+        r["Properties"]
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and k.startswith("KubectlProviderHandler")
+    ]
+    assert handler["VpcConfig"]["SubnetIds"] == [subnet[f"{REGION}a"], subnet[f"{REGION}b"]]
+    assert handler["VpcConfig"]["SecurityGroupIds"] == [SECURITY_GROUP]
 
 
 def test_offline_one_warning_per_unchecked_fact_and_the_deploy_held():

@@ -33,7 +33,6 @@ ANSWER = {
     "endpointPublicAccess": True,
     "endpointPrivateAccess": True,
     "authenticationMode": "API_AND_CONFIG_MAP",
-    "oidcIssuer": "https://oidc.eks.us-east-1.amazonaws.com/id/EXAMPLE",
     "addons": ["coredns", "kube-proxy", "vpc-cni"],
 }
 
