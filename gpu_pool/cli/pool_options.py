@@ -6,7 +6,8 @@ or a deployed stack (--stack); and, for the commands that test one pool, --pool 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +75,13 @@ def chosen_resource(pool: PoolRecord, name: str | None) -> str | None:
     return name
 
 
-def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
-    """The pools from --cdk-out or --stack, else from the settings."""
+def pools_of(
+    args: argparse.Namespace,
+    aws: Callable[[str], Any] | None,
+    cached: Mapping[str, Any] | None = None,
+) -> Pools:
+    """The pools from --cdk-out or --stack, else from the settings, with the lookups `cached`
+    (default: the app's cdk.context.json, beside --cdk-json)."""
     if (args.cdk_out or args.stack) and args.config:
         raise CliError("--config: settings are not read with --cdk-out or --stack; drop one")
     if args.cdk_out:
@@ -87,8 +93,10 @@ def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pool
         return stack_pools(args.stack, aws("cloudformation"))
     fleet, problems = _settings(args)
     app_rules = args.command == PLAN
+    if cached is None:
+        cached = cached_answers(args)
     if len(fleet.clusters) == 1 and not problems:
-        return settings_pools(fleet.clusters[0].settings, app_rules=app_rules)
+        return settings_pools(fleet.clusters[0].settings, app_rules=app_rules, cached=cached)
     if args.command != PLAN and not problems:
         raise CliError(
             f"--config: '{args.config}' holds {len(fleet.clusters)} clusters "
@@ -106,12 +114,23 @@ def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pool
     records: list[PoolRecord] = []
     for cluster in fleet.clusters:
         try:
-            records += settings_pools(cluster.settings, app_rules=app_rules).records
+            records += settings_pools(cluster.settings, app_rules=app_rules, cached=cached).records
         except CliError as err:
             problems.append(cluster.about(str(err)))
     if problems:
         raise CliError("\n".join(problems))
     return Pools(records, f"the settings of '{args.config}'")
+
+
+def cached_answers(args: argparse.Namespace) -> dict[str, Any]:
+    """The app's cdk.context.json (beside --cdk-json), where the CDK CLI caches its lookups
+    (empty: none, or not a JSON object: the synth says what is wrong with it)."""
+    try:
+        path = Path(args.cdk_json).parent / "cdk.context.json"
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return cached if isinstance(cached, dict) else {}
 
 
 def _settings(args: argparse.Namespace) -> tuple[Fleet, list[str]]:

@@ -14,6 +14,8 @@ from typing import Any
 from gpu_pool.plan.cluster import placeholder_zones
 from gpu_pool.settings import AppSettings, ExistingClusterSettings
 
+# The lookup's plugin provider name (cdk-plugin/index.js registers it).
+CLUSTER_PLUGIN = "gpu-pool-eks-cluster"
 # The add-ons the app reads the answer for (EKS add-on names).
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
 NODE_MONITORING_AGENT = "eks-node-monitoring-agent"
@@ -113,6 +115,15 @@ def with_cluster_facts(settings: AppSettings, facts: ClusterFacts) -> AppSetting
 def _create_unless_installed(chosen: bool | None, addon: str, facts: ClusterFacts) -> bool:
     """An agent's setting: as set, else create it where the cluster lacks the add-on."""
     return chosen if chosen is not None else addon not in facts.addons
+
+
+def cluster_context_key(account: str, region: str, name: str) -> str:
+    """The cdk.context.json key under which the CDK CLI caches the cluster's lookup: the CDK's
+    key form for provider `plugin` (aws-cdk-lib ContextProvider.getKey: the provider, then its
+    props sorted by name), which the `gpu-pool` command reads without the CDK."""
+    return (
+        f"plugin:account={account}:clusterName={name}:pluginName={CLUSTER_PLUGIN}:region={region}"
+    )
 
 
 def needs_lookup(existing: ExistingClusterSettings) -> bool:

@@ -38,7 +38,7 @@ from tests.support.iam_simulation import (
     session_principal,
     simulate,
 )
-from tests.support.looked_up import ACCOUNT, LOOKUP, REGION, synth_offline
+from tests.support.looked_up import ACCOUNT, LOOKUP, REGION, eks_cluster_key, synth_offline
 from tests.support.managed_policies import managed_policy
 from tests.support.paths import ROOT
 
@@ -53,10 +53,7 @@ GUIDE = {
     "autoscaler": {"enabled": True},
 }
 # The key the CDK CLI caches the lookup under: the provider, then its props sorted by name.
-KEY = (
-    f"plugin:account={ACCOUNT}:clusterName=inference:pluginName=gpu-pool-eks-cluster"
-    f":region={REGION}"
-)
+KEY = eks_cluster_key("inference")
 SECURITY_GROUP = "sg-0123456789abcdef0"
 NODE = ROOT / "node_modules" / ".bin" / "node"
 
@@ -315,7 +312,7 @@ def test_a_config_map_only_cluster_stops_the_synth_with_the_command(aws_api):
     name = "configmap-" + os.urandom(4).hex()
     *_, answer = _cluster(name, mode="CONFIG_MAP")
     settings = {**GUIDE, "cluster": {**GUIDE["cluster"], "name": name}}
-    key = KEY.replace("clusterName=inference", f"clusterName={name}")
+    key = eks_cluster_key(name)
     app = cdk.App(context={**LOOKUP, key: answer})
     with pytest.raises(ConfigError) as err:
         GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))

@@ -25,10 +25,13 @@ from gpu_pool.cdk.lookups.region import (
     unchecked_fact,
 )
 from gpu_pool.model.findings import Finding
-from gpu_pool.plan.existing_cluster import ClusterFacts, needs_lookup, placeholder_facts
+from gpu_pool.plan.existing_cluster import (
+    CLUSTER_PLUGIN,
+    ClusterFacts,
+    needs_lookup,
+    placeholder_facts,
+)
 from gpu_pool.settings import AppSettings, ConfigError
-
-CLUSTER_PLUGIN = "gpu-pool-eks-cluster"  # cdk-plugin/index.js registers it
 
 
 def existing_cluster_facts(scope: Construct, settings: AppSettings) -> ClusterFacts | None:
