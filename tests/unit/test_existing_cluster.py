@@ -4,9 +4,12 @@ with its exact message."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from gpu_pool.checks import check_settings
+from gpu_pool.checks.app import creatable_minors
 from gpu_pool.plan.existing_cluster import ClusterFacts, placeholder_facts, with_cluster_facts
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import load_settings
@@ -103,6 +106,18 @@ def test_placeholders_are_the_settings_version_and_the_pools_zones():
 
 
 CASES = {
+    "a-minor-gpu-pool-pins-nothing-for": (
+        GUIDE,
+        {"version": "1.31"},
+        [
+            (
+                "E",
+                "cluster.kubernetes_version: '1.31' is not supported; choose one of "
+                f"{', '.join(creatable_minors(date.today()))} (an existing cluster's is its "
+                "control plane's: upgrade inference to one)",
+            )
+        ],
+    ),
     "config-map-only": (
         GUIDE,
         {"authenticationMode": "CONFIG_MAP"},
