@@ -1,7 +1,8 @@
 """The rules about an existing cluster (`cluster.existing`) and what its lookup found
 (plan/existing_cluster.py): whether it can be looked up at all, whether the stack's own kubectl
 provider can be given access (EKS user guide, "Change authentication mode to use access
-entries"), where its GPU nodes go, and the Pod Identity agent its controllers need.
+entries"), where its GPU nodes go, and the add-ons it has: the Pod Identity agent its
+controllers need, and the CloudWatch add-on metrics.gpu: cloudwatch would create again.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from gpu_pool.plan.existing_cluster import (
     ClusterFacts,
     needs_lookup,
 )
+from gpu_pool.plan.metrics import CLOUDWATCH_ADDON
 from gpu_pool.settings import AppSettings
 
 
@@ -87,6 +89,14 @@ def _check_nodes(settings: AppSettings, facts: ClusterFacts) -> Iterator[Finding
             f"every subnet of {facts.name} ({facts.vpc_id}) routes to an internet gateway "
             "(DescribeSubnets, DescribeRouteTables; cached in cdk.context.json), and GPU nodes "
             "go into private subnets only: set subnets_by_zone to private subnets of that VPC",
+        )
+    if settings.metrics.gpu == "cloudwatch" and CLOUDWATCH_ADDON in facts.addons:
+        yield error(
+            "GP-APP-34",
+            "metrics.gpu",
+            f"cloudwatch, and {facts.name} has the {CLOUDWATCH_ADDON} add-on already "
+            "(ListAddons, cached in cdk.context.json): the stack would create it again, which "
+            "EKS refuses, and the deploy rolls back: set metrics.gpu: none and keep yours",
         )
     controllers = uses_autoscaler(settings) or uses_karpenter(settings)
     if (

@@ -148,6 +148,19 @@ CASES = {
             )
         ],
     ),
+    "the-cloudwatch-add-on-already-there": (
+        {**GUIDE, "metrics": {"gpu": "cloudwatch"}},
+        {"addons": ["amazon-cloudwatch-observability", "eks-pod-identity-agent"]},
+        [
+            (
+                "E",
+                "metrics.gpu: cloudwatch, and inference has the amazon-cloudwatch-observability "
+                "add-on already (ListAddons, cached in cdk.context.json): the stack would "
+                "create it again, which EKS refuses, and the deploy rolls back: set "
+                "metrics.gpu: none and keep yours",
+            )
+        ],
+    ),
     "no-pod-identity-agent-and-told-not-to-create-it": (
         {
             **GUIDE,
