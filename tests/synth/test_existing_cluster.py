@@ -1,32 +1,24 @@
 """#47: a GPU pool on an existing cluster given by its name alone (the guide's `inference`).
 
-The lookup (gpu_pool/cli/eks_cluster.py, which the project's CDK CLI plugin runs) answers from
-moto's EKS and EC2 on 127.0.0.1, with what moto (5.2.5) leaves out served as EKS documents it:
-DescribeCluster's accessConfig, resourcesVpcConfig.vpcId and clusterSecurityGroupId (EKS API
-Reference, "DescribeCluster", VpcConfigResponse: EKS answers the VPC of the cluster's subnets and
-the security group it created; moto echoes the request), and ListAddons/DescribeAddon, which
-moto does not serve at all (EKS API Reference, "ListAddons", "DescribeAddon": an add-on not in
-the cluster is ResourceNotFoundException). Its answer, cached as the CLI caches it, is what the
-stack is built from; without it the stack is built on placeholders and holds its deploy.
+The cluster is moto's, looked up as the project's CDK CLI plugin does (tests/support/eks_world.py;
+the lookup's own tests: tests/cli/test_eks_cluster_lookup.py). Its answer, cached as the CLI
+caches it, is what the stack is built from; without it the stack is built on placeholders and
+holds its deploy. IAM simulation: the lookup's calls as the bootstrap lookup role, and the
+stack's kubectl provider.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import aws_cdk as cdk
-import boto3
 import pytest
-from botocore.awsrequest import AWSResponse
-from botocore.exceptions import ClientError
 
 from gpu_pool.cdk.stack import GpuPoolStack
-from gpu_pool.cli.eks_cluster import describe_cluster
-from gpu_pool.cli.lookup_session import LookupFailed
 from gpu_pool.model.versions import autoscaler_image_tag
 from gpu_pool.settings import ConfigError, load_settings
+from tests.support.eks_world import SECURITY_GROUP, looked_up_cluster
 from tests.support.iam_simulation import (
     Call,
     arn_of,
@@ -40,7 +32,6 @@ from tests.support.iam_simulation import (
 )
 from tests.support.looked_up import ACCOUNT, LOOKUP, REGION, eks_cluster_key, synth_offline
 from tests.support.managed_policies import managed_policy
-from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.synth
 
@@ -54,80 +45,6 @@ GUIDE = {
 }
 # The key the CDK CLI caches the lookup under: the provider, then its props sorted by name.
 KEY = eks_cluster_key("inference")
-SECURITY_GROUP = "sg-0123456789abcdef0"
-NODE = ROOT / "node_modules" / ".bin" / "node"
-
-
-class _EksAsDocumented:
-    """What moto leaves out of EKS, as the API Reference has it, for one session's clients."""
-
-    def __init__(self, session: boto3.Session, vpc: str, mode: str, addons: dict[str, str]) -> None:
-        self.vpc, self.mode, self.addons = vpc, mode, addons
-        session.events.register("after-call.eks.DescribeCluster", self._describe_cluster)
-        session.events.register("before-call.eks.ListAddons", self._list_addons)
-        session.events.register("before-call.eks.DescribeAddon", self._describe_addon)
-
-    def _describe_cluster(self, parsed, **_):
-        parsed["cluster"]["accessConfig"] = {"authenticationMode": self.mode}
-        config = parsed["cluster"]["resourcesVpcConfig"]
-        config.update(vpcId=self.vpc, clusterSecurityGroupId=SECURITY_GROUP)
-
-    def _list_addons(self, params, **_):
-        return _ok({"addons": sorted(self.addons)})
-
-    def _describe_addon(self, params, **_):
-        name = params["url_path"].rsplit("/", 1)[-1]
-        if name not in self.addons:
-            raise ClientError(
-                {"Error": {"Code": "ResourceNotFoundException", "Message": name}}, "DescribeAddon"
-            )
-        return _ok({"addon": {"addonName": name, "status": self.addons[name]}})
-
-
-def _ok(parsed):
-    return AWSResponse("https://eks", 200, {}, None), parsed
-
-
-def _network(ec2):
-    """A VPC as eksctl makes one: a public subnet routing to an internet gateway, private
-    subnets in two zones (one on its own route table, one on the VPC's main table)."""
-    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-    subnet = {
-        zone: ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone)["Subnet"][
-            "SubnetId"
-        ]
-        for zone, cidr in (
-            (f"{REGION}a", "10.0.1.0/24"),
-            (f"{REGION}b", "10.0.2.0/24"),
-            (f"{REGION}c", "10.0.3.0/24"),
-        )
-    }
-    gateway = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
-    ec2.attach_internet_gateway(InternetGatewayId=gateway, VpcId=vpc)
-    public = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
-    ec2.create_route(RouteTableId=public, DestinationCidrBlock="0.0.0.0/0", GatewayId=gateway)
-    ec2.associate_route_table(RouteTableId=public, SubnetId=subnet[f"{REGION}c"])
-    private = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
-    ec2.associate_route_table(RouteTableId=private, SubnetId=subnet[f"{REGION}a"])
-    return vpc, subnet
-
-
-def _cluster(name, *, mode="API_AND_CONFIG_MAP", addons=None, version="1.33", public=True):
-    """A cluster of that name in moto, and the lookup's answer for it."""
-    session = boto3.Session(region_name=REGION)
-    vpc, subnet = _network(session.client("ec2"))
-    session.client("eks").create_cluster(
-        name=name,
-        version=version,
-        roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks-cluster",
-        resourcesVpcConfig={
-            "subnetIds": sorted(subnet.values()),
-            "endpointPublicAccess": public,
-            "endpointPrivateAccess": True,
-        },
-    )
-    _EksAsDocumented(session, vpc, mode, addons or {"vpc-cni": "ACTIVE"})
-    return vpc, subnet, describe_cluster(session, name)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +57,7 @@ def world(aws_endpoint):
             "AWS_SECRET_ACCESS_KEY": "testing",
         }.items():
             patch.setenv(name, value)
-        yield _cluster("inference")
+        yield looked_up_cluster("inference")
 
 
 @pytest.fixture(scope="module")
@@ -149,41 +66,6 @@ def looked_up_stack(world):
     app = cdk.App(context={**LOOKUP, KEY: world[2]})
     stack = GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
     return stack, app.synth().get_stack_by_name("GpuPool").template
-
-
-def test_the_lookup_answers_the_clusters_facts(world):
-    vpc, subnet, answer = world
-    assert answer == {
-        "name": "inference",
-        "version": "1.33",
-        "vpcId": vpc,
-        # The public subnet (us-east-1c) routes to the internet gateway: not a node's.
-        "privateSubnets": {
-            f"{REGION}a": [subnet[f"{REGION}a"]],
-            f"{REGION}b": [subnet[f"{REGION}b"]],
-        },
-        "clusterSecurityGroupId": SECURITY_GROUP,
-        "endpointPublicAccess": True,
-        "endpointPrivateAccess": True,
-        "authenticationMode": "API_AND_CONFIG_MAP",
-        "addons": ["vpc-cni"],
-    }
-
-
-def test_a_failed_or_deleting_addon_is_not_installed(aws_api):
-    *_, answer = _cluster(
-        "addons-" + os.urandom(4).hex(),
-        addons={"eks-pod-identity-agent": "ACTIVE", "eks-node-monitoring-agent": "DELETING"},
-    )
-    assert answer["addons"] == ["eks-pod-identity-agent"]
-
-
-def test_a_cluster_eks_does_not_have_is_the_lookups_error(aws_api):
-    with pytest.raises(LookupFailed) as err:
-        describe_cluster(boto3.Session(region_name=REGION), "nowhere")
-    assert str(err.value) == (
-        "EKS has no cluster nowhere in us-east-1: check cluster.name and the stack's region"
-    )
 
 
 def test_node_groups_go_into_the_clusters_private_subnets_at_its_version(world, looked_up_stack):
@@ -310,7 +192,7 @@ def test_offline_one_warning_per_unchecked_fact_and_the_deploy_held():
 
 def test_a_config_map_only_cluster_stops_the_synth_with_the_command(aws_api):
     name = "configmap-" + os.urandom(4).hex()
-    *_, answer = _cluster(name, mode="CONFIG_MAP")
+    *_, answer = looked_up_cluster(name, mode="CONFIG_MAP")
     settings = {**GUIDE, "cluster": {**GUIDE["cluster"], "name": name}}
     key = eks_cluster_key(name)
     app = cdk.App(context={**LOOKUP, key: answer})
@@ -320,46 +202,6 @@ def test_a_config_map_only_cluster_stops_the_synth_with_the_command(aws_api):
         f"`aws eks update-cluster-config --name {name} --region us-east-1 --access-config "
         "authenticationMode=API_AND_CONFIG_MAP`"
     ) in str(err.value)
-
-
-@pytest.mark.skipif(not NODE.exists(), reason="pinned Node.js not installed")
-def test_the_plugin_answers_the_cluster_provider_through_the_module(tmp_path):
-    """The plugin registers `gpu-pool-eks-cluster` and runs gpu_pool.cli.eks_cluster: without
-    credentials its one-line error is the lookup's error (the app's GP-REGION-08 quotes it)."""
-    driver = """
-const plugin = require(process.argv[1]);
-const providers = {};
-plugin.init({ registerContextProviderAlpha: (name, provider) => { providers[name] = provider; } });
-providers['gpu-pool-eks-cluster'].getValue(JSON.parse(process.argv[2])).then(
-  (value) => process.stdout.write(JSON.stringify({ value })),
-  (err) => process.stdout.write(JSON.stringify({ error: err.message })),
-);
-"""
-    props = {"account": ACCOUNT, "region": REGION, "clusterName": "inference"}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(
-        HOME=str(tmp_path),
-        AWS_CONFIG_FILE=str(tmp_path / "none"),
-        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
-        AWS_EC2_METADATA_DISABLED="true",
-        PYTHONPATH=str(ROOT),
-        PATH=os.pathsep.join([str(ROOT / ".venv" / "bin"), env["PATH"]]),
-    )
-    done = subprocess.run(
-        [str(NODE), "-e", driver, str(ROOT / "cdk-plugin"), json.dumps(props)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert json.loads(done.stdout) == {
-        "error": "gpu-pool: cannot look up the EKS cluster inference of us-east-1 for account "
-        "123456789012: no AWS credentials (environment, AWS_PROFILE or ~/.aws) for account "
-        "123456789012; the CDK CLI's --profile does not reach context provider plugins: set "
-        "AWS_PROFILE"
-    }
 
 
 # ---- IAM simulation: the lookup's calls as the bootstrap lookup role, the kubectl provider's --
