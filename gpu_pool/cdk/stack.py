@@ -96,6 +96,9 @@ class GpuPoolStack(Stack):
             # The warnings the settings accept, by the id report.warn gives each of them.
             Annotations.of(self).acknowledge_warning(f"gpu-pool:{rule}", reason)
         plans = plan_pools(settings)
+        # An existing cluster not looked up yet runs a minor not known here: no AMI type is
+        # looked up for one it may not run (its own unchecked fact names the version).
+        unknown_minor = self.cluster_facts is not None and self.cluster_facts.placeholder
         # Before the lookup is cached the stack's zones are placeholders (dummy1a, ...).
         zones = self.availability_zones
         known_zones = [z for z in zones if not Token.is_unresolved(z) and z not in DUMMY_ZONES]
@@ -104,7 +107,9 @@ class GpuPoolStack(Stack):
             plans,
             known_zones=known_zones,
             reservations=looked_up_reservations(self, plans),
-            region_facts=region_facts(self, plans, settings.cluster.kubernetes_version),
+            region_facts=region_facts(
+                self, plans, None if unknown_minor else settings.cluster.kubernetes_version
+            ),
             cluster_facts=self.cluster_facts,
         )
         # Every error before anything is built; each pool construct reports its own warnings.

@@ -190,6 +190,23 @@ def test_offline_one_warning_per_unchecked_fact_and_the_deploy_held():
     assert "GpuPoolUncheckedFacts" in template["Rules"]
 
 
+def test_no_ami_is_looked_up_for_a_minor_the_cluster_may_not_run(tmp_path, monkeypatch):
+    """With region lookups on and the cluster not looked up, the AMI parameters of the
+    settings' 1.35 are not asked: the CLI would cache answers for a minor the cluster does not
+    run; they are asked once the cluster's version is known."""
+    # The CLI's first pass, its plugin loaded.
+    monkeypatch.setenv("GPU_POOL_CDK_PLUGIN", "1")
+    app = cdk.App(context={"gpu-pool:region-lookups": True}, outdir=str(tmp_path))
+    stack = GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
+    app.synth()
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    missing = [m["key"] for m in manifest.get("missing", [])]
+    assert KEY in missing
+    assert [k for k in missing if k.startswith("ssm:")] == []
+    unchecked = [e.data["message"] for e in stack.node.metadata if e.type == "gpu-pool:unchecked"]
+    assert not any("publishes" in m for m in unchecked)
+
+
 def test_a_config_map_only_cluster_stops_the_synth_with_the_command(aws_api):
     name = "configmap-" + os.urandom(4).hex()
     *_, answer = looked_up_cluster(name, mode="CONFIG_MAP")

@@ -69,9 +69,13 @@ def region_lookups(scope: Construct) -> bool:
     return scope.node.try_get_context(REGION_LOOKUPS) in (True, "true")
 
 
-def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> RegionFacts | None:
+def region_facts(
+    scope: Construct, plans: Sequence[PoolPlan], minor: str | None
+) -> RegionFacts | None:
     """The stack's Region's offerings of the pools' instance types and its EKS NVIDIA AMI types
-    for `minor`, as cached; None without `gpu-pool:region-lookups` (true, or "true" from
+    for `minor` (None: the cluster's minor is not known yet, an existing cluster not looked
+    up, whose unchecked fact names it: no AMI type is looked up for a minor it may not run),
+    as cached; None without `gpu-pool:region-lookups` (true, or "true" from
     `-c`) and for an environment-agnostic stack (no lookup is possible). A fact not cached is
     absent, and GP-REGION-08 names it (cdk/lookups/context.py)."""
     stack = Stack.of(scope)
@@ -108,7 +112,8 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
         )
         if value is not None:
             quotas[quota.code] = float(value)
-    return RegionFacts(stack.region, offerings, _ami_types(scope, plans, minor), quotas)
+    ami_types = _ami_types(scope, plans, minor) if minor is not None else {}
+    return RegionFacts(stack.region, offerings, ami_types, quotas)
 
 
 def plugin_unaskable() -> str | None:
