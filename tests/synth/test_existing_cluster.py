@@ -162,6 +162,22 @@ def test_a_private_only_endpoint_puts_the_kubectl_handler_in_the_clusters_vpc(wo
     assert handler["VpcConfig"]["SecurityGroupIds"] == [SECURITY_GROUP]
 
 
+def test_karpenter_on_the_stacks_own_provider_needs_no_word_on_its_registry_login(world):
+    """GP-CTRL-02 warns that an imported kubectl provider's role may not log in to
+    public.ecr.aws; the stack's own provider's role has the ECR Public policy, and Karpenter's
+    nodes go in the looked-up cluster security group."""
+    from aws_cdk.assertions import Annotations, Match
+
+    settings = {**GUIDE, "pools": {"gpu": {"provisioner": "karpenter"}}}
+    settings.pop("pool")
+    app = cdk.App(context={**LOOKUP, KEY: world[2]})
+    stack = GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
+    template = app.synth().get_stack_by_name("GpuPool").template
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    assert not [w for w in warnings if "oci://public.ecr.aws" in str(w.entry.data)]
+    assert SECURITY_GROUP in json.dumps(template)
+
+
 def test_offline_one_warning_per_unchecked_fact_and_the_deploy_held():
     template, unchecked = synth_offline(GUIDE)
     assert unchecked == (
