@@ -24,12 +24,14 @@ from gpu_pool.cdk.arguments import check_arguments
 from gpu_pool.cdk.auto_mode.node_pool import AutoModeNodePool
 from gpu_pool.cdk.autoscaling.autoscaler import ClusterAutoscaler
 from gpu_pool.cdk.capacity.reservations import looked_up_reservations
-from gpu_pool.cdk.cluster.eks import SYSTEM_NODE_LABEL, existing_cluster, new_cluster
+from gpu_pool.cdk.cluster.eks import SYSTEM_NODE_LABEL, new_cluster
+from gpu_pool.cdk.cluster.imported import imported_cluster, wait_for_kubectl_access
 from gpu_pool.cdk.cluster.verifier import ClusterVerifier, Verifier
 from gpu_pool.cdk.gpu_software.metrics import GpuMetrics
 from gpu_pool.cdk.gpu_software.node_health import node_monitoring_agent
 from gpu_pool.cdk.karpenter.controller import Karpenter
 from gpu_pool.cdk.karpenter.node_pool import KarpenterNodePool
+from gpu_pool.cdk.lookups.cluster import existing_cluster_facts
 from gpu_pool.cdk.lookups.context import guard_deploy, looked_up
 from gpu_pool.cdk.lookups.region import (
     AVAILABILITY_ZONES_PROVIDER,
@@ -46,6 +48,7 @@ from gpu_pool.cdk.report import report
 from gpu_pool.checks import check_settings
 from gpu_pool.checks.app import uses_autoscaler, uses_karpenter
 from gpu_pool.model.karpenter_api import resource_name
+from gpu_pool.plan.existing_cluster import with_cluster_facts
 from gpu_pool.plan.pool import PoolPlan, pascal_case, plan_pools
 from gpu_pool.plan.repair import needs_node_monitoring_agent
 from gpu_pool.settings import AppSettings
@@ -79,6 +82,11 @@ class GpuPoolStack(Stack):
         )
         env = Environment(account=settings.account, region=settings.region)
         super().__init__(scope, construct_id, env=env, stack_name=stack_name)
+        # An existing cluster as looked up (None: a new cluster, or nothing looked up); the
+        # settings then hold its facts wherever they leave them unset, and its version.
+        self.cluster_facts = existing_cluster_facts(self, settings)
+        if self.cluster_facts is not None:
+            settings = with_cluster_facts(settings, self.cluster_facts)
         self.settings = settings
         # The stack's zones are literal in its template: expected, not cfn-lint's W3010, as
         # aws-cdk-lib's own getter acknowledges (which `availability_zones` below replaces).
@@ -89,6 +97,9 @@ class GpuPoolStack(Stack):
             # The warnings the settings accept, by the id report.warn gives each of them.
             Annotations.of(self).acknowledge_warning(f"gpu-pool:{rule}", reason)
         plans = plan_pools(settings)
+        # An existing cluster not looked up yet runs a minor not known here: no AMI type is
+        # looked up for one it may not run (its own unchecked fact names the version).
+        unknown_minor = self.cluster_facts is not None and self.cluster_facts.placeholder
         # Before the lookup is cached the stack's zones are placeholders (dummy1a, ...).
         zones = self.availability_zones
         known_zones = [z for z in zones if not Token.is_unresolved(z) and z not in DUMMY_ZONES]
@@ -97,7 +108,10 @@ class GpuPoolStack(Stack):
             plans,
             known_zones=known_zones,
             reservations=looked_up_reservations(self, plans),
-            region_facts=region_facts(self, plans, settings.cluster.kubernetes_version),
+            region_facts=region_facts(
+                self, plans, None if unknown_minor else settings.cluster.kubernetes_version
+            ),
+            cluster_facts=self.cluster_facts,
         )
         # Every error before anything is built; each pool construct reports its own warnings.
         report(self, [f for pool in found.pools for f in pool if f.error] + found.app)
@@ -111,7 +125,9 @@ class GpuPoolStack(Stack):
             # jsii classes implement their interfaces at runtime; mypy cannot see it.
             self.cluster = cast(eks.ICluster, cluster)
         else:
-            self.cluster, subnets = existing_cluster(self, settings.cluster.name, existing)
+            self.cluster, subnets = imported_cluster(
+                self, settings.cluster, existing, self.cluster_facts
+            )
         ClusterPools.of(self.cluster, pools)
         # Node groups and their autoscaler first, then Karpenter and its pools: a stack that
         # adds a Karpenter pool keeps the autoscaler's resources (the Pod Identity agent too).
@@ -145,6 +161,7 @@ class GpuPoolStack(Stack):
                 self, "Verifier", cluster=self.cluster, verifier=verifier
             )
         _keep_agent_logical_id(self.cluster)
+        wait_for_kubectl_access(self)
         acknowledge_managed_policies(self)
         guard_deploy(self)
 
@@ -242,9 +259,11 @@ class GpuPoolStack(Stack):
             kubernetes_version=settings.cluster.kubernetes_version,
             node_selector=self._controller_node_selector(settings.karpenter.node_selector),
             cluster_security_group_id=existing.cluster_security_group_id if existing else None,
+            install_pod_identity_agent=existing.pod_identity_agent if existing else None,
         )
 
     def _autoscaler(self, settings: AppSettings) -> ClusterAutoscaler:
+        existing = settings.cluster.existing
         return ClusterAutoscaler(
             self,
             "ClusterAutoscaler",
@@ -252,6 +271,7 @@ class GpuPoolStack(Stack):
             settings=settings.autoscaler,
             kubernetes_version=settings.cluster.kubernetes_version,
             node_selector=self._controller_node_selector(settings.autoscaler.node_selector),
+            install_pod_identity_agent=existing.pod_identity_agent if existing else None,
         )
 
     def _controller_node_selector(self, selector: dict[str, str]) -> dict[str, str]:

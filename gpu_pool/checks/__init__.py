@@ -22,6 +22,7 @@ from gpu_pool.checks.efa_dra import (
     check_efa_dra_scaling,
     check_one_efa_advertiser_per_node,
 )
+from gpu_pool.checks.existing_cluster import check_existing_cluster
 from gpu_pool.checks.instance_store import check_instance_store
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.pool import check_pool
@@ -42,6 +43,7 @@ from gpu_pool.checks.target import check_pool_target
 from gpu_pool.checks.ultraserver import check_ultraserver, check_ultraserver_block
 from gpu_pool.model.findings import Finding
 from gpu_pool.plan.capacity import ReservationFacts
+from gpu_pool.plan.existing_cluster import ClusterFacts
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.region import RegionFacts
 from gpu_pool.settings import AppSettings
@@ -82,6 +84,7 @@ def check_settings(
     today: date | None = None,
     reservations: Mapping[str, ReservationFacts | None] | None = None,
     region_facts: RegionFacts | None = None,
+    cluster_facts: ClusterFacts | None = None,
 ) -> SettingsFindings:
     """Every rule over the app's settings and their `plans`, in one order: each pool on its own,
     against the pools before it, and against its cluster's minor and stack's Region; then the
@@ -92,7 +95,8 @@ def check_settings(
     runs. `reservations`: each reservation as looked up (pool name -> facts, None where EC2 has
     no such reservation in the stack's Region and account; a pool not in it is not judged): its
     Region must be the stack's, and a Capacity Block's zone one of the cluster's. `region_facts`:
-    what the stack's Region offers, as looked up (None: nothing)."""
+    what the stack's Region offers, as looked up (None: nothing). `cluster_facts`: an existing
+    cluster as looked up (None: not looked up), whose facts `settings` already hold."""
     minor, region = settings.cluster.kubernetes_version, settings.region
     every_reservation = reservations or {}
     # The pool's zone, type and size are judged against a Capacity Block only (reservations.py).
@@ -118,6 +122,7 @@ def check_settings(
     if region_facts is not None:
         app += check_vcpu_quotas(plans, region_facts)
     app += check_cluster(settings, known_zones)
+    app += check_existing_cluster(settings, cluster_facts)
     app += check_reservation_zones(settings, looked_up, known_zones)
     app += check_metrics(settings.metrics, plans)
     app += check_agent_installed(settings, plans)

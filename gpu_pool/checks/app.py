@@ -29,12 +29,18 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
     cluster = settings.cluster
     release = KUBERNETES_RELEASES.get(cluster.kubernetes_version)
     if release is None:
+        # An existing cluster's minor is its control plane's (looked up): the cluster moves.
+        upgrade = (
+            f" (an existing cluster's is its control plane's: upgrade {cluster.name} to one)"
+            if cluster.existing is not None
+            else ""
+        )
         findings.append(
             error(
                 "GP-APP-01",
                 "cluster.kubernetes_version",
                 f"'{cluster.kubernetes_version}' is not supported; choose one of "
-                f"{', '.join(creatable_minors(today))}",
+                f"{', '.join(creatable_minors(today))}{upgrade}",
             )
         )
         return findings

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.versions import NODE_MONITORING_AGENT_ADDON_VERSION
+from gpu_pool.plan.existing_cluster import needs_lookup
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_CONFIGURATION
 from gpu_pool.settings import AppSettings
@@ -57,9 +58,10 @@ def check_repair(plan: PoolPlan, others: Sequence[PoolPlan]) -> Iterator[Finding
 
 def check_agent_installed(settings: AppSettings, plans: Sequence[PoolPlan]) -> Iterator[Finding]:
     """An imported cluster whose pools repair, and no word on the node monitoring agent:
-    repair acts only on the conditions the agent sets."""
+    repair acts only on the conditions the agent sets. A cluster the stack looks up is not
+    judged: its add-ons are looked up, and the agent created where missing."""
     existing = settings.cluster.existing
-    if existing is None or existing.node_monitoring_agent is not None:
+    if existing is None or existing.node_monitoring_agent is not None or needs_lookup(existing):
         return
     repairing = [p.name for p in plans if p.repair.enabled and p.provisioner != "auto-mode"]
     if not repairing:

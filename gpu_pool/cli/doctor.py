@@ -18,6 +18,7 @@ from gpu_pool.cli.inspect.cluster import (
     expected_gpu_resources,
     gpu_allocatable,
     node_ready,
+    other_autoscalers,
     pod_running,
     pool_selector,
 )
@@ -85,6 +86,7 @@ def doctor_verdicts(
         verdicts += _metrics_verdicts(core, gpu_nodes, metrics)
     if any(pool.provisioner == "cluster-autoscaler" for pool in pools):
         verdicts.append(autoscaler_state(apps, cluster_name))
+        verdicts += other_autoscalers(apps, {pool.provisioner for pool in pools})
         if aws is None:
             verdicts.append(
                 Verdict("warn", "ASG tags", "not checked: no AWS credentials or region")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 from typing import Any
 
 from gpu_pool.cli.credentials import configured_region
@@ -45,6 +46,34 @@ def kubernetes_clients(
             "the cluster's endpoint access and your network"
         ) from None
     return client.CoreV1Api(api), client.AppsV1Api(api), client.CustomObjectsApi(api)
+
+
+# The context name `aws eks update-kubeconfig` writes: the cluster's ARN.
+_CLUSTER_ARN = re.compile(
+    r"^arn:aws[a-z-]*:eks:(?P<region>[a-z0-9-]+):[0-9]{12}:cluster/(?P<name>.+)$"
+)
+
+
+def located(args: argparse.Namespace, cluster: tuple[str, str | None]) -> tuple[str, str | None]:
+    """The cluster (name, Region) as the kubeconfig finds it. Without --context, the one
+    context `aws eks update-kubeconfig` named by the ARN of a cluster of that name (in its
+    Region, where known) is chosen over the current one (args.context is set to it), so
+    settings that name only the cluster reach it; its Region, where the pools do not say it,
+    is that ARN's."""
+    name, region = cluster
+    if args.context is None:
+        contexts, _ = kube_contexts(args)
+        named = [
+            c
+            for c in sorted(contexts)
+            if (m := _CLUSTER_ARN.match(c)) and m["name"] == name and region in (None, m["region"])
+        ]
+        if len(named) == 1:
+            args.context = named[0]
+    chosen = _CLUSTER_ARN.match(args.context or "")
+    if region is None and chosen and chosen["name"] == name:
+        region = chosen["region"]
+    return name, region
 
 
 def kube_contexts(args: argparse.Namespace) -> tuple[set[str], str | None]:

@@ -6,7 +6,8 @@ or a deployed stack (--stack); and, for the commands that test one pool, --pool 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -81,8 +82,13 @@ def chosen_resource(pool: PoolRecord, name: str | None) -> str | None:
     return name
 
 
-def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pools:
-    """The pools from --cdk-out or --stack, else from the settings."""
+def pools_of(
+    args: argparse.Namespace,
+    aws: Callable[[str], Any] | None,
+    cached: Mapping[str, Any] | None = None,
+) -> Pools:
+    """The pools from --cdk-out or --stack, else from the settings, with the lookups `cached`
+    (default: the app's cdk.context.json, beside --cdk-json)."""
     if (args.cdk_out or args.stack) and args.config:
         raise CliError("--config: settings are not read with --cdk-out or --stack; drop one")
     if args.cdk_out:
@@ -95,8 +101,10 @@ def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pool
     fleet, problems = _settings(args)
     app_rules = args.command == PLAN
     file_warnings = [synth_warning(f) for f in fleet.warnings]
+    if cached is None:
+        cached = cached_answers(args)
     if len(fleet.clusters) == 1 and not problems:
-        pools = settings_pools(fleet.clusters[0].settings, app_rules=app_rules)
+        pools = settings_pools(fleet.clusters[0].settings, app_rules=app_rules, cached=cached)
         return replace(pools, warnings=[*file_warnings, *pools.warnings])
     if args.command != PLAN and not problems:
         raise CliError(
@@ -116,7 +124,7 @@ def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pool
     warnings = file_warnings
     for cluster in fleet.clusters:
         try:
-            pools = settings_pools(cluster.settings, app_rules=app_rules)
+            pools = settings_pools(cluster.settings, app_rules=app_rules, cached=cached)
         except CliError as err:
             problems.append(cluster.about(str(err)))
             continue
@@ -125,6 +133,17 @@ def pools_of(args: argparse.Namespace, aws: Callable[[str], Any] | None) -> Pool
     if problems:
         raise CliError("\n".join(problems))
     return Pools(records, f"the settings of '{args.config}'", warnings=warnings)
+
+
+def cached_answers(args: argparse.Namespace) -> dict[str, Any]:
+    """The app's cdk.context.json (beside --cdk-json), where the CDK CLI caches its lookups
+    (empty: none, or not a JSON object: the synth says what is wrong with it)."""
+    try:
+        path = Path(args.cdk_json).parent / "cdk.context.json"
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return cached if isinstance(cached, dict) else {}
 
 
 def _settings(args: argparse.Namespace) -> tuple[Fleet, list[str]]:

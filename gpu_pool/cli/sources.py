@@ -8,7 +8,7 @@ The records are those GpuNodePool and KarpenterNodePool write in any app
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from gpu_pool.checks import check_settings
 from gpu_pool.cli.errors import CliError
 from gpu_pool.model.findings import Finding
+from gpu_pool.plan.existing_cluster import ClusterFacts, cluster_context_key, with_cluster_facts
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord, RecordError, pool_record
 from gpu_pool.settings import AppSettings
@@ -35,6 +36,8 @@ class Pools:
     # The warnings a synth gives about the settings, worded as it words them (synth_warning);
     # records carry none (their synth showed them).
     warnings: Sequence[str] = ()
+    # What the source says beside the pools: an existing cluster looked up, or not yet.
+    notes: tuple[str, ...] = ()
 
     def pool(self, name: str | None) -> PoolRecord:
         """The pool named by --pool, or the only one."""
@@ -90,15 +93,21 @@ class Pools:
         )
 
 
-def settings_pools(settings: AppSettings, *, app_rules: bool = False) -> Pools:
+def settings_pools(
+    settings: AppSettings, *, app_rules: bool = False, cached: Mapping[str, Any] | None = None
+) -> Pools:
     """The bundled app's pools, from its settings. Settings whose pools the synth would refuse
     (errors of the pool rules) are refused here with the synth's messages: the command would
     judge a deployed pool against settings that differ from it. `app_rules` (`plan`, which
     shows what a synth would build): the app-wide rules too, every rule that needs no AWS call,
     so plan refuses what synth refuses. Off for doctor and verify: a cluster past its
-    Kubernetes version's support still wants a doctor."""
+    Kubernetes version's support still wants a doctor. `cached`: the app's cdk.context.json,
+    whose answer of an existing cluster's lookup the settings take as a synth does."""
+    facts, note = _existing_cluster(settings, cached or {})
+    if facts is not None:
+        settings = with_cluster_facts(settings, facts)
     plans = plan_pools(settings)
-    findings = check_settings(settings, plans)
+    findings = check_settings(settings, plans, cluster_facts=facts)
     every = [*(f for pool in findings.pools for f in pool), *(findings.app if app_rules else ())]
     errors = [f for f in every if f.error]
     warnings = [
@@ -120,6 +129,42 @@ def settings_pools(settings: AppSettings, *, app_rules: bool = False) -> Pools:
         "the settings",
         settings.metrics.gpu,
         warnings,
+        (note,) if note else (),
+    )
+
+
+def _existing_cluster(
+    settings: AppSettings, cached: Mapping[str, Any]
+) -> tuple[ClusterFacts | None, str | None]:
+    """An existing cluster's lookup as cdk.context.json caches it, and what to say about it;
+    (None, None) for a new cluster."""
+    name, account, region = settings.cluster.name, settings.account, settings.region
+    if settings.cluster.existing is None:
+        return None, None
+    if account is None or region is None:
+        return None, (
+            f"Cluster {name} exists and is not looked up: the settings name no account and "
+            "region to look it up in"
+        )
+    key = cluster_context_key(account, region, name)
+    answer = cached.get(key)
+    if answer is None:
+        return None, (
+            f"Cluster {name} exists and is not looked up yet (no {key} in cdk.context.json): "
+            "its Kubernetes version, private subnets and add-ons are unchecked until a synth "
+            f"with credentials of account {account} caches them"
+        )
+    try:
+        facts = ClusterFacts.from_answer(answer)
+    except (KeyError, TypeError, AttributeError):
+        raise CliError(
+            f"cdk.context.json: {key} is not the EKS cluster lookup's answer: `cdk context "
+            "--reset` it and synthesize with credentials to look the cluster up again"
+        ) from None
+    zones = ", ".join(facts.private_subnets) or "none"
+    return facts, (
+        f"Cluster {name} exists, looked up (cdk.context.json): Kubernetes {facts.version}, "
+        f"private subnets in {zones}, authentication mode {facts.authentication_mode}"
     )
 
 

@@ -33,6 +33,8 @@ DCGM_EXPORTER_CHART_DEFAULTS: dict[str, Any] = {
 }
 
 
+# The EKS add-on of metrics.gpu: cloudwatch.
+CLOUDWATCH_ADDON = "amazon-cloudwatch-observability"
 # Where the CloudWatch add-on's DCGM exporter runs: the EC2 names of its required node affinity
 # (`node.kubernetes.io/instance-type In [...]`, chart 6.4.0 values.yaml `dcgmExporter.affinity`,
 # the chart of the pinned add-on; its ml.* names are SageMaker HyperPod's). A node of any other

@@ -3,11 +3,9 @@ existing (`cluster.existing`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import (
-    Field,
-)
+from pydantic import Field, field_validator, model_validator
 
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
 from gpu_pool.settings.base import _Settings
@@ -81,28 +79,62 @@ class SystemNodesSettings(_Settings):
 
 
 class ExistingClusterSettings(_Settings):
-    """An EKS cluster the app does not create: imported by name with its kubectl provider."""
+    """An EKS cluster the app does not create, imported by name. What is not set here is looked
+    up (DescribeCluster, ListAddons, DescribeSubnets: docs/existing-clusters.md); each field set
+    here wins over the lookup."""
 
-    kubectl_provider_service_token: str = matching(
-        r"^arn:aws[a-z-]*:lambda:", "a Lambda function ARN (arn:aws:lambda:...)"
+    kubectl_provider_service_token: str | None = matching(
+        r"^arn:aws[a-z-]*:lambda:", "a Lambda function ARN (arn:aws:lambda:...)", default=None
     )
-    """The cluster's kubectl provider: its Lambda function ARN (onEvent)."""
-    kubectl_provider_role_arn: str = matching(
-        r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/", "an IAM role ARN (arn:aws:iam::<account>:role/...)"
+    """A kubectl provider of your own: its Lambda function ARN (onEvent). None: the stack creates
+    its own, with an EKS access entry for its role."""
+    kubectl_provider_role_arn: str | None = matching(
+        r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/",
+        "an IAM role ARN (arn:aws:iam::<account>:role/...)",
+        default=None,
     )
-    """The role the kubectl provider assumes, mapped to the cluster's administrators."""
-    subnets_by_zone: dict[str, list[SubnetId]] = Field(min_length=1)
-    """Subnets for the GPU node groups, by zone (a Local Zone's only for pools naming it)."""
+    """The role your kubectl provider assumes, mapped to the cluster's administrators; set
+    with kubectl_provider_service_token."""
+    subnets_by_zone: dict[str, list[SubnetId]] = Field(default_factory=dict)
+    """Subnets for the GPU node groups, by zone (a Local Zone's only for pools naming it).
+    Empty: the cluster's own private subnets, looked up."""
     cluster_security_group_id: str | None = matching(
         r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$",
         "a security group id (sg- and 8 or 17 hex digits)",
         default=None,
     )
     """The cluster security group EKS created (DescribeCluster:
-    resourcesVpcConfig.clusterSecurityGroupId); Karpenter pools put their nodes in it."""
+    resourcesVpcConfig.clusterSecurityGroupId); Karpenter pools put their nodes in it. None:
+    looked up."""
     node_monitoring_agent: bool | None = None
     """true: create the EKS add-on eks-node-monitoring-agent, whose node conditions repair acts
-    on (the app creates it on its own clusters); false: the cluster has it. None: a warning."""
+    on (the app creates it on its own clusters); false: the cluster has it. None: looked up
+    (ListAddons), created where missing; without a lookup, a warning."""
+    pod_identity_agent: bool | None = None
+    """true: create the EKS add-on eks-pod-identity-agent, which gives the autoscaler and
+    Karpenter their credentials; false: create none (the cluster has it, or you install it).
+    None: looked up (ListAddons), created where missing; without a lookup, none."""
+
+    @model_validator(mode="after")
+    def _provider_in_full(self) -> ExistingClusterSettings:
+        """A kubectl provider of one's own is its function and its role, or neither."""
+        token, role = self.kubectl_provider_service_token, self.kubectl_provider_role_arn
+        if (token is None) != (role is None):
+            given, missing = (
+                ("kubectl_provider_service_token", "kubectl_provider_role_arn")
+                if role is None
+                else ("kubectl_provider_role_arn", "kubectl_provider_service_token")
+            )
+            raise ValueError(
+                f"{given} is set without {missing}: set both (a kubectl provider of your own) "
+                "or neither (the stack creates its own)"
+            )
+        return self
+
+    @property
+    def own_kubectl_provider(self) -> bool:
+        """Whether the stack creates the cluster's kubectl provider (none is given here)."""
+        return self.kubectl_provider_service_token is None
 
 
 class ClusterSettings(_Settings):
@@ -117,7 +149,8 @@ class ClusterSettings(_Settings):
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     """The cluster's Kubernetes minor, e.g. 1.36; node groups follow it on upgrade. The app's
     cdk.json sets it, so that a gpu-pool release with a newer default never upgrades a deployed
-    cluster by itself: raise it there, on purpose (docs/day2.md)."""
+    cluster by itself: raise it there, on purpose (docs/day2.md). An existing cluster's is looked
+    up (DescribeCluster) and wins: node groups are never newer than its control plane."""
     kubectl_layer_version: str | None = None
     """kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs."""
     zones: list[str] = Field(default_factory=list)
@@ -143,4 +176,15 @@ class ClusterSettings(_Settings):
     system_nodes: SystemNodesSettings = SystemNodesSettings()
     """The small on-demand node group for controllers and add-ons."""
     existing: ExistingClusterSettings | None = None
-    """Set to use a cluster the app does not create."""
+    """Set to use a cluster the app does not create: `true` (everything looked up), or its
+    settings."""
+
+    @field_validator("existing", mode="before")
+    @classmethod
+    def _existing_true(cls, value: Any) -> Any:
+        """`existing: true` is the cluster with every fact looked up; false, none."""
+        if value is True:
+            return {}
+        if value is False:
+            return None
+        return value

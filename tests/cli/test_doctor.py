@@ -7,7 +7,7 @@ import pytest
 
 from tests.support.aws_stubs import asg_group, stubbed
 from tests.support.command import run
-from tests.support.fake_kube import Scenario, autoscaler, daemon_set, node
+from tests.support.fake_kube import Scenario, autoscaler, daemon_set, deployment, node
 
 CLUSTER = "gpu-pool"
 GPU_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
@@ -125,6 +125,35 @@ CASES = {
         "[fail] autoscaler: cluster-autoscaler has no ready replica",
         1,
     ),
+    # #47 item 3: an autoscaler of the cluster's own cannot be seen from AWS.
+    "a-second-cluster-autoscaler": (
+        Scenario(
+            deployments=[
+                deployment(
+                    "autoscaling",
+                    "platform-autoscaler",
+                    "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.0",
+                )
+            ]
+        ),
+        GOOD_TAGS,
+        "[fail] autoscaler: a second autoscaler runs beside gpu-pool's kube-system/"
+        "cluster-autoscaler: autoscaling/platform-autoscaler (Cluster Autoscaler); both would "
+        "add nodes for the same pending pods",
+        1,
+    ),
+    "a-karpenter-beside-the-autoscaler": (
+        Scenario(
+            deployments=[
+                deployment("karpenter", "karpenter", "public.ecr.aws/karpenter/controller:1.8.1")
+            ]
+        ),
+        GOOD_TAGS,
+        "[fail] autoscaler: a second autoscaler runs beside gpu-pool's kube-system/"
+        "cluster-autoscaler: karpenter/karpenter (Karpenter); both would add nodes for the "
+        "same pending pods",
+        1,
+    ),
     "autoscaler-not-discovering": (
         Scenario(autoscaler=autoscaler(cluster="other")),
         GOOD_TAGS,
@@ -195,6 +224,10 @@ def test_each_doctor_verdict_and_its_exit_code(
 
 
 FIXES = {
+    "a-second-cluster-autoscaler": "keep yours with autoscaler.enabled: false (a deploy then "
+    "removes gpu-pool's), or remove autoscaling/platform-autoscaler",
+    "a-karpenter-beside-the-autoscaler": "keep yours with autoscaler.enabled: false (a deploy "
+    "then removes gpu-pool's), or remove karpenter/karpenter",
     "node-not-ready": "see kubelet",
     "node-ready-unknown": "see kubelet",
     "node-without-gpus": "its nodeSelector must match the node's gpu-pool.io/pool label and its "

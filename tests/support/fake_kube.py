@@ -113,6 +113,20 @@ def daemon_set(node_selector=None, tolerations=None, desired=1, ready=1, pool="g
     }
 
 
+def deployment(namespace: str, name: str, image: str) -> dict:
+    """A Deployment of one container running `image`."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"spec": {"containers": [{"name": name, "image": image}]}},
+        },
+        "status": {"readyReplicas": 1},
+    }
+
+
 def autoscaler(cluster="gpu-pool", ready=1) -> dict:
     return {
         "apiVersion": "apps/v1",
@@ -393,6 +407,8 @@ class Scenario:
     compute_domain_crd: bool = True
     # The DeviceClasses installed (the driver's chart installs them).
     device_classes: list[str] = field(default_factory=list)
+    # Deployments beside gpu-pool's controllers (a Cluster Autoscaler of the cluster's own).
+    deployments: list[dict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -641,6 +657,9 @@ class FakeKubernetes:
                     and _selects(selector, d["metadata"]["labels"])
                 ],
             }
+        if path == "/apis/apps/v1/deployments":
+            items = [d for d in (s.autoscaler, s.karpenter) if d is not None] + s.deployments
+            return 200, {"kind": "DeploymentList", "apiVersion": "apps/v1", "items": items}
         if m := re.fullmatch(r"/apis/apps/v1/namespaces/kube-system/deployments/([^/]+)", path):
             deployment = {"cluster-autoscaler": s.autoscaler, "karpenter": s.karpenter}.get(
                 m.group(1)

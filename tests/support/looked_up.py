@@ -79,6 +79,15 @@ def quota_key(code: str, account: str = ACCOUNT, region: str = REGION) -> str:
     return f"plugin:account={account}:pluginName=gpu-pool-vcpu-quota:quotaCode={code}:region={region}"
 
 
+def eks_cluster_key(name: str, account: str = ACCOUNT, region: str = REGION) -> str:
+    """The cdk.context.json key of an existing cluster's lookup (its answer:
+    gpu_pool/cli/eks_cluster.py), as docs/existing-clusters.md writes it."""
+    return (
+        f"plugin:account={account}:clusterName={name}:pluginName=gpu-pool-eks-cluster"
+        f":region={region}"
+    )
+
+
 def ami_parameter_key(parameter: str, account: str = ACCOUNT, region: str = REGION) -> str:
     """The cdk.context.json key of the `ssm` lookup of a public AMI parameter (its value, or
     `not-published` where the parameter does not exist), as docs/region.md writes it."""

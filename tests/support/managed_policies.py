@@ -39,6 +39,8 @@ VENDORED = (
     "AWSLambdaBasicExecutionRole",
     "AWSLambdaVPCAccessExecutionRole",
     "AmazonElasticContainerRegistryPublicReadOnly",
+    # The CDK bootstrap lookup role's (cdk bootstrap's template): the plugin's lookups run as it.
+    "ReadOnlyAccess",
 )
 
 

@@ -651,6 +651,15 @@ CASES = {
             ),
         ],
     ),
+    "existing-cluster-without-account": (
+        {"cluster": {"name": "inference", "existing": {"node_monitoring_agent": False}}},
+        [
+            (
+                "E",
+                "cluster.existing: inference is looked up in the stack's account and Region, and this stack has none: set account and region, or set subnets_by_zone and a kubectl provider of your own (kubectl_provider_service_token, kubectl_provider_role_arn)",
+            ),
+        ],
+    ),
     "auto-mode-on-existing": (
         {**_EXISTING_ONE_ZONE, "cluster": {**_EXISTING_ONE_ZONE["cluster"], "auto_mode": True}},
         [

@@ -37,6 +37,7 @@ def test_every_page_with_a_settings_example_is_read():
     assert {e.page for e in settings_examples()} == {
         "README.md",
         "docs/dra-and-ultraservers.md",
+        "docs/existing-clusters.md",
         "docs/gpu-health.md",
         "docs/gpu-sharing.md",
         "docs/provisioners.md",

@@ -75,6 +75,11 @@ NOT_IN_TABLES = [
     "GP-APP-16",
     # A Local Zone the lookup lacks (no opt-in): tests/unit/test_local_zones.py.
     "GP-APP-29",
+    # What an existing cluster's lookup found: tests/unit/test_existing_cluster.py.
+    "GP-APP-31",
+    "GP-APP-32",
+    "GP-APP-33",
+    "GP-APP-34",
     # A looked-up reservation against the cluster's zones: tests/unit/test_cluster_zones.py.
     "GP-APP-20",
     # What an Auto Mode cluster role needs where the app cannot grant it: the pool construct

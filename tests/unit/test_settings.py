@@ -71,7 +71,9 @@ def test_desired_size_follows_min_size_unless_set(tmp_path, pool, sizes):
                     "existing": {"kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/x"}
                 }
             },
-            "cluster.existing.kubectl_provider_service_token: required setting is missing",
+            "cluster.existing.kubectl_provider_role_arn is set without "
+            "kubectl_provider_service_token: set both (a kubectl provider of your own) or "
+            "neither (the stack creates its own)",
         ),
         (
             {"region": "Frankfurt"},

@@ -31,7 +31,7 @@ def test_the_reference_names_each_key_with_its_default():
     reference = settings_reference()
     assert "| `max_size` | number | `8` | Most nodes per node group" in reference
     assert "### `pool`, `pools.<name>` (PoolSettings)" in reference
-    assert "| `kubectl_provider_role_arn` | text | required |" in reference
+    assert "| `kubectl_provider_role_arn` | text | none |" in reference
 
 
 def test_the_kubernetes_version_default_is_the_one_the_app_deploys():

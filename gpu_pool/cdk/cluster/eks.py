@@ -1,5 +1,5 @@
-"""The EKS cluster a GpuPoolStack's pools go on: created with its VPC, logs and system nodes,
-or imported by name with its kubectl provider."""
+"""The EKS cluster a GpuPoolStack creates for its pools, with its VPC, logs and system nodes
+(an existing one is imported.py's)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
@@ -25,7 +24,7 @@ from gpu_pool.plan.cluster import (
     local_zones,
     placeholder_zones,
 )
-from gpu_pool.settings import AppSettings, ClusterSettings, ExistingClusterSettings
+from gpu_pool.settings import AppSettings, ClusterSettings
 
 # Label on the system node group; the controllers (autoscaler, Karpenter) select it.
 SYSTEM_NODE_LABEL = ("gpu-pool.io/role", "system")
@@ -85,7 +84,7 @@ def new_cluster(
         vpc=vpc,
         vpc_subnets=[ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)],
         kubectl_provider_options=eks.KubectlProviderOptions(
-            kubectl_layer=_kubectl_layer(stack, cluster_settings)
+            kubectl_layer=kubectl_layer(stack, cluster_settings)
         ),
         **_capacity(auto_mode),
     )
@@ -110,32 +109,6 @@ def new_cluster(
     return cluster, list(vpc.private_subnets) + local_zone_subnets(
         stack, vpc, local_zones(settings)
     )
-
-
-def existing_cluster(
-    stack: Stack, name: str, existing: ExistingClusterSettings
-) -> tuple[eks.ICluster, list[ec2.ISubnet]]:
-    """A cluster the app does not create, imported by name with its kubectl provider, and
-    the subnets of the settings, by zone."""
-    provider = eks.KubectlProvider.from_kubectl_provider_attributes(
-        stack,
-        "KubectlProvider",
-        service_token=existing.kubectl_provider_service_token,
-        role=iam.Role.from_role_arn(
-            stack, "KubectlRole", existing.kubectl_provider_role_arn, mutable=False
-        ),
-    )
-    cluster = eks.Cluster.from_cluster_attributes(
-        stack, "Cluster", cluster_name=name, kubectl_provider=provider
-    )
-    subnets = [
-        ec2.Subnet.from_subnet_attributes(
-            stack, f"Subnet-{subnet_id}", subnet_id=subnet_id, availability_zone=zone
-        )
-        for zone, subnet_ids in existing.subnets_by_zone.items()
-        for subnet_id in subnet_ids
-    ]
-    return cluster, subnets
 
 
 def _capacity(auto_mode: bool) -> dict[str, Any]:
@@ -171,7 +144,7 @@ def _open_to_the_internet(cluster_settings: ClusterSettings) -> bool:
     )
 
 
-def _kubectl_layer(scope: Construct, cluster_settings: ClusterSettings) -> Any:
+def kubectl_layer(scope: Construct, cluster_settings: ClusterSettings) -> Any:
     """The kubectl layer whose minor matches the cluster (imported lazily: each is ~35 MB)."""
     release = KUBERNETES_RELEASES[cluster_settings.kubernetes_version]
     module = importlib.import_module(release.kubectl_layer_module)

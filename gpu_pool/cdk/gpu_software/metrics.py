@@ -23,13 +23,13 @@ from gpu_pool.cdk.registry import AtSynth, ClusterPools, EksCluster, as_icluster
 from gpu_pool.cdk.report import located, names_itself
 from gpu_pool.model.versions import CLOUDWATCH_OBSERVABILITY_ADDON_VERSION, DCGM_EXPORTER
 from gpu_pool.plan.metrics import (
+    CLOUDWATCH_ADDON,
     CLOUDWATCH_ADDON_CONFIGURATION,
     dcgm_exporter_tolerations,
     dcgm_exporter_values,
 )
 from gpu_pool.settings import ConfigError, MetricsSettings
 
-CLOUDWATCH_ADDON = "amazon-cloudwatch-observability"
 # The add-on's agent: its namespace and service account.
 CLOUDWATCH_NAMESPACE = "amazon-cloudwatch"
 CLOUDWATCH_SERVICE_ACCOUNT = "cloudwatch-agent"

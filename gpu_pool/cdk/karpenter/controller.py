@@ -142,8 +142,11 @@ class Karpenter(Construct):
             + check_karpenter_version(settings.chart_version, minor)
             + check_node_selector(node_selector, (), "karpenter")
         )
-        if not isinstance(cluster, eks.Cluster):
-            provider = cluster.kubectl_provider
+        provider = cluster.kubectl_provider
+        # A KubectlProvider this app builds (an eks.Cluster's, or GpuPoolStack's for an
+        # existing cluster) gives its handler role the ECR Public policy itself (aws-cdk-lib
+        # aws-eks-v2 kubectl-provider.ts, condition HasEcrPublic); an imported one may not.
+        if not isinstance(cluster, eks.Cluster) and not isinstance(provider, eks.KubectlProvider):
             role = provider.role if provider is not None else None
             findings += check_chart_registry_login(role.role_arn if role is not None else None)
         report(self, findings)

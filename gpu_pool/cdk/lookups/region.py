@@ -53,7 +53,7 @@ NO_PLUGIN = (
     "the CDK CLI did not load gpu-pool-cdk-plugin, which cdk.json's `plugin` names: a CLI "
     "without registerContextProviderAlpha, or an app whose cdk.json lacks it (docs/region.md)"
 )
-_PLUGIN_PROVIDER = "plugin"  # cloud_assembly_schema.ContextProvider.PLUGIN
+PLUGIN_PROVIDER = "plugin"  # cloud_assembly_schema.ContextProvider.PLUGIN
 _SSM_PROVIDER = "ssm"  # cloud_assembly_schema.ContextProvider.SSM_PARAMETER_PROVIDER
 # The first pass's answer, never a real one (a zone list): as the CLI's own dummy zones.
 _NOT_LOOKED_UP = ["dummy1a"]
@@ -69,9 +69,13 @@ def region_lookups(scope: Construct) -> bool:
     return scope.node.try_get_context(REGION_LOOKUPS) in (True, "true")
 
 
-def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> RegionFacts | None:
+def region_facts(
+    scope: Construct, plans: Sequence[PoolPlan], minor: str | None
+) -> RegionFacts | None:
     """The stack's Region's offerings of the pools' instance types and its EKS NVIDIA AMI types
-    for `minor`, as cached; None without `gpu-pool:region-lookups` (true, or "true" from
+    for `minor` (None: the cluster's minor is not known yet, an existing cluster not looked
+    up, whose unchecked fact names it: no AMI type is looked up for a minor it may not run),
+    as cached; None without `gpu-pool:region-lookups` (true, or "true" from
     `-c`) and for an environment-agnostic stack (no lookup is possible). A fact not cached is
     absent, and GP-REGION-08 names it (cdk/lookups/context.py)."""
     stack = Stack.of(scope)
@@ -79,18 +83,16 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
         return None
     if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
         return None
-    plugin = os.environ.get(PLUGIN_LOADED) == "1"
-    # The CDK CLI runs the app with CDK_OUTDIR set: without it no CLI looks anything up.
-    unaskable = NO_PLUGIN if os.environ.get("CDK_OUTDIR") else NOT_ASKED
+    unaskable = plugin_unaskable()
     offerings = {}
     for name, setting in _instance_types(plans).items():
         zones = looked_up(
             scope,
-            provider=_PLUGIN_PROVIDER,
+            provider=PLUGIN_PROVIDER,
             props={"pluginName": OFFERINGS_PLUGIN, "instanceType": name},
             dummy=_NOT_LOOKED_UP,
             unchecked=partial(_offerings_unchecked, stack, name, setting),
-            cannot_ask=None if plugin else unaskable,
+            cannot_ask=unaskable,
         )
         if zones is not None:
             offerings[name] = tuple(zones)
@@ -100,17 +102,26 @@ def region_facts(scope: Construct, plans: Sequence[PoolPlan], minor: str) -> Reg
         setting = f"{pools[0][0].setting}.max_size"
         value = looked_up(
             scope,
-            provider=_PLUGIN_PROVIDER,
+            provider=PLUGIN_PROVIDER,
             props={"pluginName": QUOTA_PLUGIN, "quotaCode": quota.code},
             dummy=_NO_QUOTA,
             unchecked=partial(_quota_unchecked, stack, quota, setting),
-            cannot_ask=None if plugin else unaskable,
+            cannot_ask=unaskable,
             # It feeds a warning only (GP-REGION-09): no deploy waits for it.
             blocks_deploy=False,
         )
         if value is not None:
             quotas[quota.code] = float(value)
-    return RegionFacts(stack.region, offerings, _ami_types(scope, plans, minor), quotas)
+    ami_types = _ami_types(scope, plans, minor) if minor is not None else {}
+    return RegionFacts(stack.region, offerings, ami_types, quotas)
+
+
+def plugin_unaskable() -> str | None:
+    """Why the plugin's lookups cannot be asked in this run; None: they can (the CLI loaded it).
+    The CDK CLI runs the app with CDK_OUTDIR set: without it no CLI looks anything up."""
+    if os.environ.get(PLUGIN_LOADED) == "1":
+        return None
+    return NO_PLUGIN if os.environ.get("CDK_OUTDIR") else NOT_ASKED
 
 
 def _instance_types(plans: Sequence[PoolPlan]) -> dict[str, str]:

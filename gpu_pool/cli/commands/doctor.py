@@ -16,7 +16,7 @@ from gpu_pool.cli.credentials import (
     check_profiles_exist,
 )
 from gpu_pool.cli.errors import CliError
-from gpu_pool.cli.kube import add_cluster_options, kube_contexts, kubernetes_clients
+from gpu_pool.cli.kube import add_cluster_options, kube_contexts, kubernetes_clients, located
 from gpu_pool.cli.pool_options import add_source_options, pools_of
 from gpu_pool.cli.sources import Pools
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
     from gpu_pool.cli.doctor import doctor_verdicts, format_verdicts
 
     pools = pools_of(args, services.aws)
-    cluster = pools.cluster()
+    cluster = located(args, pools.cluster())
     core, apps, custom = kubernetes_clients(args, cluster)
     verdicts = doctor_verdicts(
         core,

@@ -7,13 +7,12 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from gpu_pool.cli.command import Command, Services
 from gpu_pool.cli.commands.replacements import REPLACEMENTS
 from gpu_pool.cli.errors import CliError
-from gpu_pool.cli.pool_options import PLAN, add_source_options, pools_of
+from gpu_pool.cli.pool_options import PLAN, add_source_options, cached_answers, pools_of
 from gpu_pool.model.quotas import quota_context_key, vcpu_quotas
 
 # The replacements check's options, from when `plan` was its name.
@@ -39,10 +38,10 @@ def run(args: argparse.Namespace, services: Services) -> int:
             f"used to run; '{PLAN}' now prints the pools' plan: run 'gpu-pool {REPLACEMENTS}' "
             "with the same options"
         )
-    pools = pools_of(args, services.aws)
+    cached = cached_answers(args)
+    pools = pools_of(args, services.aws, cached)
     if not pools.records:
         raise pools.no_pools()
-    cached = _cached_answers(Path(args.cdk_json).parent / "cdk.context.json")
     summaries = [
         pool_summary(record, _quota_values(cached, record.account, record.region))
         for record in pools.records
@@ -51,19 +50,11 @@ def run(args: argparse.Namespace, services: Services) -> int:
         print(json.dumps(plan_json(summaries, pools.warnings), indent=2))
     else:
         print(plan_table(summaries, pools.warnings))
+        for note in pools.notes:
+            print(note)
     # Here, not at exit, so that a reader gone early (`| head`) ends in main's BrokenPipeError.
     sys.stdout.flush()
     return 0
-
-
-def _cached_answers(path: Path) -> dict[str, Any]:
-    """The app's cdk.context.json, where the CDK CLI caches its lookups (empty: none, or not
-    a JSON object: the synth says what is wrong with it)."""
-    try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return cached if isinstance(cached, dict) else {}
 
 
 def _quota_values(

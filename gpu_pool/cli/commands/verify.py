@@ -7,7 +7,7 @@ import argparse
 
 from gpu_pool.cli.command import Command, Services
 from gpu_pool.cli.credentials import aws_clients
-from gpu_pool.cli.kube import add_cluster_options, kubernetes_clients
+from gpu_pool.cli.kube import add_cluster_options, kubernetes_clients, located
 from gpu_pool.cli.pool_options import (
     add_pool_options,
     add_source_options,
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
     pools = pools_of(args, services.aws)
     pool = pools.pool(args.pool)
     resource = chosen_resource(pool, args.resource)
-    cluster = pools.cluster(pool)
+    cluster = located(args, pools.cluster(pool))
     core, apps, custom = kubernetes_clients(args, cluster)
     aws = services.aws or aws_clients(cluster[1])
     timeouts = Timeouts(

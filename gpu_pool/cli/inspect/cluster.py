@@ -194,6 +194,56 @@ def autoscaler_state(apps: Any, cluster_name: str) -> Verdict:
     )
 
 
+# gpu-pool's own controllers, (namespace, Deployment), by the provisioner that installs each.
+_OWN_AUTOSCALERS = {
+    "cluster-autoscaler": (SYSTEM_NAMESPACE, AUTOSCALER_DEPLOYMENT),
+    "karpenter": (SYSTEM_NAMESPACE, "karpenter"),
+}
+
+
+def other_autoscalers(apps: Any, provisioners: set[str]) -> list[Verdict]:
+    """For pools of these provisioners, Cluster Autoscaler's among them: a node autoscaler
+    beside gpu-pool's, another Cluster Autoscaler or a Karpenter (any namespace), which AWS
+    cannot show, so the stack installed its own. Both would scale the same pending pods' nodes.
+    Nothing where gpu-pool's does not run (a cluster that keeps its own: autoscaler.enabled
+    false)."""
+    found = {
+        (d.metadata.namespace, d.metadata.name): kind
+        for d in apps.list_deployment_for_all_namespaces().items
+        if (kind := _autoscaler_kind(d)) is not None
+    }
+    own = {_OWN_AUTOSCALERS[p] for p in provisioners if p in _OWN_AUTOSCALERS}
+    ours = (SYSTEM_NAMESPACE, AUTOSCALER_DEPLOYMENT)
+    if ours not in found:
+        return []
+    return [
+        Verdict(
+            "fail",
+            "autoscaler",
+            f"a second autoscaler runs beside gpu-pool's {ours[0]}/{ours[1]}: "
+            f"{namespace}/{name} ({found[(namespace, name)]}); both would add nodes for the "
+            "same pending pods",
+            "keep yours with autoscaler.enabled: false (a deploy then removes gpu-pool's), or "
+            f"remove {namespace}/{name}",
+        )
+        for namespace, name in sorted(set(found) - own)
+    ]
+
+
+def _autoscaler_kind(deployment: Any) -> str | None:
+    """Which autoscaler a Deployment runs, from its containers' images (Cluster Autoscaler:
+    registry.k8s.io/autoscaling/cluster-autoscaler; Karpenter:
+    public.ecr.aws/karpenter/controller) or Cluster Autoscaler's command; None: neither."""
+    for container in deployment.spec.template.spec.containers:
+        repository = (container.image or "").split("@")[0].rsplit(":", 1)[0]
+        command = " ".join(container.command or [])
+        if repository.endswith("/cluster-autoscaler") or "cluster-autoscaler" in command:
+            return "Cluster Autoscaler"
+        if repository.endswith("/karpenter/controller"):
+            return "Karpenter"
+    return None
+
+
 def _discovery_state(deployment: Any, ready: int, cluster_name: str) -> Verdict:
     """Whether the running autoscaler's auto-discovery flag names this cluster's ASG tag."""
     container = deployment.spec.template.spec.containers[0]

@@ -1,0 +1,119 @@
+"""#47 item 4: the `gpu-pool` command with settings that name an existing cluster and little
+else: plan takes the cluster's lookup from the app's cdk.context.json, as a synth does, and says
+when there is none; verify and doctor find the cluster's kubeconfig context (the ARN
+`aws eks update-kubeconfig` names it by) and its Region."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import yaml
+
+from gpu_pool.cli.kube import located
+from gpu_pool.cli.main import main
+from gpu_pool.plan.existing_cluster import cluster_context_key
+from tests.support.looked_up import eks_cluster_key
+from tests.support.paths import ROOT
+from tests.unit.test_existing_cluster import ANSWER
+
+GUIDE = {
+    "account": "123456789012",
+    "region": "us-east-1",
+    "cluster": {"name": "inference", "existing": True},
+    "pool": {"instance_types": ["g6e.xlarge"]},
+}
+
+
+def _plan(tmp_path, capsys, cached):
+    (tmp_path / "cdk.json").write_text((ROOT / "cdk.json").read_text())
+    (tmp_path / "cdk.context.json").write_text(json.dumps(cached))
+    config = tmp_path / "inference.yaml"
+    config.write_text(yaml.safe_dump(GUIDE))
+    assert main(["plan", "--cdk-json", str(tmp_path / "cdk.json"), "--config", str(config)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_the_key_is_the_one_the_cdk_caches():
+    assert cluster_context_key("123456789012", "us-east-1", "inference") == eks_cluster_key(
+        "inference"
+    )
+
+
+def test_plan_shows_the_cluster_as_looked_up(tmp_path, capsys):
+    key = cluster_context_key("123456789012", "us-east-1", "inference")
+    out = _plan(tmp_path, capsys, {key: ANSWER})
+    assert out[-1] == (
+        "Cluster inference exists, looked up (cdk.context.json): Kubernetes 1.33, private "
+        "subnets in us-east-1a, us-east-1b, authentication mode API_AND_CONFIG_MAP"
+    )
+
+
+def test_plan_shows_an_unchecked_cluster_as_such(tmp_path, capsys):
+    out = _plan(tmp_path, capsys, {})
+    key = cluster_context_key("123456789012", "us-east-1", "inference")
+    assert out[-1] == (
+        f"Cluster inference exists and is not looked up yet (no {key} in cdk.context.json): "
+        "its Kubernetes version, private subnets and add-ons are unchecked until a synth with "
+        "credentials of account 123456789012 caches them"
+    )
+
+
+def test_plan_refuses_what_the_synth_refuses_of_the_looked_up_cluster(tmp_path, capsys):
+    (tmp_path / "cdk.json").write_text((ROOT / "cdk.json").read_text())
+    key = cluster_context_key("123456789012", "us-east-1", "inference")
+    answer = {**ANSWER, "authenticationMode": "CONFIG_MAP"}
+    (tmp_path / "cdk.context.json").write_text(json.dumps({key: answer}))
+    config = tmp_path / "inference.yaml"
+    config.write_text(yaml.safe_dump(GUIDE))
+    assert main(["plan", "--cdk-json", str(tmp_path / "cdk.json"), "--config", str(config)]) == 2
+    assert "aws eks update-cluster-config --name inference" in capsys.readouterr().err
+
+
+def _kubeconfig(tmp_path):
+    """Two clusters' contexts as `aws eks update-kubeconfig` writes them, and a current one of
+    another cluster."""
+    contexts = [
+        "arn:aws:eks:eu-west-1:123456789012:cluster/inference",
+        "arn:aws:eks:us-east-1:123456789012:cluster/training",
+        "kind-local",
+    ]
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "kind-local",
+                "clusters": [
+                    {"name": c, "cluster": {"server": "https://127.0.0.1:1"}} for c in contexts
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": c, "context": {"cluster": c, "user": "u"}} for c in contexts],
+            }
+        )
+    )
+    return str(path)
+
+
+def _args(tmp_path, context=None):
+    return argparse.Namespace(kubeconfig=_kubeconfig(tmp_path), context=context)
+
+
+def test_only_a_cluster_name_finds_its_context_and_region(tmp_path):
+    args = _args(tmp_path)
+    assert located(args, ("inference", None)) == ("inference", "eu-west-1")
+    assert args.context == "arn:aws:eks:eu-west-1:123456789012:cluster/inference"
+
+
+def test_a_known_region_picks_only_that_regions_context(tmp_path):
+    args = _args(tmp_path)
+    assert located(args, ("inference", "us-east-1")) == ("inference", "us-east-1")
+    # None there: the current context, as before.
+    assert args.context is None
+
+
+def test_a_context_given_is_kept(tmp_path):
+    args = _args(tmp_path, context="kind-local")
+    assert located(args, ("inference", None)) == ("inference", None)
+    assert args.context == "kind-local"

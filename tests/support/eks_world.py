@@ -1,0 +1,93 @@
+"""An existing EKS cluster in moto (EKS and EC2 on 127.0.0.1, the aws_api fixture), looked up as
+the project's CDK CLI plugin does (gpu_pool/cli/eks_cluster.py), for the #47 tests.
+
+What moto (5.2.5) leaves out is served as EKS documents it: DescribeCluster's accessConfig,
+resourcesVpcConfig.vpcId and clusterSecurityGroupId (EKS API Reference, "DescribeCluster",
+VpcConfigResponse: EKS answers the VPC of the cluster's subnets and the security group it
+created; moto echoes the request), and ListAddons/DescribeAddon, which moto does not serve at
+all (EKS API Reference, "ListAddons", "DescribeAddon": an add-on not in the cluster is
+ResourceNotFoundException).
+"""
+
+from __future__ import annotations
+
+import boto3
+from botocore.awsrequest import AWSResponse
+from botocore.exceptions import ClientError
+
+from gpu_pool.cli.eks_cluster import describe_cluster
+from tests.support.looked_up import ACCOUNT, REGION
+
+SECURITY_GROUP = "sg-0123456789abcdef0"
+
+
+class EksAsDocumented:
+    """What moto leaves out of EKS, as the API Reference has it, for one session's clients."""
+
+    def __init__(self, session: boto3.Session, vpc: str, mode: str, addons: dict[str, str]) -> None:
+        self.vpc, self.mode, self.addons = vpc, mode, addons
+        session.events.register("after-call.eks.DescribeCluster", self._describe_cluster)
+        session.events.register("before-call.eks.ListAddons", self._list_addons)
+        session.events.register("before-call.eks.DescribeAddon", self._describe_addon)
+
+    def _describe_cluster(self, parsed, **_):
+        parsed["cluster"]["accessConfig"] = {"authenticationMode": self.mode}
+        config = parsed["cluster"]["resourcesVpcConfig"]
+        config.update(vpcId=self.vpc, clusterSecurityGroupId=SECURITY_GROUP)
+
+    def _list_addons(self, params, **_):
+        return _ok({"addons": sorted(self.addons)})
+
+    def _describe_addon(self, params, **_):
+        name = params["url_path"].rsplit("/", 1)[-1]
+        if name not in self.addons:
+            raise ClientError(
+                {"Error": {"Code": "ResourceNotFoundException", "Message": name}}, "DescribeAddon"
+            )
+        return _ok({"addon": {"addonName": name, "status": self.addons[name]}})
+
+
+def _ok(parsed):
+    return AWSResponse("https://eks", 200, {}, None), parsed
+
+
+def network(ec2):
+    """A VPC as eksctl makes one: a public subnet routing to an internet gateway, private
+    subnets in two zones (one on its own route table, one on the VPC's main table)."""
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    subnet = {
+        zone: ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone)["Subnet"][
+            "SubnetId"
+        ]
+        for zone, cidr in (
+            (f"{REGION}a", "10.0.1.0/24"),
+            (f"{REGION}b", "10.0.2.0/24"),
+            (f"{REGION}c", "10.0.3.0/24"),
+        )
+    }
+    gateway = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+    ec2.attach_internet_gateway(InternetGatewayId=gateway, VpcId=vpc)
+    public = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.create_route(RouteTableId=public, DestinationCidrBlock="0.0.0.0/0", GatewayId=gateway)
+    ec2.associate_route_table(RouteTableId=public, SubnetId=subnet[f"{REGION}c"])
+    private = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.associate_route_table(RouteTableId=private, SubnetId=subnet[f"{REGION}a"])
+    return vpc, subnet
+
+
+def looked_up_cluster(name, *, mode="API_AND_CONFIG_MAP", addons=None, version="1.33", public=True):
+    """A cluster of that name in moto, and the lookup's answer for it."""
+    session = boto3.Session(region_name=REGION)
+    vpc, subnet = network(session.client("ec2"))
+    session.client("eks").create_cluster(
+        name=name,
+        version=version,
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks-cluster",
+        resourcesVpcConfig={
+            "subnetIds": sorted(subnet.values()),
+            "endpointPublicAccess": public,
+            "endpointPrivateAccess": True,
+        },
+    )
+    EksAsDocumented(session, vpc, mode, addons or {"vpc-cni": "ACTIVE"})
+    return vpc, subnet, describe_cluster(session, name)
