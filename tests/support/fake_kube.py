@@ -1,5 +1,10 @@
 """A scripted Kubernetes API server on 127.0.0.1 for the verify and doctor tests.
 
+It stays where the real control plane of tests/e2e cannot serve: what an autoscaler does
+(Cluster Autoscaler's events and scale-ups, Karpenter's NodeClaims: no autoscaler runs there
+yet), Auto Mode's own nodes, and long timelines on a fake clock. verify and doctor also run
+against the real API server, scheduler and controllers (tests/e2e/test_verify.py).
+
 Responses are shaped like the real API's (kind, apiVersion, metadata, spec, status), so the
 official client deserializes them as it would a cluster's. A scenario is a timeline keyed by
 `tick`, the number of times the (first) smoke-test pod has been read: at each tick it says what

@@ -56,8 +56,11 @@ def test_the_bench_prints_every_table_through_the_suite_s(monkeypatch, tmp_path,
         "| suite | wall time | target |\n"
         "|---|---|---|\n"
         "| pytest, 2 workers | 1 s | < 90 s |\n"
-        "| ./dev test, fresh clone | 1 s | < 300 s |\n"
+        "| e2e, warm | 1 s | < 90 s |\n"
+        "| ./dev test, fresh clone | 1 s | < 390 s |\n"
     )
-    assert runs.commands[-3][1:3] == ["-m", "pytest"]
+    assert runs.commands[-5][1:3] == ["-m", "pytest"]
+    assert runs.commands[-4][1:] == ["-m", "tests.e2e.harness.build"]
+    assert runs.commands[-3][1:] == ["-m", "pytest", "-q", "-p", "no:xdist", "-m", "e2e", "tests/e2e"]
     assert runs.commands[-2][:2] == ["git", "clone"]
     assert runs.commands[-1] == ["bash", ".ci/run"]
