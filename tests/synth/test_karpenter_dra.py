@@ -1,8 +1,8 @@
 """Karpenter 1.15's DRA support (issue #37): a Karpenter pool with `gpu_software: dra-driver`
 scales from zero because the controller chart gets `settings.enableDRA`, checked against the
 chart's own values.yaml at 1.15.0 (tests/fixtures/karpenter-chart-1.15.0); its nodes, and only
-the DRA pools' nodes, run the DRA driver's kubelet plugin; its NodePool and EC2NodeClass pass
-the vendored Karpenter CRDs."""
+the DRA pools' nodes, run the DRA driver's kubelet plugin; the API server judges its NodePool
+and EC2NodeClass by Karpenter's own CRDs in tests/e2e/test_karpenter_crds.py."""
 
 from __future__ import annotations
 
