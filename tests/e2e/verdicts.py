@@ -82,9 +82,31 @@ def judge_strictly(
     return []
 
 
+def _established(cluster: Cluster, names: set[str]) -> bool:
+    listed = _call(cluster.api, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+    ready = {
+        crd["metadata"]["name"]
+        for crd in listed["items"]
+        if any(
+            c["type"] == "Established" and c["status"] == "True"
+            for c in crd.get("status", {}).get("conditions", [])
+        )
+    }
+    return names <= ready
+
+
+@cache
+def _crd_documents() -> tuple[dict[str, Any], ...]:
+    """Read once: parsing the charts' large CRDs takes seconds."""
+    return tuple(crd_documents())
+
+
 def with_crds(cluster: Cluster) -> Cluster:
-    """The cluster with the CRDs of the releases gpu-pool pins installed (server-side apply:
-    idempotent, so each module may ask), discovery read afresh."""
-    install_crds(cluster, crd_documents())
-    _resources.cache_clear()
+    """The cluster with the CRDs of the releases gpu-pool pins installed, each Established
+    (installed once per session: another module's asking finds them there and costs one list);
+    discovery read afresh."""
+    documents = list(_crd_documents())
+    if not _established(cluster, {d["metadata"]["name"] for d in documents}):
+        install_crds(cluster, documents)
+        _resources.cache_clear()
     return cluster
