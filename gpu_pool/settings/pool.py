@@ -83,7 +83,7 @@ class ChartVersions(_Settings):
     """NVIDIA GPU Operator chart version; None: the pin."""
 
 
-# Karpenter's own durations, with its NodePool CRD's patterns (aws/karpenter-provider-aws v1.14.1
+# Karpenter's own durations, with its NodePool CRD's patterns (aws/karpenter-provider-aws v1.15.0
 # pkg/apis/crds/karpenter.sh_nodepools.yaml): whole hours, minutes and seconds. `Never` only where
 # the CRD allows it: expireAfter and consolidateAfter, not terminationGracePeriod.
 KarpenterDuration = Annotated[

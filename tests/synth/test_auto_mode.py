@@ -1,5 +1,6 @@
 """EKS Auto Mode as a pool's provisioner: the cluster's compute, each pool's NodePool,
-NodeClass, node role and access entry, and how they sit beside the other provisioners."""
+NodeClass, node role and access entry, and how they sit beside the other provisioners. The API
+server judges the NodePools and NodeClasses in tests/e2e/test_custom_resources.py."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import pytest
 
 from gpu_pool.model.scheduling import pod_fits_node
 from tests.support.cfn import only, render, resources, synth, synth_stack
-from tests.support.crd_validation import validate
 from tests.support.paths import ROOT
-from tests.support.settings import AUTO_MODE, KMS_KEY, MIXED_AUTO_MODE
+from tests.support.settings import KMS_KEY, MIXED_AUTO_MODE
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 MANIFEST = "Custom::AWSCDK-EKS-KubernetesResource"
@@ -266,48 +266,6 @@ def test_the_docs_auto_mode_example_synthesizes_with_the_tags_statement(tmp_path
     assert node_pool["spec"]["template"]["spec"]["expireAfter"] == "168h"
     policy = resources(template, "AWS::IAM::Policy")[_cluster_role_policy(template)]
     assert policy["Properties"]["PolicyDocument"]["Statement"] == [TAGS_STATEMENT]
-
-
-def test_manifests_pass_the_node_pool_crd_and_the_node_class_schema():
-    """With realistic deploy-time values in place of the placeholders."""
-    for pool in synth_stack(AUTO_MODE).pools:
-        plan = pool.plan.auto_mode
-        assert plan is not None
-        assert validate(plan.node_pool()) == []
-        node_class = plan.node_class(
-            role="gpu-pool-auto-node",
-            subnet_ids=["subnet-0123456789abcdef0"],
-            security_group_ids=["sg-0123456789abcdef0"],
-            tags={"team": "ml"},
-        )
-        assert validate(node_class) == []
-
-
-@pytest.mark.parametrize(
-    ("change", "problem"),
-    [
-        (lambda m: m["spec"].pop("role"), "spec: 'role' is a required property"),
-        (
-            lambda m: m["spec"]["ephemeralStorage"].update(size="200GB"),
-            "spec.ephemeralStorage.size: '200GB' does not match '^[1-9][0-9]*(Gi|G|Ti|T)$'",
-        ),
-        (
-            lambda m: m["metadata"].update(name="default"),
-            "metadata.name: 'default' should not be valid under {'enum': ['default']}",
-        ),
-        (
-            lambda m: m["spec"].update(blockDeviceMappings=[]),
-            "spec: Additional properties are not allowed ('blockDeviceMappings' was unexpected)",
-        ),
-    ],
-    ids=["no-role", "size-unit", "named-default", "ec2nodeclass-field"],
-)
-def test_the_node_class_schema_refuses_what_the_guide_forbids(change, problem):
-    plan = synth_stack(AUTO_MODE).pools[0].plan.auto_mode
-    assert plan is not None
-    manifest = plan.node_class("r", ["subnet-0123456789abcdef0"], ["sg-0123456789abcdef0"], {})
-    change(manifest)
-    assert problem in validate(manifest)
 
 
 def test_a_gpu_pod_for_an_auto_mode_pool_fits_its_nodes_and_no_other_pools():

@@ -1,5 +1,6 @@
 """Karpenter as a pool's provisioner: the installation, each pool's NodePool and EC2NodeClass,
-and how they sit beside node-group pools."""
+and how they sit beside node-group pools. The API server judges the NodePools and EC2NodeClasses
+with Karpenter's own CRDs in tests/e2e/test_karpenter_crds.py."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from tests.support.cfn import (
     synth_stack,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
-from tests.support.crd_validation import validate
 from tests.support.paths import ROOT
 from tests.support.settings import KARPENTER, KMS_KEY
 
@@ -674,79 +674,6 @@ def test_node_pools_are_applied_after_their_node_class_and_the_whole_installatio
         )
 
 
-def test_manifests_pass_the_karpenter_v1_crds(karpenter_template):
-    """With realistic deploy-time values in place of the placeholders."""
-    stack = synth_stack(KARPENTER)
-    for pool in stack.pools:
-        plan = pool.plan.karpenter
-        assert plan is not None
-        assert validate(plan.node_pool()) == []
-        node_class = plan.ec2_node_class(
-            role="gpu-pool-karpenter-node",
-            subnet_ids=["subnet-0123456789abcdef0", "subnet-0fedcba9876543210"],
-            security_group_ids=["sg-0123456789abcdef0"],
-            tags={"team": "ml"},
-        )
-        assert validate(node_class) == []
-
-
-@pytest.mark.parametrize(
-    ("change", "problem"),
-    [
-        (
-            lambda m: m["spec"]["template"]["spec"]["requirements"][0].update(values=[]),
-            "spec.template.spec.requirements: requirements with operator 'In' must have a value "
-            "defined",
-        ),
-        (
-            lambda m: m["spec"]["template"]["spec"]["requirements"][1].update(operator="Gt"),
-            "spec.template.spec.requirements: requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' "
-            "must have a single positive integer value",
-        ),
-        (
-            lambda m: m["spec"]["template"]["metadata"]["labels"].update({"karpenter.sh/x": "1"}),
-            'spec.template.metadata.labels: label domain "karpenter.sh" is restricted',
-        ),
-        (
-            lambda m: m["spec"]["template"]["metadata"]["labels"].update(
-                {"kubernetes.io/hostname": "a"}
-            ),
-            'spec.template.metadata.labels: label "kubernetes.io/hostname" is restricted',
-        ),
-        (
-            lambda m: m["spec"]["disruption"].pop("consolidateAfter"),
-            "spec.disruption: 'consolidateAfter' is a required property",
-        ),
-        (
-            lambda m: m["spec"].update(limits={"nvidia.com/gpu": {"max": "8"}}),
-            "spec.limits.nvidia.com/gpu: {'max': '8'} is not valid under any of the given schemas",
-        ),
-        (
-            lambda m: m["spec"]["template"]["spec"]["requirements"][0].update(operator="Has"),
-            "spec.template.spec.requirements.0.operator: 'Has' is not one of "
-            "['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']",
-        ),
-    ],
-    ids=[
-        "in-without-values",
-        "gt-non-number",
-        "karpenter-label",
-        "hostname",
-        "no-consolidate",
-        "nested-limits",
-        "bad-operator",
-    ],
-)
-def test_the_crd_check_refuses_what_the_api_server_refuses(change, problem):
-    """The validator itself: each rule the issue names, broken once on a valid NodePool."""
-    stack = synth_stack(KARPENTER)
-    plan = stack.pools[0].plan.karpenter
-    assert plan is not None
-    manifest = plan.node_pool()
-    change(manifest)
-    assert problem in validate(manifest)
-
-
 def test_each_karpenter_node_runs_exactly_one_device_plugin_and_bottlerocket_none(
     karpenter_template,
 ):
@@ -862,7 +789,6 @@ def test_a_karpenter_pool_using_the_gpu_operator_synthesizes_its_node_pool_and_t
     }
     assert node_pool["spec"]["template"]["spec"]["taints"] == [GPU_TAINT]
     assert node_pool["spec"]["limits"] == {"nvidia.com/gpu": "32", "nodes": "8"}
-    assert validate(node_pool) == []
 
 
 def _operator_device_plugin_pod(values: dict[str, Any]) -> dict[str, Any]:

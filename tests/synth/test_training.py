@@ -15,7 +15,6 @@ from gpu_pool.cdk.nodegroups.scaling import RESOURCE_TYPE as SCALING
 from gpu_pool.model.scheduling import pod_fits_node
 from tests.support.ca_template import node_template, pod_fits_template
 from tests.support.cfn import autoscaler_priorities, helm_values, node_of, render, resources
-from tests.support.crd_validation import validate
 from tests.support.paths import ROOT
 from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, ODCR_PLACEMENT_GROUP, TRAINING
 
@@ -249,7 +248,8 @@ def _karpenter_manifest(template, kind):
     raise AssertionError(kind)
 
 
-def test_karpenter_reserved_efa_pool_against_the_pinned_crds(training_template):
+def test_karpenter_reserved_efa_pool_selects_its_reservation_and_falls_back(training_template):
+    """The API server's verdict on both objects: tests/e2e/test_karpenter_crds.py."""
     node_pool = _karpenter_manifest(training_template, "NodePool")
     node_class = _karpenter_manifest(training_template, "EC2NodeClass")
     spec = node_class["spec"]
@@ -268,15 +268,6 @@ def test_karpenter_reserved_efa_pool_against_the_pinned_crds(training_template):
     # With an on-demand fallback the pool's own disruption settings: empty nodes go.
     assert node_pool["spec"]["disruption"]["consolidateAfter"] == "5m"
     assert template_spec["expireAfter"] == "720h"
-    # With realistic deploy-time values in place of the placeholders.
-    assert validate(node_pool) == []
-    real = json.loads(
-        json.dumps(node_class)
-        .replace("<GetAtt:ClusterEB0386A7.ClusterSecurityGroupId>", "sg-0123456789abcdef0")
-        .replace(f"<GetAtt:{efa_group}.GroupId>", "sg-0fedcba9876543210")
-    )
-    real["spec"]["subnetSelectorTerms"] = [{"id": "subnet-0123456789abcdef0"}]
-    assert validate(real) == []
 
 
 def test_cfn_lint_finds_nothing_in_the_training_stack(training_template, monkeypatch, tmp_path):

@@ -1,14 +1,13 @@
-"""Guardrails of the Karpenter mode: one case per rule, each with its exact message."""
+"""Guardrails of the Karpenter mode: one case per rule, each with its exact message. That the
+duration settings and the label rule take exactly what the NodePool CRD takes is judged by the
+API server in tests/e2e/test_karpenter_crds.py."""
 
 from datetime import date
 
 import pytest
 
-from gpu_pool.model.karpenter_api import karpenter_refuses
 from gpu_pool.settings import ConfigError, PoolSettings
-from gpu_pool.settings.pool import KarpenterPoolSettings
 from tests.support import rules
-from tests.support.crd_validation import schema_of, validate
 
 TODAY = date(2026, 12, 2)
 
@@ -399,27 +398,6 @@ def test_errors_stop_before_anything_is_synthesized(settings, expected):
     rules.assert_nothing_built(settings, expected)
 
 
-def _node_pool_pattern(*path: str) -> str:
-    schema = schema_of("NodePool", "v1")["properties"]["spec"]
-    for name in path:
-        schema = schema["properties"][name]
-    return schema["pattern"]
-
-
-@pytest.mark.parametrize(
-    ("setting", "path"),
-    [
-        ("expire_after", ("template", "spec", "expireAfter")),
-        ("termination_grace_period", ("template", "spec", "terminationGracePeriod")),
-        ("consolidate_after", ("disruption", "consolidateAfter")),
-    ],
-)
-def test_duration_settings_take_exactly_what_the_node_pool_crd_takes(setting, path):
-    schema = KarpenterPoolSettings.model_json_schema()["properties"][setting]
-    patterns = [s["pattern"] for s in schema.get("anyOf", [schema]) if "pattern" in s]
-    assert patterns == [_node_pool_pattern(*path)]
-
-
 @pytest.mark.parametrize(
     ("karpenter_settings", "message"),
     [
@@ -449,43 +427,3 @@ def test_expire_after_and_consolidate_after_take_never():
         "Never",
         "Never",
     )
-
-
-LABEL_KEYS = [
-    "karpenter.sh/team",
-    "karpenter.sh/capacity-type",
-    "karpenter.sh/nodepool",
-    "mykarpenter.sh/x",
-    "karpenter.sh.example.com/x",
-    "team.karpenter.k8s.aws/x",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-tenancy",
-    "kubernetes.io/hostname",
-    "node-role.kubernetes.io/gpu",
-    "example.com/team",
-]
-
-
-@pytest.mark.parametrize("key", LABEL_KEYS)
-def test_the_label_rule_refuses_what_the_node_pool_crd_refuses(key):
-    """The CRD's CEL rules decide; karpenter.k8s.aws/ec2nodeclass, which only the controller
-    refuses, is a table case above."""
-    node_pool = {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": "gpu-pool-gpu"},
-        "spec": {
-            "template": {
-                "metadata": {"labels": {key: "a"}},
-                "spec": {
-                    "nodeClassRef": {
-                        "group": "karpenter.k8s.aws",
-                        "kind": "EC2NodeClass",
-                        "name": "gpu-pool-gpu",
-                    },
-                    "requirements": [],
-                },
-            }
-        },
-    }
-    assert karpenter_refuses(key) == (validate(node_pool) != [])
