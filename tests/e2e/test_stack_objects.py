@@ -26,8 +26,8 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
-from tests.e2e.harness.cluster import Cluster, Refused, install_crds
-from tests.e2e.harness.crds import crd_documents, karpenter_module
+from tests.e2e.harness.cluster import Cluster, Refused
+from tests.e2e.harness.crds import karpenter_module
 from tests.e2e.harness.stack_objects import (
     Release,
     chart_directory,
@@ -35,6 +35,7 @@ from tests.e2e.harness.stack_objects import (
     manifests,
     releases,
 )
+from tests.e2e.verdicts import with_crds as installed_crds
 from tests.support import settings as shared
 from tests.support.cfn import synth
 from tests.support.docs_examples import app_settings, settings_examples
@@ -65,8 +66,7 @@ NOT_HELD = ("cluster-autoscaler", "aws-efa-k8s-device-plugin", "dcgm-exporter")
 
 @pytest.fixture(scope="module")
 def with_crds(cluster: Cluster) -> Cluster:
-    install_crds(cluster, crd_documents())
-    return cluster
+    return installed_crds(cluster)
 
 
 def _templates_of_examples(tmp_path: Path) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -2,12 +2,12 @@
 custom resources (NodePool, EC2NodeClass, Auto Mode's NodeClass, nodeadm's NodeConfig,
 ComputeDomain) and its built-in DRA objects (ResourceClaimTemplate, Pod) one by one.
 
-`judge_strictly` is what tests.e2e.harness.judge.judge does (a server-side dry-run create:
-defaulting, the OpenAPI schema, the CRD's CEL rules, admission; nothing stored) with
-`fieldValidation=Strict`, which kubectl sends by default (`--validate=strict`) and so what the
-stack's kubectl handler's `kubectl apply` gets: a field the API does not have is refused, not
-silently dropped. It reads the raw response (`_preload_content=False`), as the official
-client's `call_api` takes `response_types_map` since kubernetes 35 and no `response_type`.
+`judge_strictly` is a server-side dry-run create (defaulting, the OpenAPI schema, the CRD's CEL
+rules, admission; nothing stored) with `fieldValidation=Strict`, which kubectl sends by default
+(`--validate=strict`) and so what the stack's kubectl handler's `kubectl apply` gets: a field
+the API does not have is refused, not silently dropped. It reads the raw response
+(`_preload_content=False`), as the official client's `call_api` takes `response_types_map`
+since kubernetes 35 and no `response_type`.
 """
 
 from __future__ import annotations

@@ -137,11 +137,8 @@ class Cluster:
 def install_crds(cluster: Cluster, documents: list[dict[str, Any]]) -> None:
     """Creates the CRDs (server-side apply, as large CRDs need: their last-applied annotation
     would pass the 256 KiB limit) and waits until each is Established."""
-    from tests.e2e.harness.judge import forget_discovery
-
     cluster.apply_server_side(documents)
     names = [d["metadata"]["name"] for d in documents]
     cluster.kubectl(
         "wait", "--for=condition=Established", "--timeout=30s", *(f"crd/{n}" for n in names)
     )
-    forget_discovery()
