@@ -29,6 +29,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
@@ -293,54 +294,41 @@ def _fleet_table() -> list[str]:
     return failures
 
 
+def _suite_row(what: str, target_s: int, command: list[str], **where: Any) -> list[str]:
+    """Runs `command` (quietly) and prints its row; the failure if it missed `target_s`."""
+    started = time.monotonic()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, **where)
+    seconds = time.monotonic() - started
+    print(f"| {what} | {seconds:.0f} s | < {target_s} s |")
+    return [f"{what} took {seconds:.0f} s"] if seconds > target_s else []
+
+
 def _suite_table() -> list[str]:
     """Wall time of the suite as ./dev test runs it, of the e2e tests on warm components, then of
     .ci/run on a fresh clone of HEAD (its own venv and node_modules: the set-up counts, as in
     CI)."""
-    failures = []
     print("\n| suite | wall time | target |")
     print("|---|---|---|")
     progress("pytest -n 2 (as ./dev test runs it)")
-    started = time.monotonic()
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "worksteal"],
-        cwd=ROOT,
-        check=True,
-        stdout=subprocess.DEVNULL,
+    pytest = [sys.executable, "-m", "pytest", "-q"]
+    failures = _suite_row(
+        "pytest, 2 workers", PYTEST_TARGET_S, [*pytest, "-n", "2", "--dist", "worksteal"], cwd=ROOT
     )
-    seconds = time.monotonic() - started
-    print(f"| pytest, 2 workers | {seconds:.0f} s | < {PYTEST_TARGET_S} s |")
-    if seconds > PYTEST_TARGET_S:
-        failures.append(f"pytest took {seconds:.0f} s")
     progress("the e2e tests, warm (as ./dev e2e runs them after the build)")
     subprocess.run([sys.executable, "-m", "tests.e2e.harness.build"], cwd=ROOT, check=True)
-    started = time.monotonic()
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-m", "e2e", "tests/e2e"],
-        cwd=ROOT,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    seconds = time.monotonic() - started
-    print(f"| e2e, warm | {seconds:.0f} s | < {E2E_TARGET_S} s |")
-    if seconds > E2E_TARGET_S:
-        failures.append(f"the e2e tests took {seconds:.0f} s")
+    e2e = [*pytest, "-p", "no:xdist", "-m", "e2e", "tests/e2e"]
+    failures += _suite_row("e2e, warm", E2E_TARGET_S, e2e, cwd=ROOT)
     with tempfile.TemporaryDirectory() as clone:
         progress("./dev test on a fresh clone (set-up included, as CI)")
         subprocess.run(["git", "clone", "-q", str(ROOT), clone], check=True)
-        started = time.monotonic()
-        subprocess.run(
+        failures += _suite_row(
+            "./dev test, fresh clone",
+            FRESH_CLONE_TARGET_S,
             ["bash", ".ci/run"],
             cwd=clone,
-            check=True,
             env={**os.environ, "CI": "true"},
-            stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        seconds = time.monotonic() - started
-    print(f"| ./dev test, fresh clone | {seconds:.0f} s | < {FRESH_CLONE_TARGET_S} s |")
-    if seconds > FRESH_CLONE_TARGET_S:
-        failures.append(f"./dev test on a fresh clone took {seconds:.0f} s")
     return failures
 
 

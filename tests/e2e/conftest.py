@@ -13,6 +13,7 @@ from tests.e2e.harness.build import build
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.control_plane import ControlPlane
 from tests.e2e.harness.layer import layer_binaries
+from tests.e2e.harness.scenario import Scenario
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +34,13 @@ def cluster(
     kubectl, helm = layer_binaries(DEFAULT_KUBERNETES_VERSION, tmp_path_factory.mktemp("layer"))
     with Cluster(control_plane, kubectl, helm, tmp_path_factory.mktemp("work")) as connected:
         yield connected
+
+
+@pytest.fixture
+def scenario(cluster: Cluster) -> Iterator[Scenario]:
+    """What the test installs and creates, removed after it whatever it did."""
+    running = Scenario(cluster)
+    try:
+        yield running
+    finally:
+        running.cleanup()

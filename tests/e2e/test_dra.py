@@ -8,18 +8,16 @@ the scheduler allocates it a GPU and binds the pod."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.nodes import DRA_DRIVER_IMAGE, DRA_GPU_DRIVER, node_group_node
-from tests.e2e.harness.pools import node_group
+from tests.e2e.harness.pools import node_group, smoke_test_objects
+from tests.e2e.harness.scenario import Scenario, scheduling_failure
 from tests.e2e.harness.stack_objects import releases
-from tests.e2e.test_gpu_nodes import Scenario, _scheduling_failure
 from tests.support.cfn import synth
 from tests.support.settings import DRA
 
@@ -28,41 +26,10 @@ pytestmark = pytest.mark.e2e
 NODE = "ip-10-0-2-7.ec2.internal"
 
 
-@pytest.fixture
-def scenario(cluster: Cluster) -> Iterator[Scenario]:
-    running = Scenario(cluster)
-    try:
-        yield running
-    finally:
-        running.cleanup()
-
-
-def _smoke_objects(tmp_path: Path) -> list[dict[str, Any]]:
-    import contextlib
-    import io
-
-    from gpu_pool.cli.main import main
-    from tests.support.paths import ROOT
-
+def _settings_file(tmp_path: Path) -> Path:
     settings = tmp_path / "dra.json"
     settings.write_text(json.dumps(DRA))
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert (
-            main(
-                [
-                    "smoke-test-manifest",
-                    "--cdk-json",
-                    str(ROOT / "cdk.json"),
-                    "--config",
-                    str(settings),
-                    "--pool",
-                    "dra",
-                ]
-            )
-            == 0
-        )
-    return [d for d in yaml.safe_load_all(out.getvalue()) if d]
+    return settings
 
 
 def _dra_node(cluster: Cluster, scenario: Scenario) -> str:
@@ -101,7 +68,7 @@ def test_the_scheduler_allocates_the_smoke_tests_claim_a_gpu_of_the_pools_node(
     cluster, scenario, tmp_path
 ):
     node = _dra_node(cluster, scenario)
-    pod = _create(cluster, scenario, _smoke_objects(tmp_path))
+    pod = _create(cluster, scenario, smoke_test_objects(_settings_file(tmp_path), "dra"))
     running = cluster.wait_for(
         "the smoke pod Running",
         lambda: (
@@ -124,10 +91,10 @@ def test_a_claim_for_more_gpus_than_the_node_has_is_not_allocated(cluster, scena
     """The same claim for two GPUs on a one-GPU g6e.xlarge: the scheduler says it cannot
     allocate it, and the pod stays Pending."""
     _dra_node(cluster, scenario)
-    objects = _smoke_objects(tmp_path)
+    objects = smoke_test_objects(_settings_file(tmp_path), "dra")
     for manifest in objects:
         if manifest["kind"] == "ResourceClaimTemplate":
             manifest["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2
     pod = _create(cluster, scenario, objects)
-    message = _scheduling_failure(cluster, pod, "cannot allocate all claims")
+    message = scheduling_failure(cluster, pod, "cannot allocate all claims")
     assert "0/1 nodes are available: 1 cannot allocate all claims." in message

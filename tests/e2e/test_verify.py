@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,12 +22,15 @@ import pytest
 from gpu_pool.cdk.cluster.verifier import verify_reads_manifest, verify_writes_manifest
 from gpu_pool.cli.main import main
 from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.pools import device_plugin, pool_node
 from tests.e2e.harness.stack_objects import Release
-from tests.e2e.test_gpu_nodes import POOL, Scenario, _device_plugin, _pool_node
 from tests.support.node_health import agent_reason
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.e2e
+
+NODE = "ip-10-0-1-5.ec2.internal"
+POOL = "gpu"
 
 ACCOUNT = "gpu-pool-verify"
 NAMESPACE = "default"
@@ -109,15 +111,6 @@ def verify_kubeconfig(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory
     return path
 
 
-@pytest.fixture
-def scenario(cluster: Cluster) -> Iterator[Scenario]:
-    running = Scenario(cluster)
-    try:
-        yield running
-    finally:
-        running.cleanup()
-
-
 def _gpu_pool(*arguments: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -128,8 +121,8 @@ def _gpu_pool(*arguments: str) -> tuple[int, str, str]:
 def test_verify_runs_the_smoke_pod_on_the_pools_gpu_with_the_verify_roles_rights(
     cluster, scenario, default_template, verify_kubeconfig
 ):
-    scenario.install(_device_plugin(default_template))
-    scenario.node(_pool_node(default_template))
+    scenario.install(device_plugin(default_template))
+    scenario.node(pool_node(default_template, POOL, NODE))
     code, out, err = _gpu_pool(
         "verify", "--kubeconfig", str(verify_kubeconfig), "--pool", POOL, *TIMEOUTS
     )
@@ -160,13 +153,13 @@ def test_verify_names_the_plugin_that_does_not_tolerate_the_pools_taint(
     with the verify role's rights only, names the plugin, not the autoscaler (which, seeing a
     GPU-labelled node without GPUs, would wait for it rather than scale up). Before this ran on
     a real cluster, verify skipped nodes older than its pod and blamed Cluster Autoscaler."""
-    plugin = _device_plugin(default_template)
+    plugin = device_plugin(default_template)
     values = {
         **plugin.values,
         "tolerations": [t for t in plugin.values["tolerations"] if t["key"] != "nvidia.com/gpu"],
     }
     scenario.install(Release(**{**plugin.__dict__, "values": values}))
-    scenario.node(_pool_node(default_template))
+    scenario.node(pool_node(default_template, POOL, NODE))
     code, out, err = _gpu_pool(
         "verify",
         "--kubeconfig",
@@ -199,8 +192,8 @@ def test_doctor_reads_the_pool_and_a_gpu_fault_on_the_real_cluster(
     DaemonSet controller reports it, and a GPU fault as the EKS node monitoring agent reports it
     (a node condition, written through the node's status as the agent writes it). The
     autoscaler is not in this cluster (the next issue's), which doctor says."""
-    scenario.install(_device_plugin(default_template))
-    node = scenario.node(_pool_node(default_template))
+    scenario.install(device_plugin(default_template))
+    node = scenario.node(pool_node(default_template, POOL, NODE))
     cluster.wait_for(
         "the node's GPUs",
         lambda: (cluster.core.read_node(node).status.allocatable or {}).get("nvidia.com/gpu"),

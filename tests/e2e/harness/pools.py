@@ -12,7 +12,8 @@ import yaml
 from aws_cdk.assertions import Template
 
 from gpu_pool.cli.main import main
-from tests.e2e.harness.stack_objects import deployed
+from tests.e2e.harness.nodes import node_group_node
+from tests.e2e.harness.stack_objects import Release, deployed, releases
 from tests.support.paths import ROOT
 
 POOL_LABEL = "gpu-pool.io/pool"
@@ -29,8 +30,21 @@ def node_group(template: Template, pool: str) -> tuple[str, dict[str, Any]]:
     return found[0]
 
 
-def smoke_test_pod(settings_file: Path | None, pool: str, *extra: str) -> dict[str, Any]:
-    """The pod `gpu-pool smoke-test-manifest --pool POOL` prints for these settings."""
+def device_plugin(template: Template) -> Release:
+    """The template's only device plugin release."""
+    (plugin,) = [r for r in releases(template) if r.chart == "nvidia-device-plugin"]
+    return plugin
+
+
+def pool_node(template: Template, pool: str, name: str) -> dict[str, Any]:
+    """The Node the pool's node group's first instance registers as `name`."""
+    logical_id, properties = node_group(template, pool)
+    return node_group_node(name, properties, nodegroup_name=logical_id)
+
+
+def smoke_test_objects(settings_file: Path | None, pool: str) -> list[dict[str, Any]]:
+    """What `gpu-pool smoke-test-manifest --pool POOL` prints for these settings (a DRA
+    pool's claim template first, then the pod)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(
@@ -41,9 +55,13 @@ def smoke_test_pod(settings_file: Path | None, pool: str, *extra: str) -> dict[s
                 *(["--config", str(settings_file)] if settings_file else []),
                 "--pool",
                 pool,
-                *extra,
             ]
         )
     assert code == 0, out.getvalue()
-    (pod,) = [d for d in yaml.safe_load_all(out.getvalue()) if d and d.get("kind") == "Pod"]
-    return dict(pod)
+    return [d for d in yaml.safe_load_all(out.getvalue()) if d]
+
+
+def smoke_test_pod(settings_file: Path | None, pool: str) -> dict[str, Any]:
+    """The smoke-test pod for a device plugin pool."""
+    (pod,) = [o for o in smoke_test_objects(settings_file, pool) if o["kind"] == "Pod"]
+    return pod

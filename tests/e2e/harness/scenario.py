@@ -1,0 +1,83 @@
+"""What one e2e test puts in the cluster (charts, nodes, pods, claim templates), removed after
+it, and what the scheduler and the controllers say about it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.nodes import DEVICE_PLUGIN_IMAGE
+from tests.e2e.harness.stack_objects import Release, chart_directory
+
+
+class Scenario:
+    """Charts installed and nodes and pods created by one test, all removed after it."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.releases: list[Release] = []
+        self.nodes: list[str] = []
+        self.pods: list[tuple[str, str]] = []
+        self.claim_templates: list[str] = []
+
+    def install(self, release: Release) -> None:
+        chart = chart_directory(release, None)
+        assert chart is not None, release.chart
+        self.cluster.install_chart(release.release, chart, release.namespace, release.values)
+        self.releases.append(release)
+
+    def node(self, manifest: dict[str, Any]) -> str:
+        """Registers the node and waits until it has joined: Ready, and without the
+        `node.kubernetes.io/not-ready` taint the node lifecycle controller gives a new node."""
+        name = str(manifest["metadata"]["name"])
+        self.cluster.core.create_node(manifest)
+        self.nodes.append(name)
+
+        def joined() -> bool:
+            node = self.cluster.core.read_node(name)
+            ready = any(
+                c.type == "Ready" and c.status == "True" for c in node.status.conditions or []
+            )
+            lifecycle = [
+                t for t in node.spec.taints or [] if t.key.startswith("node.kubernetes.io/")
+            ]
+            return ready and not lifecycle
+
+        self.cluster.wait_for(f"node {name} Ready", joined)
+        return name
+
+    def pod(self, manifest: dict[str, Any], namespace: str = "default") -> str:
+        self.cluster.core.create_namespaced_pod(namespace, manifest)
+        self.pods.append((namespace, manifest["metadata"]["name"]))
+        return str(manifest["metadata"]["name"])
+
+    def cleanup(self) -> None:
+        for namespace, name in self.pods:
+            self.cluster.core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+        for name in self.claim_templates:
+            self.cluster.resource.delete_namespaced_resource_claim_template(name, "default")
+        for release in self.releases:
+            self.cluster.uninstall_chart(release.release, release.namespace)
+        for name in self.nodes:
+            self.cluster.core.delete_node(name)
+
+
+def plugin_pods_on(cluster: Cluster, node: str) -> list[Any]:
+    pods = cluster.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}")
+    return [
+        p
+        for p in pods.items
+        if any(c.image.startswith(DEVICE_PLUGIN_IMAGE) for c in p.spec.containers)
+    ]
+
+
+def scheduling_failure(cluster: Cluster, pod: str, saying: str) -> str:
+    """Waits for the scheduler's FailedScheduling event of `pod` whose message says `saying`."""
+
+    def event() -> str | None:
+        events = cluster.core.list_namespaced_event(
+            "default", field_selector=f"involvedObject.name={pod},reason=FailedScheduling"
+        )
+        return next((e.message for e in events.items if saying in e.message), None)
+
+    return cluster.wait_for(f"FailedScheduling of {pod} saying {saying!r}", event)
