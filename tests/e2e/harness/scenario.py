@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
+
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.nodes import DEVICE_PLUGIN_IMAGE
 from tests.e2e.harness.stack_objects import Release, chart_directory
@@ -58,8 +60,31 @@ class Scenario:
             self.cluster.resource.delete_namespaced_resource_claim_template(name, "default")
         for release in self.releases:
             self.cluster.uninstall_chart(release.release, release.namespace)
+        # As a node leaves: its pods deleted (forced: no kubelet here to confirm), then the
+        # node. The next test starts from an empty cluster: a plugin pod still bound to this
+        # node name would advertise GPUs on the next node of that name.
         for name in self.nodes:
+            for pod in self.cluster.core.list_pod_for_all_namespaces(
+                field_selector=f"spec.nodeName={name}"
+            ).items:
+                try:
+                    self.cluster.core.delete_namespaced_pod(
+                        pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0
+                    )
+                except ApiException as gone:
+                    if gone.status != 404:
+                        raise
             self.cluster.core.delete_node(name)
+        for name in self.nodes:
+            self.cluster.wait_for(
+                f"node {name} and its pods gone",
+                lambda name=name: (
+                    not self.cluster.core.list_node(field_selector=f"metadata.name={name}").items
+                    and not self.cluster.core.list_pod_for_all_namespaces(
+                        field_selector=f"spec.nodeName={name}"
+                    ).items
+                ),
+            )
 
 
 def plugin_pods_on(cluster: Cluster, node: str) -> list[Any]:
