@@ -3,7 +3,9 @@ kubelet plugin placed on the pool's node by the DaemonSet controller, the node's
 as that driver publishes them (tests/e2e/harness/nodes.py gpu_resource_slice), and the smoke
 test's ResourceClaimTemplate and pod (`gpu-pool smoke-test-manifest`) accepted by
 resource.k8s.io/v1: kube-controller-manager's resourceclaim controller makes the pod's claim and
-the scheduler allocates it a GPU and binds the pod."""
+the scheduler allocates it a GPU and binds the pod. An EFA DRA pool's claim takes a GPU and an
+EFA interface of the EFA DRA driver (aws-dranet 1.0.0) under one PCIe root; with the roots
+published apart, the same claim stays unallocated (seen once, with the EFA roots offset)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,17 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness.cluster import Cluster
-from tests.e2e.harness.nodes import DRA_DRIVER_IMAGE, DRA_GPU_DRIVER, node_group_node
+from tests.e2e.harness.nodes import (
+    DRA_DRIVER_IMAGE,
+    DRA_GPU_DRIVER,
+    EFA_DRA_DRIVER,
+    node_group_node,
+)
 from tests.e2e.harness.pools import node_group, smoke_test_objects
 from tests.e2e.harness.scenario import Scenario, scheduling_failure
 from tests.e2e.harness.stack_objects import releases
 from tests.support.cfn import synth
-from tests.support.settings import DRA
+from tests.support.settings import DRA, EFA_DRA
 
 pytestmark = pytest.mark.e2e
 
@@ -98,3 +105,45 @@ def test_a_claim_for_more_gpus_than_the_node_has_is_not_allocated(cluster, scena
     pod = _create(cluster, scenario, objects)
     message = scheduling_failure(cluster, pod, "cannot allocate all claims")
     assert "0/1 nodes are available: 1 cannot allocate all claims." in message
+
+
+def test_the_gpu_and_efa_of_an_efa_dra_pools_claim_share_a_pcie_root(cluster, scenario, tmp_path):
+    """An EFA DRA pool (p5.48xlarge): both drivers' charts installed with the pool's values,
+    both kubelet plugins placed on its node, and the smoke test's one claim for a GPU and an
+    EFA interface under `matchAttribute: resource.kubernetes.io/pcieRoot` allocated by the
+    real scheduler to two devices under one root."""
+    template = synth(EFA_DRA)
+    for release in releases(template):
+        if release.chart in ("dra-driver-nvidia-gpu", "aws-dranet"):
+            scenario.install(release)
+    logical_id, properties = node_group(template, "dra")
+    node = scenario.node(node_group_node(NODE, properties, nodegroup_name=logical_id))
+    cluster.wait_for(
+        "both drivers' ResourceSlices",
+        lambda: (
+            len(cluster.resource.list_resource_slice(field_selector=f"spec.nodeName={node}").items)
+            == 2
+        ),
+    )
+    settings = tmp_path / "efa-dra.json"
+    settings.write_text(json.dumps(EFA_DRA))
+    pod = _create(cluster, scenario, smoke_test_objects(settings, "dra"))
+    running = cluster.wait_for(
+        "the smoke pod Running",
+        lambda: (
+            (p := cluster.core.read_namespaced_pod(pod, "default")).status.phase == "Running" and p
+        ),
+    )
+    (status,) = running.status.resource_claim_statuses
+    claim = cluster.resource.read_namespaced_resource_claim(status.resource_claim_name, "default")
+    allocated = {r.request: (r.driver, r.device) for r in claim.status.allocation.devices.results}
+    assert {request: driver for request, (driver, _) in allocated.items()} == {
+        "gpu": DRA_GPU_DRIVER,
+        "efa": EFA_DRA_DRIVER,
+    }
+    roots = {
+        (s.spec.driver, d.name): d.attributes["resource.kubernetes.io/pcieRoot"].string
+        for s in cluster.resource.list_resource_slice(field_selector=f"spec.nodeName={node}").items
+        for d in s.spec.devices
+    }
+    assert roots[allocated["gpu"]] == roots[allocated["efa"]]

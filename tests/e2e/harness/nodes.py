@@ -113,6 +113,61 @@ DRA_DRIVER_IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu"
 DRA_GPU_DRIVER = "gpu.nvidia.com"
 
 
+def _pcie_root(gpu: int) -> str:
+    """The PCIe root of GPU `gpu`'s switch: its EFA interfaces sit under the same root."""
+    return f"pci0000:{0x30 + gpu:02x}"
+
+
+def _slice(node: Any, driver: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
+    """A kubelet plugin's ResourceSlice: one pool named after the node, owned by the node, as
+    the kubelet plugin library publishes it (k8s.io/dynamic-resource-allocation/kubeletplugin):
+    deleted with the node."""
+    name = node.metadata.name
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {
+            "name": f"{name}-{driver}",
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node.metadata.uid}
+            ],
+        },
+        "spec": {
+            "driver": driver,
+            "nodeName": name,
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+# The EFA DRA driver (DRANET) of the aws-dranet chart 1.0.0: its image (values.yaml
+# image.repository), driver name and the attribute its DeviceClass selects EFA devices by
+# (templates/deviceclass.yaml: device.attributes["dra.net"].pciDevice == 'Elastic Fabric
+# Adapter (EFA)').
+EFA_DRA_DRIVER_IMAGE = "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/dranet"
+EFA_DRA_DRIVER = "dra.net"
+
+
+def efa_resource_slice(node: Any) -> dict[str, Any]:
+    """The EFA interfaces the type has (DescribeInstanceTypes' MaximumEfaInterfaces) as DRANET
+    publishes them, spread evenly over the GPUs' PCIe roots (a p5.48xlarge has 4 per GPU)."""
+    instance_type = node.metadata.labels["node.kubernetes.io/instance-type"]
+    efas = instance_type_facts(instance_type)["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"]
+    per_gpu = max(1, efas // max(1, gpu_count(instance_type)))
+    devices = [
+        {
+            "name": f"efa-{index}",
+            "attributes": {
+                "pciDevice": {"string": "Elastic Fabric Adapter (EFA)"},
+                "resource.kubernetes.io/pcieRoot": {"string": _pcie_root(index // per_gpu)},
+            },
+        }
+        for index in range(efas)
+    ]
+    return _slice(node, EFA_DRA_DRIVER, devices)
+
+
 def gpu_resource_slice(node: Any) -> dict[str, Any]:
     """The ResourceSlice the driver's kubelet plugin publishes for a node: one pool named after
     the node, one device per GPU named gpu-<minor>, with the attributes and capacity of
@@ -136,30 +191,13 @@ def gpu_resource_slice(node: Any) -> dict[str, Any]:
                 "cudaDriverVersion": {"version": "13.0.0"},
                 "pcieBusID": {"string": f"0000:{0x30 + minor:02x}:00.0"},
                 "addressingMode": {"string": "None"},
-                "resource.kubernetes.io/pcieRoot": {"string": f"pci0000:{0x30 + minor:02x}"},
+                "resource.kubernetes.io/pcieRoot": {"string": _pcie_root(minor)},
             },
             "capacity": {"memory": {"value": f"{gpu['MemoryInfo']['SizeInMiB']}Mi"}},
         }
         for minor in range(gpu_count(instance_type))
     ]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        # Owned by the node, as the kubelet plugin library publishes it
-        # (k8s.io/dynamic-resource-allocation/kubeletplugin): deleted with the node.
-        "metadata": {
-            "name": f"{name}-{DRA_GPU_DRIVER}",
-            "ownerReferences": [
-                {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node.metadata.uid}
-            ],
-        },
-        "spec": {
-            "driver": DRA_GPU_DRIVER,
-            "nodeName": name,
-            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-            "devices": devices,
-        },
-    }
+    return _slice(node, DRA_GPU_DRIVER, devices)
 
 
 class GpuAdvertiser:
@@ -195,15 +233,21 @@ class GpuAdvertiser:
             for pod in pods.items
             if any(c.image.startswith(DEVICE_PLUGIN_IMAGE) for c in pod.spec.containers)
         }
-        with_driver = {
-            pod.spec.node_name
-            for pod in pods.items
-            if any(c.image.startswith(DRA_DRIVER_IMAGE) for c in pod.spec.containers)
-            and any(o.kind == "DaemonSet" for o in pod.metadata.owner_references or [])
+        published = {
+            (s.spec.driver, s.spec.node_name) for s in self._resource.list_resource_slice().items
         }
-        published = {s.spec.node_name for s in self._resource.list_resource_slice().items}
-        for name in with_driver - published:
-            self._resource.create_resource_slice(gpu_resource_slice(self._core.read_node(name)))
+        for image, driver, publish in (
+            (DRA_DRIVER_IMAGE, DRA_GPU_DRIVER, gpu_resource_slice),
+            (EFA_DRA_DRIVER_IMAGE, EFA_DRA_DRIVER, efa_resource_slice),
+        ):
+            with_driver = {
+                pod.spec.node_name
+                for pod in pods.items
+                if any(c.image.startswith(image) for c in pod.spec.containers)
+                and any(o.kind == "DaemonSet" for o in pod.metadata.owner_references or [])
+            }
+            for name in with_driver - {n for d, n in published if d == driver}:
+                self._resource.create_resource_slice(publish(self._core.read_node(name)))
         for name in with_plugin:
             node = self._core.read_node(name)
             instance_type = node.metadata.labels.get("node.kubernetes.io/instance-type", "")
