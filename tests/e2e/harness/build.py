@@ -79,8 +79,14 @@ def _ldflags() -> str:
 
 def _environment() -> dict[str, str]:
     # GOTOOLCHAIN=local: this machine's Go builds it (go.mod asks for no newer one); GOFLAGS
-    # -mod=readonly: go.mod and go.sum are used as committed, never rewritten by a build.
-    return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=readonly", "CGO_ENABLED": "0"}
+    # -mod=readonly: go.mod and go.sum are used as committed, never rewritten by a build;
+    # -buildvcs=false: the binaries do not depend on the checkout's git state.
+    return {
+        **os.environ,
+        "GOTOOLCHAIN": "local",
+        "GOFLAGS": "-mod=readonly -buildvcs=false",
+        "CGO_ENABLED": "0",
+    }
 
 
 def _cache_key() -> str:
