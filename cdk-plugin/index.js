@@ -4,8 +4,8 @@
 // Region that offer an instance type, `gpu-pool-vcpu-quota` the value of an EC2 vCPU quota of
 // the stack's account and Region, `gpu-pool-eks-cluster` what an existing EKS cluster is. The
 // AWS calls are the project's Python (boto3, which the `gpu-pool` command already uses):
-// `python3 -m gpu_pool.cli.offerings`, `gpu_pool.cli.quotas` and `gpu_pool.cli.eks_cluster`,
-// as cdk.json runs the app with `python3`, from the CLI's
+// `python3 -m gpu_pool.lookups.offerings`, `gpu_pool.lookups.quotas` and
+// `gpu_pool.lookups.eks_cluster`, as cdk.json runs the app with `python3`, from the CLI's
 // working directory (the project's); GPU_POOL_PYTHON names another interpreter (a virtualenv's
 // python, when python3 on PATH is not the app's). The props go in as JSON, the answer comes out
 // as JSON; a one-line error becomes the lookup's error, which the app names in its warning
@@ -16,9 +16,9 @@ const { spawn } = require('node:child_process');
 // Provider name -> [the Python module that answers it, what it looks up]; gpu_pool/cdk/lookups/region.py
 // and cluster.py ask for them.
 const PROVIDERS = {
-  'gpu-pool-instance-type-offerings': ['gpu_pool.cli.offerings', 'instance type offerings'],
-  'gpu-pool-vcpu-quota': ['gpu_pool.cli.quotas', 'vCPU quota'],
-  'gpu-pool-eks-cluster': ['gpu_pool.cli.eks_cluster', 'EKS cluster'],
+  'gpu-pool-instance-type-offerings': ['gpu_pool.lookups.offerings', 'instance type offerings'],
+  'gpu-pool-vcpu-quota': ['gpu_pool.lookups.quotas', 'vCPU quota'],
+  'gpu-pool-eks-cluster': ['gpu_pool.lookups.eks_cluster', 'EKS cluster'],
 };
 const TIMEOUT_MS = 120000;
 // The interpreter that has gpu_pool and boto3: GPU_POOL_PYTHON, else python3 on PATH.

@@ -1,5 +1,5 @@
 """What a verb of the `gpu-pool` command is: its name and help, the options it adds to its
-parser, and its run. gpu_pool/cli/commands/ holds one module per verb, each with its COMMAND;
+parser, and its run. gpu_pool/cli/commands/ holds one package per verb, each with its COMMAND;
 main.py builds the parser from them and runs the one asked for (as pip's commands/ package)."""
 
 from __future__ import annotations
@@ -7,10 +7,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from gpu_pool.cli.verify_run import Clock
+
+class Clock(Protocol):
+    """Verify's time: it reads it for each stage and sleeps between polls. Tests pass one whose
+    sleep advances its time at once, so stalls are reached without waiting."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
 
 
 @dataclass(frozen=True)

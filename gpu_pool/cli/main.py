@@ -3,7 +3,7 @@
 Also `python -m gpu_pool`. The pools come from the same place as the bundled stack's: the
 `gpu-pool` key of cdk.json, with --config FILE merged over it; or, for any app built with the
 pool constructs, from the records they write (--cdk-out DIR: a cloud assembly; --stack NAME: a
-deployed stack's outputs). `replacements` reads templates, not settings. Each verb is a module
+deployed stack's outputs). `replacements` reads templates, not settings. Each verb is a package
 of gpu_pool/cli/commands/; this module parses the arguments, runs the verb and turns its
 errors into one line and an exit status.
 """
@@ -15,15 +15,12 @@ import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gpu_pool.cli.command import Services
+from gpu_pool.cli.command import Clock, Services
 from gpu_pool.cli.commands import COMMANDS
 from gpu_pool.cli.errors import CliError
 from gpu_pool.settings import ConfigError
-
-if TYPE_CHECKING:
-    from gpu_pool.cli.verify_run import Clock
 
 # The top-level modules of the `cli` extra (pyproject.toml; the wheel test checks they match).
 # The entry point is installed without them, so a command that needs one says what to install.

@@ -214,7 +214,7 @@ def imex_pod(
     only with the GPU Operator (the DRA driver reads the clique from NVML and writes none), and a
     required affinity term fails every node without its topologyKey: both pods would stay
     Pending. Whether the nodes share a clique is what `verify` reads from the ComputeDomain's
-    status (cli/verify.py)."""
+    status (cli/commands/verify/verifier.py)."""
     container = {"name": "imex-check", "command": ["bash", "-c", IMEX_CHECK]}
     pod = _pod(pool, name, container, limits, claims=claims)
     pod["metadata"]["labels"][RUN_LABEL] = run

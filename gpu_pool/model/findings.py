@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 RULE_ID = re.compile(r"^GP-[A-Z]+-[0-9]{2}$")
 # The cloud assembly metadata type of a finding about a fact the synth could not check
-# (gpu_pool/cdk/lookups/context.py writes it, gpu_pool/cli/unchecked.py refuses to deploy on it).
+# (gpu_pool/cdk/lookups/context.py writes it, gpu_pool/cli/commands/replacements/unchecked.py
+# refuses to deploy on it).
 UNCHECKED_METADATA = "gpu-pool:unchecked"
 
 

@@ -3,8 +3,8 @@ ClusterRole is rendered from (gpu_pool/cdk/cluster/verifier.py), and the tests h
 (tests/cli/test_verify_rights.py: every request verify makes against an API server enforcing
 this ClusterRole is allowed).
 
-Verify (gpu_pool/cli/verify.py, cli/inspect/) reads nodes and pods (the device plugin's, the DRA
-kubelet plugin's and IMEX daemons, in their own namespaces), DaemonSets, the controllers'
+Verify (gpu_pool/cli/commands/verify/, cli/inspect/) reads nodes and pods (the device plugin's,
+the DRA kubelet plugin's and IMEX daemons, in their own namespaces), DaemonSets, the controllers'
 Deployments, Karpenter's NodeClaims and NodePools, a pool's node class when it diagnoses a
 stall (Karpenter's EC2NodeClass, or Auto Mode's NodeClass), DRA ResourceSlices, ResourceClaims
 and DeviceClasses, and NVIDIA ComputeDomains.

@@ -1,4 +1,4 @@
-"""What an existing cluster is, as its lookup answers (gpu_pool/cli/eks_cluster.py through the
+"""What an existing cluster is, as its lookup answers (gpu_pool/lookups/eks_cluster.py through the
 project's CDK CLI plugin, cached in cdk.context.json), and the settings the app builds from it:
 each field of `cluster.existing` set by hand wins, the cluster's Kubernetes version always does
 (EKS refuses a node group newer than its control plane: EKS user guide, "Update a managed node
@@ -52,7 +52,7 @@ class ClusterFacts:
 
     @classmethod
     def from_answer(cls, answer: Mapping[str, Any]) -> ClusterFacts:
-        """The lookup's cached answer (gpu_pool/cli/eks_cluster.py writes it)."""
+        """The lookup's cached answer (gpu_pool/lookups/eks_cluster.py writes it)."""
         return cls(
             name=answer["name"],
             version=answer["version"],

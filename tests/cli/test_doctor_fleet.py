@@ -298,7 +298,7 @@ def test_a_stack_without_an_account_never_takes_another_regions_cluster():
     its own Region only (the context is the cluster's ARN, arn:aws:eks:REGION:ACCOUNT:cluster/
     NAME, as aws eks update-kubeconfig writes it): a cluster of its name in another Region is
     another cluster, never checked in its place; with neither, any Region's."""
-    from gpu_pool.cli.fleet import FleetCluster, _contexts_of
+    from gpu_pool.cli.commands.doctor.fleet import FleetCluster, _contexts_of
 
     east = "arn:aws:eks:us-east-1:111111111111:cluster/prod"
     west = "arn:aws:eks:us-west-2:111111111111:cluster/prod"

@@ -1,5 +1,5 @@
 """#47: the existing-cluster lookup the project's CDK CLI plugin answers
-(gpu_pool/cli/eks_cluster.py, run by cdk-plugin/index.js), against moto's EKS and EC2 with the
+(gpu_pool/lookups/eks_cluster.py, run by cdk-plugin/index.js), against moto's EKS and EC2 with the
 documented shapes moto leaves out (tests/support/eks_world.py): its answer, the add-ons it
 counts, its errors as the CLI receives them."""
 
@@ -12,8 +12,8 @@ import subprocess
 import boto3
 import pytest
 
-from gpu_pool.cli.eks_cluster import describe_cluster
-from gpu_pool.cli.lookup_session import LookupFailed
+from gpu_pool.lookups.eks_cluster import describe_cluster
+from gpu_pool.lookups.session import LookupFailed
 from tests.support.eks_world import SECURITY_GROUP, looked_up_cluster
 from tests.support.looked_up import ACCOUNT, REGION
 from tests.support.paths import ROOT
@@ -60,7 +60,7 @@ def test_a_cluster_eks_does_not_have_is_the_lookups_error(aws_api):
 
 @pytest.mark.skipif(not NODE.exists(), reason="pinned Node.js not installed")
 def test_the_plugin_answers_the_cluster_provider_through_the_module(tmp_path):
-    """The plugin registers `gpu-pool-eks-cluster` and runs gpu_pool.cli.eks_cluster: without
+    """The plugin registers `gpu-pool-eks-cluster` and runs gpu_pool.lookups.eks_cluster: without
     credentials its one-line error is the lookup's error (the app's GP-REGION-08 quotes it)."""
     driver = """
 const plugin = require(process.argv[1]);

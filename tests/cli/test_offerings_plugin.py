@@ -1,7 +1,7 @@
 """The CDK CLI plugin that answers the instance type offerings lookup (cdk-plugin/index.js, which
-runs gpu_pool/cli/offerings.py), against moto's EC2 and STS on 127.0.0.1: its answer for a Region
-and type, and its errors as the CLI receives them (the plugin's rejection, which the CLI stores as
-the lookup's error and shows as the stack's)."""
+runs gpu_pool/lookups/offerings.py), against moto's EC2 and STS on 127.0.0.1: its answer for a
+Region and type, and its errors as the CLI receives them (the plugin's rejection, which the CLI
+stores as the lookup's error and shows as the stack's)."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def test_gpu_pool_python_names_the_interpreter(aws_api, tmp_path):
     python.chmod(0o755)
     env = {**os.environ, "GPU_POOL_PYTHON": str(python)}
     answer = _ask(_props(account="210987654321", lookupRoleArn=None), env, path=str(tmp_path))
-    # gpu_pool.cli.offerings ran: its own answer, moto's credentials being another account's.
+    # gpu_pool.lookups.offerings ran: its own answer, moto's credentials being another account's.
     assert answer == {
         "error": "gpu-pool: cannot look up the zones of us-east-1 that offer p5.48xlarge for "
         "account 210987654321: the credentials are for account 123456789012; zone names and "

@@ -9,8 +9,8 @@ import json
 import pytest
 import yaml
 
+from gpu_pool.cli.commands.plan.render import plan_table
 from gpu_pool.cli.main import main
-from gpu_pool.cli.plan import plan_table
 from gpu_pool.model import catalog
 from gpu_pool.model.prices import ON_DEMAND_USD_PER_HOUR, PRICE_SOURCE
 from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord

@@ -8,9 +8,9 @@ import json
 import pytest
 import yaml
 
+from gpu_pool.cli.commands.plan.render import plan_json
 from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.main import main
-from gpu_pool.cli.plan import plan_json
 from gpu_pool.plan.summary import pool_summary
 from gpu_pool.settings import load_settings
 from tests.support.docs_examples import APP_CONTEXT

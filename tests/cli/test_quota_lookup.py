@@ -1,7 +1,7 @@
-"""#39 item 4: the vCPU quota lookup the project's CDK CLI plugin answers (gpu_pool/cli/quotas.py,
-run by cdk-plugin/index.js). moto (5.x) serves Service Quotas only for service `vpc`, so the
-calls go to boto3's own client with botocore's Stubber, which holds each request and response
-to the Service Quotas API model."""
+"""#39 item 4: the vCPU quota lookup the project's CDK CLI plugin answers
+(gpu_pool/lookups/quotas.py, run by cdk-plugin/index.js). moto (5.x) serves Service Quotas
+only for service `vpc`, so the calls go to boto3's own client with botocore's Stubber, which
+holds each request and response to the Service Quotas API model."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import subprocess
 import boto3
 from botocore.stub import Stubber
 
-from gpu_pool.cli.quotas import quota_value
+from gpu_pool.lookups.quotas import quota_value
 from tests.support.paths import ROOT
 
 NODE = ROOT / "node_modules" / ".bin" / "node"
@@ -59,7 +59,7 @@ def test_a_quota_never_applied_is_aws_default():
 
 
 def test_the_plugin_answers_the_quota_provider_through_the_module(tmp_path):
-    """The plugin registers `gpu-pool-vcpu-quota` and runs gpu_pool.cli.quotas: without
+    """The plugin registers `gpu-pool-vcpu-quota` and runs gpu_pool.lookups.quotas: without
     credentials its one-line error is the lookup's error (the app's GP-REGION-08 quotes it)."""
     driver = """
 const plugin = require(process.argv[1]);

@@ -7,8 +7,12 @@ import json
 
 import pytest
 
+from gpu_pool.cli.commands.replacements.changes import (
+    addon_additions,
+    nodegroup_losses,
+    nodegroup_rolls,
+)
 from gpu_pool.cli.main import main
-from gpu_pool.cli.replacements import addon_additions, nodegroup_losses, nodegroup_rolls
 from tests.support.cfn import synth, write_assembly
 from tests.support.settings import EXISTING
 

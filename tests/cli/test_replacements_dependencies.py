@@ -9,8 +9,8 @@ import re
 
 import pytest
 
+from gpu_pool.cli.commands.replacements.changes import CREATE_ONLY_BY_TYPE, dependency_changes
 from gpu_pool.cli.main import main
-from gpu_pool.cli.replacements import CREATE_ONLY_BY_TYPE, dependency_changes
 from tests.support.cfn import synth, write_assembly
 from tests.support.looked_up import ACCOUNT, REGION, synth_looked_up
 
@@ -265,7 +265,7 @@ def _cluster(compute_config=None):
     ],
 )
 def test_auto_mode_is_a_compute_config_with_enabled_true(deployed, new, switch):
-    from gpu_pool.cli.replacements import auto_mode_switch
+    from gpu_pool.cli.commands.replacements.changes import auto_mode_switch
 
     assert auto_mode_switch(_cluster(deployed), _cluster(new)) is switch
 
@@ -286,7 +286,7 @@ def test_a_local_zone_pools_subnet_is_no_change_of_the_vpcs_zones():
     """Review of #38: a pool's node-only Local Zone subnet (cdk/network/local_zones.py) comes with the
     pool; replacements blamed 'the VPC's zones' for it and offered a cluster.zones that cannot
     keep it. A change of the Availability Zones is still named."""
-    from gpu_pool.cli.replacements import zone_change
+    from gpu_pool.cli.commands.replacements.changes import zone_change
 
     azs = ("us-east-1a", "us-east-1b")
     assert zone_change(_subnets(*azs), _subnets(*azs, "us-east-1-dfw-2a")) == ([], [])

@@ -450,7 +450,7 @@ def test_the_smoke_test_pod_selects_the_pool_tolerates_its_taints_and_asks_for_g
 
 
 def test_the_system_clock_sleeps_and_reads_monotonic_time():
-    from gpu_pool.cli.verify_run import SystemClock
+    from gpu_pool.cli.commands.verify.state import SystemClock
 
     clock = SystemClock()
     before = clock.now()

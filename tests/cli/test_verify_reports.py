@@ -467,8 +467,8 @@ def test_a_stage_that_takes_exactly_its_timeout_has_not_stalled(tmp_path, stage,
 
     from kubernetes import client, config
 
-    from gpu_pool.cli.verify import Verifier
-    from gpu_pool.cli.verify_run import Timeouts
+    from gpu_pool.cli.commands.verify.state import Timeouts
+    from gpu_pool.cli.commands.verify.verifier import Verifier
     from gpu_pool.plan.pool import plan_pool
     from gpu_pool.plan.record import pool_record
     from gpu_pool.settings import PoolSettings

@@ -1,5 +1,5 @@
 """An existing EKS cluster in moto (EKS and EC2 on 127.0.0.1, the aws_api fixture), looked up as
-the project's CDK CLI plugin does (gpu_pool/cli/eks_cluster.py), for the #47 tests.
+the project's CDK CLI plugin does (gpu_pool/lookups/eks_cluster.py), for the #47 tests.
 
 What moto (5.2.5) leaves out is served as EKS documents it: DescribeCluster's accessConfig,
 resourcesVpcConfig.vpcId and clusterSecurityGroupId (EKS API Reference, "DescribeCluster",
@@ -15,7 +15,7 @@ import boto3
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 
-from gpu_pool.cli.eks_cluster import describe_cluster
+from gpu_pool.lookups.eks_cluster import describe_cluster
 from tests.support.looked_up import ACCOUNT, REGION
 
 SECURITY_GROUP = "sg-0123456789abcdef0"

@@ -81,7 +81,7 @@ def quota_key(code: str, account: str = ACCOUNT, region: str = REGION) -> str:
 
 def eks_cluster_key(name: str, account: str = ACCOUNT, region: str = REGION) -> str:
     """The cdk.context.json key of an existing cluster's lookup (its answer:
-    gpu_pool/cli/eks_cluster.py), as docs/existing-clusters.md writes it."""
+    gpu_pool/lookups/eks_cluster.py), as docs/existing-clusters.md writes it."""
     return (
         f"plugin:account={account}:clusterName={name}:pluginName=gpu-pool-eks-cluster"
         f":region={region}"

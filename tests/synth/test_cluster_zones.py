@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_pool.cli.replacements import dependency_changes
+from gpu_pool.cli.commands.replacements.changes import dependency_changes
 from tests.support.docs_examples import app_settings, settings_example
 from tests.support.looked_up import ACCOUNT, REGION, synth_looked_up
 

@@ -401,8 +401,8 @@ def test_its_access_entry_writes_only_the_smoke_pods_namespace_and_reads_through
 
 def test_its_group_reads_exactly_what_verify_reads_cluster_wide(cluster_stacks):
     """The ClusterRole, applied through the cluster's kubectl provider: verify's cluster-wide
-    reads (cli/verify.py, cli/inspect/), read verbs only, no Secrets nor ConfigMaps; bound to the
-    group the access entry names (fails before: no such manifest)."""
+    reads (cli/commands/verify/, cli/inspect/), read verbs only, no Secrets nor ConfigMaps; bound to
+    the group the access entry names (fails before: no such manifest)."""
     _, template = cluster_stacks["GpuTraining-us-west-2"]
     (manifest,) = [
         json.loads(r["Properties"]["Manifest"])

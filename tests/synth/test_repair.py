@@ -110,7 +110,7 @@ def test_an_imported_cluster_gets_the_agent_only_when_asked(existing_template):
 def test_the_first_deploy_with_repair_replaces_and_rolls_no_node_group(training_template):
     """A stack deployed before repair (its node groups without NodeRepairConfig, no agent
     add-on): `gpu-pool replacements` (CloudFormation's create-only properties) names nothing."""
-    from gpu_pool.cli.replacements import nodegroup_losses, nodegroup_rolls
+    from gpu_pool.cli.commands.replacements.changes import nodegroup_losses, nodegroup_rolls
 
     new = training_template.to_json()
     deployed = copy.deepcopy(new)

@@ -1,7 +1,9 @@
 """The layers of gpu_pool/ (pyproject.toml [tool.importlinter]): imports only go down, no cycles,
 no CDK in the pure layers or the command. A broken contract names the import that breaks it.
-And the house (#39): no module over 600 lines, each verb of the command a module of its own."""
+And the house (#39, #48): no module over 600 lines, each verb of the command a package of its
+own."""
 
+import ast
 import importlib
 import shutil
 import subprocess
@@ -64,8 +66,44 @@ def test_no_product_file_is_over_600_lines():
     assert long == {}
 
 
-def test_each_verb_is_a_module_of_cli_commands_with_its_options_and_run():
+def _imports_by_module() -> dict[str, set[str]]:
+    """Every module of gpu_pool/ by dotted name, with the gpu_pool modules it imports (at any
+    depth, type-checking imports too): `from a import b` names both a and a.b."""
+    found = {}
+    for path in (ROOT / "gpu_pool").rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        found[name] = {i for i in imported if i.startswith("gpu_pool.")}
+    return found
+
+
+def test_each_verb_is_one_package_of_cli_commands_with_its_options_run_and_logic():
+    """Each verb one home (#48): a package of cli/commands/ named after it, its __init__ holding
+    its options and its run; its other modules are the logic only it uses, imported from nowhere
+    else in gpu_pool/ (what several verbs share is in cli/, beside commands/)."""
+    imports = _imports_by_module()
+    verbs = set()
     for command in COMMANDS:
-        module = importlib.import_module(f"gpu_pool.cli.commands.{command.name.replace('-', '_')}")
-        assert module.COMMAND is command
-        assert command.add_options.__module__ == command.run.__module__ == module.__name__
+        name = f"gpu_pool.cli.commands.{command.name.replace('-', '_')}"
+        package = importlib.import_module(name)
+        assert Path(package.__file__).name == "__init__.py", f"{name}: not a package"
+        assert package.COMMAND is command
+        assert command.add_options.__module__ == command.run.__module__ == name
+        verbs.add(name)
+        own = {m for m in imports if m.startswith(f"{name}.")}
+        for module in own:
+            outside = {
+                importer
+                for importer, imported in imports.items()
+                if module in imported and importer != name and importer not in own
+            }
+            assert outside == set(), f"{module}, the logic of one verb, imported by {outside}"
+    children = {
+        m for m in imports if m.startswith("gpu_pool.cli.commands.") and m.count(".") == 3
+    }
+    assert children == verbs, "a module of cli/commands/ that is no verb's package"

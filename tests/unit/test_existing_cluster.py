@@ -22,7 +22,7 @@ GUIDE = {
     "cluster": {"name": "inference", "existing": True, "kubernetes_version": "1.35"},
     "pool": {"instance_types": ["g6e.xlarge"]},
 }
-# The lookup's answer (gpu_pool/cli/eks_cluster.py): a 1.33 cluster with private subnets in two
+# The lookup's answer (gpu_pool/lookups/eks_cluster.py): a 1.33 cluster with private subnets in two
 # zones and neither agent add-on.
 ANSWER = {
     "name": "inference",

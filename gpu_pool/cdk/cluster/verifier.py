@@ -1,9 +1,9 @@
 """ClusterVerifier: a role another account (a deployment pipeline's) assumes to run
 `gpu-pool verify` on the cluster, with the EKS access that needs and nothing more.
 
-What verify does on the cluster (gpu_pool/cli/verify.py, cli/inspect/): it creates, reads and
-deletes its smoke objects (and reads the pods' logs and events) in one namespace, and reads
-cluster-wide what gpu_pool/model/verify_rights.py lists (the ClusterRole is rendered from it).
+What verify does on the cluster (gpu_pool/cli/commands/verify/, cli/inspect/): it creates,
+reads and deletes its smoke objects (and reads the pods' logs and events) in one namespace, and
+reads cluster-wide what gpu_pool/model/verify_rights.py lists (the ClusterRole is rendered from it).
 Through AWS it reads the stack's outputs (the pool records), the cluster's endpoint
 (update-kubeconfig), Auto Scaling activities and a reserved pool's reservation.
 """

@@ -1,6 +1,6 @@
 """What an existing cluster is (`cluster.existing`), looked up once and cached in cdk.context.json
 as the Region's facts are (lookups/region.py): the project's CDK CLI plugin answers provider
-`plugin` with pluginName `gpu-pool-eks-cluster` (gpu_pool/cli/eks_cluster.py: DescribeCluster,
+`plugin` with pluginName `gpu-pool-eks-cluster` (gpu_pool/lookups/eks_cluster.py: DescribeCluster,
 ListAddons and DescribeAddon, DescribeSubnets and DescribeRouteTables).
 
 Asked for an environment-bound stack whose settings leave a fact to it (no `subnets_by_zone`, or

@@ -1,6 +1,8 @@
-"""The verbs of the `gpu-pool` command, one module each (its options and its run, as a
-gpu_pool/cli/command.py Command), in the order `gpu-pool --help` lists them. A new verb is a
-module here and its line below."""
+"""The verbs of the `gpu-pool` command, one package each, named after it: its `__init__.py` holds
+its options and its run (as a gpu_pool/cli/command.py Command), its other modules the logic
+only it uses. What several verbs share (kube.py, pool_options.py, credentials.py, sources.py,
+smoke_test.py, inspect/) is in gpu_pool/cli/, beside this package. Listed in the order
+`gpu-pool --help` lists them: a new verb is a package here and its line below."""
 
 from gpu_pool.cli.command import Command
 from gpu_pool.cli.commands import doctor, plan, replacements, smoke_test_manifest, verify

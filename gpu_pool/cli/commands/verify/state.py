@@ -1,11 +1,11 @@
-"""The state of one `gpu-pool verify` run (gpu_pool/cli/verify.py): its stages, its
+"""The state of one `gpu-pool verify` run (verifier.py beside this): its stages, its
 timeouts, its clock, what it has seen so far, and the failure it ends in."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 STAGES = ("pending", "scale-up", "node joined", "node ready", "gpu allocatable", "scheduled")
 DRA_STAGES = (
@@ -32,15 +32,6 @@ class Timeouts:
     gpu: float = 300
     run: float = 900
     poll: float = 5
-
-
-class Clock(Protocol):
-    """Verify's time: it reads it for each stage and sleeps between polls. Tests pass one whose
-    sleep advances its time at once, so stalls are reached without waiting."""
-
-    def now(self) -> float: ...
-
-    def sleep(self, seconds: float) -> None: ...
 
 
 class SystemClock:

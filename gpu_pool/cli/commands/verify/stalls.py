@@ -1,4 +1,4 @@
-"""Why a `gpu-pool verify` stage stalled (gpu_pool/cli/verify.py): each failure with its
+"""Why a `gpu-pool verify` stage stalled (verifier.py beside this): each failure with its
 evidence, read from the cluster and AWS, and the fix. A base class of Verifier, which holds the
 clients and the run's names this reads."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_pool.cli.commands.verify.state import Failure, Run, Timeouts
 from gpu_pool.cli.inspect import karpenter as karpenter
 from gpu_pool.cli.inspect.cluster import (
     as_dict,
@@ -18,7 +19,6 @@ from gpu_pool.cli.inspect.dra import (
     node_devices,
 )
 from gpu_pool.cli.inspect.reserved import reservation_verdict
-from gpu_pool.cli.verify_run import Failure, Run, Timeouts
 from gpu_pool.plan.record import PoolRecord
 
 

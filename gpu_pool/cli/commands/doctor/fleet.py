@@ -3,7 +3,7 @@ summary.
 
 The clusters are those the assembly's pool records name (one cluster may span stacks: the
 cluster in one, its pools in another), each with the account and Region of its stacks'
-environment. Each is checked by the one-cluster doctor (doctor.py) in its own Region, with the
+environment. Each is checked by the one-cluster doctor (verdicts.py) in its own Region, with the
 AWS credentials of the profile chosen for its account, through the kubeconfig context
 `aws eks update-kubeconfig` writes for it (named by the cluster's ARN). A cluster that cannot be
 checked (no context, no credentials, credentials of another account, the API unreachable or
@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_pool.cli.doctor import doctor_verdicts
+from gpu_pool.cli.commands.doctor.verdicts import doctor_verdicts
 from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.inspect.cluster import Verdict
 from gpu_pool.cli.sources import StackPools, short_names

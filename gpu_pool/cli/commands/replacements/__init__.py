@@ -1,5 +1,5 @@
 """`gpu-pool replacements`: read the deployed templates (or two template files), compare them
-with the new ones (gpu_pool/cli/replacements.py), print what the deploy adds, rolls, updates in
+with the new ones (changes.py beside this), print what the deploy adds, rolls, updates in
 place, replaces or deletes, what running work needs done first (Capacity Block groups at 0, the
 DRA driver's CRDs, Auto Mode's add-ons), and ask before a deploy that would harm it."""
 
@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from gpu_pool.cli.command import Command, Services
+from gpu_pool.cli.commands.replacements.unchecked import refuse_unchecked
 from gpu_pool.cli.credentials import aws_clients, configured_region
 from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.files import json_object
-from gpu_pool.cli.unchecked import refuse_unchecked
 
 REPLACEMENTS = "replacements"
 # `plan` was this command's first name, then its deprecated alias; it now prints the plan.
@@ -44,8 +44,8 @@ def add_options(command: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, services: Services) -> int:
     """`gpu-pool replacements`: what a deploy would replace, delete, roll or turn off."""
     aws = services.aws
-    from gpu_pool.cli import replacements as found
-    from gpu_pool.cli.dra_upgrade import driver_upgrade
+    from gpu_pool.cli.commands.replacements import changes as found
+    from gpu_pool.cli.commands.replacements.dra_upgrade import driver_upgrade
 
     pairs: list[tuple[str, str | None, dict[str, Any], dict[str, Any]]] = []
     if args.cdk_out and not (args.new or args.deployed):
@@ -165,7 +165,11 @@ def _auto_mode(
     aws: Callable[[str], Any] | None,
 ) -> bool:
     """Say what the deploy does to EKS Auto Mode; whether the user must confirm it."""
-    from gpu_pool.cli.replacements import auto_mode_switch, cluster_minor, cluster_name
+    from gpu_pool.cli.commands.replacements.changes import (
+        auto_mode_switch,
+        cluster_minor,
+        cluster_name,
+    )
     from gpu_pool.model.auto_mode_addons import minimums_table
 
     switch = auto_mode_switch(deployed, new)

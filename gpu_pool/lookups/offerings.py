@@ -2,11 +2,11 @@
 offer an instance type (EC2 DescribeInstanceTypeOfferings, location type availability-zone).
 
 The CDK CLI asks the project's context provider plugin (cdk-plugin/index.js), which runs this
-module (`python3 -m gpu_pool.cli.offerings`) with the lookup's props as JSON on stdin: account,
+module (`python3 -m gpu_pool.lookups.offerings`) with the lookup's props as JSON on stdin: account,
 region, instanceType and lookupRoleArn. It prints the zone names as a JSON list; on a failure it
 prints one line on stderr and exits 1, which the plugin hands to the CLI as the lookup's error.
 
-The credentials: gpu_pool/cli/lookup_session.py.
+The credentials: gpu_pool/lookups/session.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gpu_pool.cli.lookup_session import answer_lookup
+from gpu_pool.lookups.session import answer_lookup
 
 
 def zones_offering(session: Any, instance_type: str) -> list[str]:

@@ -1,5 +1,5 @@
 """`gpu-pool plan`: what the pools build, per cluster and pool, as a table or JSON (offline:
-the settings, a cloud assembly or a deployed stack's records; gpu_pool/cli/plan.py renders)."""
+the settings, a cloud assembly or a deployed stack's records; render.py beside this renders)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def add_options(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, services: Services) -> int:
-    from gpu_pool.cli.plan import plan_json, plan_table
+    from gpu_pool.cli.commands.plan.render import plan_json, plan_table
     from gpu_pool.plan.summary import pool_summary
 
     given = [o for o in REPLACEMENTS_ONLY if getattr(args, o.removeprefix("--")) is not None]

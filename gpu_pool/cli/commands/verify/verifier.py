@@ -25,6 +25,17 @@ from typing import Any, TextIO
 
 from kubernetes.client import ApiException
 
+from gpu_pool.cli.command import Clock
+from gpu_pool.cli.commands.verify.stalls import StallDiagnosis
+from gpu_pool.cli.commands.verify.state import (
+    DRA_STAGES,
+    IMEX_CHANNEL_SEEN,
+    STAGES,
+    Failure,
+    Run,
+    SystemClock,
+    Timeouts,
+)
 from gpu_pool.cli.inspect import karpenter as karpenter
 from gpu_pool.cli.inspect.cluster import (
     allocatable,
@@ -53,17 +64,6 @@ from gpu_pool.cli.smoke_test import (
     uses_dra,
     uses_efa_dra,
 )
-from gpu_pool.cli.verify_run import (
-    DRA_STAGES,
-    IMEX_CHANNEL_SEEN,
-    STAGES,
-    Clock,
-    Failure,
-    Run,
-    SystemClock,
-    Timeouts,
-)
-from gpu_pool.cli.verify_stalls import StallDiagnosis
 from gpu_pool.plan.record import PoolRecord
 
 

@@ -1,6 +1,6 @@
 """`gpu-pool doctor`: check a running pool without launching anything: one cluster (the
 settings' or --stack's), or every cluster of a cloud assembly (--cdk-out), each through its
-kubeconfig context and its account's AWS profile (gpu_pool/cli/doctor.py and fleet.py)."""
+kubeconfig context and its account's AWS profile (verdicts.py and fleet.py beside this)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
     if args.cdk_out:
         return _doctor_fleet(args, services)
     args.stack = _one_stack(args)
-    from gpu_pool.cli.doctor import doctor_verdicts, format_verdicts
+    from gpu_pool.cli.commands.doctor.verdicts import doctor_verdicts, format_verdicts
 
     pools = pools_of(args, services.aws)
     cluster = located(args, pools.cluster())
@@ -82,8 +82,14 @@ def _one_stack(args: argparse.Namespace) -> str | None:
 
 
 def _doctor_fleet(args: argparse.Namespace, services: Services) -> int:
-    from gpu_pool.cli.doctor import format_verdicts
-    from gpu_pool.cli.fleet import FAILING, doctor_fleet, fleet_clusters, fleet_json, fleet_table
+    from gpu_pool.cli.commands.doctor.fleet import (
+        FAILING,
+        doctor_fleet,
+        fleet_clusters,
+        fleet_json,
+        fleet_table,
+    )
+    from gpu_pool.cli.commands.doctor.verdicts import format_verdicts
     from gpu_pool.cli.sources import assembly_stacks
 
     aws = services.aws

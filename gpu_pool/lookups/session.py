@@ -1,5 +1,5 @@
 """The AWS session a context provider plugin's lookup runs in (cdk-plugin/index.js runs
-gpu_pool/cli/offerings.py, quotas.py and eks_cluster.py).
+gpu_pool/lookups/offerings.py, quotas.py and eks_cluster.py).
 
 The CLI gives a plugin none of its credentials (aws-cdk PluginHost.registerContextProviderAlpha:
 plugins "cannot reuse the CDK's authentication mechanisms"): boto3's chain gives them

@@ -1,5 +1,5 @@
 """`gpu-pool verify`: launch the smoke-test pod on a pool and follow it, stage by stage, to
-Succeeded (gpu_pool/cli/verify.py runs the stages)."""
+Succeeded (verifier.py beside this runs the stages)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def add_options(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, services: Services) -> int:
-    from gpu_pool.cli.verify import Verifier
-    from gpu_pool.cli.verify_run import Timeouts
+    from gpu_pool.cli.commands.verify.state import Timeouts
+    from gpu_pool.cli.commands.verify.verifier import Verifier
 
     pools = pools_of(args, services.aws)
     pool = pools.pool(args.pool)

@@ -2,12 +2,12 @@
 for the stack's account in its Region, from Service Quotas.
 
 The CDK CLI asks the project's context provider plugin (cdk-plugin/index.js), which runs this
-module (`python3 -m gpu_pool.cli.quotas`) with the lookup's props as JSON on stdin: account,
+module (`python3 -m gpu_pool.lookups.quotas`) with the lookup's props as JSON on stdin: account,
 region, quotaCode and lookupRoleArn. It prints the value (vCPUs) as JSON; on a failure one line
 on stderr and exit 1, which the plugin hands to the CLI as the lookup's error. GetServiceQuota
 answers the account's applied value; a quota the account never had applied answers
 NoSuchResourceException, and then AWS's default (GetAWSDefaultServiceQuota) is the value
-(Service Quotas API Reference). The credentials: gpu_pool/cli/lookup_session.py.
+(Service Quotas API Reference). The credentials: gpu_pool/lookups/session.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from gpu_pool.cli.lookup_session import answer_lookup
+from gpu_pool.lookups.session import answer_lookup
 from gpu_pool.model.quotas import SERVICE_CODE
 
 

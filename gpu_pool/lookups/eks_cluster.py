@@ -2,10 +2,10 @@
 pools to it (plan/existing_cluster.py reads the answer).
 
 The CDK CLI asks the project's context provider plugin (cdk-plugin/index.js), which runs this
-module (`python3 -m gpu_pool.cli.eks_cluster`) with the lookup's props as JSON on stdin: account,
-region, clusterName and lookupRoleArn. It prints the answer as JSON; on a failure one line on
-stderr and exit 1, which the plugin hands to the CLI as the lookup's error. The calls (each
-read-only, allowed by the bootstrap lookup role's ReadOnlyAccess):
+module (`python3 -m gpu_pool.lookups.eks_cluster`) with the lookup's props as JSON on stdin:
+account, region, clusterName and lookupRoleArn. It prints the answer as JSON; on a failure one
+line on stderr and exit 1, which the plugin hands to the CLI as the lookup's error. The calls
+(each read-only, allowed by the bootstrap lookup role's ReadOnlyAccess):
 
 - EKS DescribeCluster: version, resourcesVpcConfig (vpcId, subnetIds, clusterSecurityGroupId,
   endpointPublicAccess, endpointPrivateAccess), accessConfig.authenticationMode (EKS API
@@ -17,7 +17,7 @@ read-only, allowed by the bootstrap lookup role's ReadOnlyAccess):
   table (its own, else the VPC's main table) routes to an internet gateway is public (Amazon VPC
   user guide, "Subnet types"); the others, by zone, are where node groups go.
 
-The credentials: gpu_pool/cli/lookup_session.py.
+The credentials: gpu_pool/lookups/session.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gpu_pool.cli.lookup_session import LookupFailed, answer_lookup
+from gpu_pool.lookups.session import LookupFailed, answer_lookup
 
 # DescribeAddon statuses of an add-on that is not, or no longer, in the cluster.
 _GONE = {"CREATE_FAILED", "DELETING"}
