@@ -5,17 +5,11 @@ holds each request and response to the Service Quotas API model."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-
 import boto3
 from botocore.stub import Stubber
 
 from gpu_pool.lookups.quotas import quota_value
-from tests.support.paths import ROOT
-
-NODE = ROOT / "node_modules" / ".bin" / "node"
+from tests.support.plugin import ask_without_credentials
 
 
 class _Session:
@@ -47,9 +41,7 @@ def test_a_quota_never_applied_is_aws_default():
     (Service Quotas API Reference); the default then holds."""
     client = boto3.client("service-quotas", region_name="us-east-1")
     with Stubber(client) as stub:
-        stub.add_client_error(
-            "get_service_quota", "NoSuchResourceException", expected_params=None
-        )
+        stub.add_client_error("get_service_quota", "NoSuchResourceException", expected_params=None)
         stub.add_response(
             "get_aws_default_service_quota",
             _quota("L-DB2E81BA", 0.0),
@@ -61,35 +53,8 @@ def test_a_quota_never_applied_is_aws_default():
 def test_the_plugin_answers_the_quota_provider_through_the_module(tmp_path):
     """The plugin registers `gpu-pool-vcpu-quota` and runs gpu_pool.lookups.quotas: without
     credentials its one-line error is the lookup's error (the app's GP-REGION-08 quotes it)."""
-    driver = """
-const plugin = require(process.argv[1]);
-const providers = {};
-plugin.init({ registerContextProviderAlpha: (name, provider) => { providers[name] = provider; } });
-providers['gpu-pool-vcpu-quota'].getValue(JSON.parse(process.argv[2])).then(
-  (value) => process.stdout.write(JSON.stringify({ value })),
-  (err) => process.stdout.write(JSON.stringify({ error: err.message })),
-);
-"""
     props = {"account": "123456789012", "region": "us-east-1", "quotaCode": "L-417A185B"}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(
-        HOME=str(tmp_path),
-        AWS_CONFIG_FILE=str(tmp_path / "none"),
-        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
-        AWS_EC2_METADATA_DISABLED="true",
-        PYTHONPATH=str(ROOT),
-        PATH=os.pathsep.join([str(ROOT / ".venv" / "bin"), env["PATH"]]),
-    )
-    done = subprocess.run(
-        [str(NODE), "-e", driver, str(ROOT / "cdk-plugin"), json.dumps(props)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert json.loads(done.stdout) == {
+    assert ask_without_credentials(tmp_path, "gpu-pool-vcpu-quota", props) == {
         "error": "gpu-pool: cannot look up quota L-417A185B of us-east-1 for account "
         "123456789012: no AWS credentials (environment, AWS_PROFILE or ~/.aws) for account "
         "123456789012; the CDK CLI's --profile does not reach context provider plugins: set "
