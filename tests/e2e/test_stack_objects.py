@@ -2,8 +2,8 @@
 at the pinned 1.36 patch) with the CRDs of the releases it pins: each KubernetesManifest's
 objects and each Helm release rendered by helm with the stack's values, for the default app,
 the suite's shared apps (Karpenter, Auto Mode, training, DRA, UltraServer, sharing, mixed
-provisioners, an existing cluster), each settings example of the README and docs/ (a fleet's
-included) and examples/app.py.
+provisioners, an existing cluster), each settings example of the README and docs/, a fleet of
+three clusters (docs/fleet.md, as app.py synthesizes it) and examples/app.py.
 
 Each is applied twice, as the stack's kubectl handler applies it (`kubectl apply`, client-side)
 and with server-side apply, which is stricter (field ownership, list merges by key); both as a
@@ -159,6 +159,24 @@ def test_the_example_apps_objects_are_accepted(with_crds):
     }
     assert refused == {}
     assert len(assembly.stacks) == 2
+
+
+def test_a_fleets_clusters_objects_are_accepted(with_crds, fleet_assembly):
+    """docs/fleet.md's fleet (tests/support/fleet.py: three clusters, two accounts, three
+    Regions), as app.py synthesizes it: each cluster's stack."""
+    manifest = json.loads((fleet_assembly / "manifest.json").read_text())
+    templates = {
+        name: json.loads((fleet_assembly / artifact["properties"]["templateFile"]).read_text())
+        for name, artifact in manifest["artifacts"].items()
+        if artifact["type"] == "aws:cloudformation:stack"
+    }
+    assert len(templates) == 3
+    refused = {
+        name: problems
+        for name, template in templates.items()
+        if (problems := _judge_template(with_crds, template))
+    }
+    assert refused == {}
 
 
 def test_the_server_is_the_pinned_minor(with_crds):
