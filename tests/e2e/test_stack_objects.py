@@ -120,19 +120,19 @@ def _judge_template(cluster: Cluster, template: dict[str, Any]) -> list[str]:
         {o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")}
         | {r.namespace for r in held},
     )
+    # One batch of all the stack puts in the cluster, each way of applying once (kubectl names
+    # the object it refuses).
+    batch = objects + [o for rendered in charts.values() for o in rendered]
+    assert batch, "a stack with nothing for the cluster would judge nothing"
     problems = []
-    batches = {"manifests": objects, **charts}
-    for name, batch in batches.items():
-        if not batch:
-            continue
-        for how, apply in (
-            ("kubectl apply", lambda b: cluster.apply(b, overwrite=True, dry_run=True)),
-            ("server-side apply", lambda b: cluster.apply_server_side(b, dry_run=True)),
-        ):
-            try:
-                apply(batch)
-            except Refused as refused:
-                problems.append(f"{name} ({how}): {refused}")
+    for how, apply in (
+        ("kubectl apply", lambda b: cluster.apply(b, overwrite=True, dry_run=True)),
+        ("server-side apply", lambda b: cluster.apply_server_side(b, dry_run=True)),
+    ):
+        try:
+            apply(batch)
+        except Refused as refused:
+            problems.append(f"{how}: {refused}")
     return problems
 
 

@@ -1,4 +1,4 @@
-// The real components the e2e tests run, built from the Go module proxy by tests/e2e/build.py.
+// The real components the e2e tests run, built from the Go module proxy by tests/e2e/harness/build.py.
 // Each version is pinned here once (go.sum holds their hashes); nothing built is committed.
 module gpupool.test/e2e/components
 

@@ -130,7 +130,11 @@ class Cluster:
             if found:
                 return found
             if time.monotonic() > deadline:
-                raise AssertionError(f"e2e: timed out after {timeout:.0f} s waiting for {what}")
+                advertiser = self._advertiser.last_error
+                raise AssertionError(
+                    f"e2e: timed out after {timeout:.0f} s waiting for {what}"
+                    + (f" (the GPU advertiser fails: {advertiser!r})" if advertiser else "")
+                )
             time.sleep(0.2)
 
 

@@ -209,6 +209,8 @@ class GpuAdvertiser:
         self._resource = resource
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        # What the last round failed on (None once one succeeds): a wait that times out says it.
+        self.last_error: Exception | None = None
 
     def __enter__(self) -> GpuAdvertiser:
         self._thread.start()
@@ -222,9 +224,11 @@ class GpuAdvertiser:
         while not self._stop.wait(0.2):
             try:
                 self.advertise_once()
-            except Exception:  # the API server went away at the session's end
+                self.last_error = None
+            except Exception as error:  # kept for the wait that times out on it
                 if self._stop.is_set():
                     return
+                self.last_error = error
 
     def advertise_once(self) -> None:
         pods = self._core.list_pod_for_all_namespaces(field_selector="status.phase=Running")

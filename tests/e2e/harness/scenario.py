@@ -3,6 +3,8 @@ it, and what the scheduler and the controllers say about it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -54,37 +56,55 @@ class Scenario:
         return str(manifest["metadata"]["name"])
 
     def cleanup(self) -> None:
+        """Removes what the test made, every step tried whatever the others did (an object
+        already gone is fine), then fails with what could not be removed."""
+        core, resource, errors = self.cluster.core, self.cluster.resource, []
+
+        def attempt(step: Callable[..., object], *args: object, **kwargs: object) -> None:
+            try:
+                step(*args, **kwargs)
+            except ApiException as gone:
+                if gone.status != 404:
+                    errors.append(gone)
+            except Exception as error:
+                errors.append(error)
+
         for namespace, name in self.pods:
-            self.cluster.core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+            attempt(core.delete_namespaced_pod, name, namespace, grace_period_seconds=0)
         for name in self.claim_templates:
-            self.cluster.resource.delete_namespaced_resource_claim_template(name, "default")
+            attempt(resource.delete_namespaced_resource_claim_template, name, "default")
         for release in self.releases:
-            self.cluster.uninstall_chart(release.release, release.namespace)
+            attempt(self.cluster.uninstall_chart, release.release, release.namespace)
         # As a node leaves: its pods deleted (forced: no kubelet here to confirm), then the
-        # node. The next test starts from an empty cluster: a plugin pod still bound to this
-        # node name would advertise GPUs on the next node of that name.
+        # node. The next test starts from an empty cluster: a plugin pod or a ResourceSlice
+        # still bound to this node name would serve the next node of that name.
         for name in self.nodes:
-            for pod in self.cluster.core.list_pod_for_all_namespaces(
-                field_selector=f"spec.nodeName={name}"
-            ).items:
-                try:
-                    self.cluster.core.delete_namespaced_pod(
-                        pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0
-                    )
-                except ApiException as gone:
-                    if gone.status != 404:
-                        raise
-            self.cluster.core.delete_node(name)
-        for name in self.nodes:
-            self.cluster.wait_for(
-                f"node {name} and its pods gone",
-                lambda name=name: (
-                    not self.cluster.core.list_node(field_selector=f"metadata.name={name}").items
-                    and not self.cluster.core.list_pod_for_all_namespaces(
-                        field_selector=f"spec.nodeName={name}"
-                    ).items
-                ),
+            on_node = f"spec.nodeName={name}"
+            for pod in core.list_pod_for_all_namespaces(field_selector=on_node).items:
+                attempt(
+                    core.delete_namespaced_pod,
+                    pod.metadata.name,
+                    pod.metadata.namespace,
+                    grace_period_seconds=0,
+                )
+            attempt(core.delete_node, name)
+            attempt(resource.delete_collection_resource_slice, field_selector=on_node)
+            attempt(
+                self.cluster.wait_for,
+                f"node {name}, its pods and ResourceSlices gone",
+                partial(self._node_gone, name),
             )
+        if errors:
+            raise AssertionError(f"e2e: cleanup failed: {errors}")
+
+    def _node_gone(self, name: str) -> bool:
+        """True once nothing of node `name` is left: the node, its pods, its slices."""
+        on_node = f"spec.nodeName={name}"
+        return (
+            not self.cluster.core.list_node(field_selector=f"metadata.name={name}").items
+            and not self.cluster.core.list_pod_for_all_namespaces(field_selector=on_node).items
+            and not self.cluster.resource.list_resource_slice(field_selector=on_node).items
+        )
 
 
 def plugin_pods_on(cluster: Cluster, node: str) -> list[Any]:
