@@ -2,6 +2,7 @@
 
 import json
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -456,3 +457,41 @@ def test_the_system_clock_sleeps_and_reads_monotonic_time():
     before = clock.now()
     clock.sleep(0.01)
     assert clock.now() - before >= 0.01
+
+
+def _settled_node(minutes: float) -> dict:
+    """A pool node Ready for `minutes`, advertising no GPU (its plugin does not run there)."""
+    since = datetime.now(UTC) - timedelta(minutes=minutes)
+    ready = {
+        "type": "Ready",
+        "status": "True",
+        "message": "kubelet is posting ready status",
+        "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    return node(name="ip-10-0-9-9.ec2.internal", gpus=0, conditions=[ready])
+
+
+def test_a_pool_node_ready_for_long_without_gpus_is_judged_before_the_autoscaler(
+    tmp_path, capsys
+):
+    """Cluster Autoscaler scales nothing up while the pool has a GPU-labelled node without
+    GPUs (it counts it as capacity on the way), so a pod pending beside such a node is the
+    plugin's stall, not the autoscaler's (found on the real control plane, tests/e2e)."""
+    scenario = Scenario(autoscaler=None, standing_nodes=[_settled_node(30)], daemon_sets=[])
+    code, _ = run(tmp_path, scenario)
+    out = capsys.readouterr().out
+    assert code == 1
+    assert (
+        "verify: FAILED while waiting for 'scale-up': the node is Ready but advertises no "
+        "nvidia.com/gpu (device plugin)"
+    ) in out, out
+
+
+def test_a_pool_node_ready_for_less_than_the_gpu_timeout_is_not_blamed_yet(tmp_path, capsys):
+    """A node Ready for less than --gpu-timeout may still be starting its plugin: the stall
+    stays the autoscaler's."""
+    scenario = Scenario(autoscaler=None, standing_nodes=[_settled_node(0)], daemon_sets=[])
+    code, _ = run(tmp_path, scenario)
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "no scale-up event: Cluster Autoscaler is not running" in out, out

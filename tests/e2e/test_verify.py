@@ -170,6 +170,9 @@ def test_verify_names_the_plugin_that_does_not_tolerate_the_pools_taint(
         "0.5",
         "--scale-up-timeout",
         "3",
+        # The node has been Ready longer than a plugin takes (not merely starting): judged.
+        "--gpu-timeout",
+        "1",
     )
     assert (code, err) == (1, ""), out
     report = out.splitlines()[2:5]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from kubernetes import client
@@ -77,6 +78,18 @@ def expected_gpu_resources(pool: PoolRecord, node: dict[str, Any]) -> dict[str, 
     except CatalogError:
         return None
     return pool.sharing.advertised(gpus)
+
+
+def ready_since(node: dict[str, Any]) -> datetime | None:
+    """When the node last became Ready (its Ready condition's lastTransitionTime), or None
+    while it is not Ready."""
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition["type"] == "Ready" and condition["status"] == "True":
+            since = condition.get("lastTransitionTime")
+            if isinstance(since, datetime):
+                return since
+            return datetime.fromisoformat(str(since).replace("Z", "+00:00")) if since else None
+    return None
 
 
 def node_ready(node: dict[str, Any]) -> tuple[bool, str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+from datetime import timedelta
 from typing import Any, TextIO
 
 from kubernetes.client import ApiException
@@ -45,6 +46,7 @@ from gpu_pool.cli.inspect.cluster import (
     device_plugin_reaches,
     node_ready,
     pool_selector,
+    ready_since,
 )
 from gpu_pool.cli.inspect.dra import (
     GPU_DRIVER,
@@ -54,7 +56,7 @@ from gpu_pool.cli.inspect.dra import (
     node_devices,
     resource_api,
 )
-from gpu_pool.cli.inspect.health import HEALTH_STAGE, gpu_fault
+from gpu_pool.cli.inspect.health import HEALTH_STAGE, gpu_fault, utc_now
 from gpu_pool.cli.inspect.rbac import missing_right
 from gpu_pool.cli.smoke_test import (
     COMPUTE_DOMAIN_API,
@@ -340,9 +342,24 @@ class Verifier(StallDiagnosis):
     def _ready_pool_nodes(self) -> list[str]:
         return [n.metadata.name for n in self._pool_nodes() if node_ready(as_dict(n))[0]]
 
-    def _ready_pool_nodes_without_gpus(self) -> list[dict[str, Any]]:
-        nodes = [as_dict(n) for n in self._pool_nodes()]
-        return [n for n in nodes if node_ready(n)[0] and allocatable(n, self.resource) == 0]
+    def _ready_pool_nodes_without_gpus(self) -> list[Any]:
+        """The device plugin pool's nodes (not the GPU Operator's, whose plugin doctor finds
+        elsewhere) Ready for longer than the GPU timeout yet without the resource: a node Ready
+        for less may still be starting its plugin, or a MIG reconfiguration."""
+        if (
+            self.dra
+            or self.pool.gpu_software != "device-plugin"
+            or (self.pool.provisioner == "auto-mode")
+        ):
+            return []
+        settled = utc_now() - timedelta(seconds=self.timeouts.gpu)
+        return [
+            node
+            for node in self._pool_nodes()
+            if (since := ready_since(as_dict(node))) is not None
+            and since < settled
+            and allocatable(as_dict(node), self.resource) == 0
+        ]
 
     def _plugin_failure(self, node: dict[str, Any]) -> Failure:
         """A Ready node of the pool without the resource: whether its device plugin reaches
@@ -352,6 +369,20 @@ class Verifier(StallDiagnosis):
             f"the node is Ready but advertises no {self.resource} (device plugin)",
             [verdict.detail],
             verdict.fix or "the plugin runs there: check its pod logs on the node",
+        )
+
+    def _idle_node_failure(self, node: Any) -> Failure:
+        """A pool node from before the pod, Ready without the resource: a GPU the agent reports
+        unhealthy (the plugin withdraws it), else whether the plugin reaches the node."""
+        verdict = gpu_fault(self.pool, node)
+        if verdict is None:
+            return self._plugin_failure(as_dict(node))
+        return Failure(
+            f"the pool's node {node.metadata.name} is Ready without {self.resource}: its GPU "
+            "is unhealthy",
+            [verdict.detail],
+            verdict.fix,
+            stage=HEALTH_STAGE,
         )
 
     def _pool_nodes(self) -> list[Any]:
@@ -427,15 +458,12 @@ class Verifier(StallDiagnosis):
             # is judged before the autoscaler.
             if self.dra and (standing := self._ready_pool_nodes()):
                 raise self._dra_node_failure(standing)
-            # So can a device plugin pool's pod on Ready nodes that advertise no GPU: Cluster
-            # Autoscaler counts such a node (it carries the GPU label) as GPU capacity still
-            # starting, and scales nothing up; the plugin is judged first.
-            if (
-                not self.dra
-                and self.pool.provisioner != "auto-mode"
-                and (idle := self._ready_pool_nodes_without_gpus())
-            ):
-                raise self._plugin_failure(idle[0])
+            # So can a device plugin pool's pod on nodes that have been Ready for longer than a
+            # plugin takes and advertise no GPU: Cluster Autoscaler counts such a node (it
+            # carries the GPU label) as GPU capacity still starting, and scales nothing up;
+            # that node's GPU health, then its plugin, are judged first.
+            if idle := self._ready_pool_nodes_without_gpus():
+                raise self._idle_node_failure(idle[0])
             if self.pool.provisioner != "cluster-autoscaler":
                 raise self._no_node_claim_failure()
             verdict = autoscaler_state(self.apps, self.cluster_name)
