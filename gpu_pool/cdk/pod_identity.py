@@ -11,7 +11,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
-from gpu_pool.cdk.registry import cluster_scope
+from gpu_pool.cdk.registry import cluster_scope, owned_addon
 
 # The construct id aws-cdk-lib gives the add-on it creates under a cluster
 # (aws-cdk-lib aws-eks-v2/lib/cluster.ts, Cluster.eksPodIdentityAgent), and the one gpu-pool
@@ -65,4 +65,6 @@ def pod_identity_agent(cluster: eks.ICluster, install: bool | None) -> IConstruc
     added = scope.node.try_find_child(AGENT_ID)
     if added is not None or not install:
         return added
-    return eks.Addon(scope, AGENT_ID, cluster=cluster, addon_name="eks-pod-identity-agent")
+    return owned_addon(
+        eks.Addon(scope, AGENT_ID, cluster=cluster, addon_name="eks-pod-identity-agent")
+    )

@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import jsii
-from aws_cdk import CfnResource, IStableAnyProducer, IStableStringProducer, Stack, Stage, Token
+from aws_cdk import (
+    CfnResource,
+    IStableAnyProducer,
+    IStableStringProducer,
+    Stack,
+    Stage,
+    Tags,
+    Token,
+)
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct, IConstruct, IValidation
 
@@ -40,6 +48,7 @@ from gpu_pool.checks.library import check_operator_exporter, check_repair_agent
 from gpu_pool.checks.metrics import check_metrics
 from gpu_pool.checks.target import check_pool_target
 from gpu_pool.model.findings import Finding
+from gpu_pool.plan.existing_cluster import ADDON_OWNER_TAG
 from gpu_pool.plan.node_group import NodeGroupPlan
 from gpu_pool.plan.pool import PoolPlan
 from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON
@@ -332,3 +341,10 @@ class _ClusterRules:
             )
             counted = [f"{where}: {error}" for error in counted]
         return counted + errors
+
+
+def owned_addon(addon: eks.Addon) -> eks.Addon:
+    """`addon`, tagged as one a gpu-pool stack created (ADDON_OWNER_TAG): a later lookup of the
+    cluster leaves it to the stack instead of taking it for the cluster's own."""
+    Tags.of(addon).add(*ADDON_OWNER_TAG)
+    return addon

@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from gpu_pool.lookups.session import LookupFailed, answer_lookup
+from gpu_pool.plan.existing_cluster import ADDON_OWNER_TAG
 
 # DescribeAddon statuses of an add-on that is not, or no longer, in the cluster.
 _GONE = {"CREATE_FAILED", "DELETING"}
@@ -60,15 +61,18 @@ def describe_cluster(session: Any, name: str) -> dict[str, Any]:
 
 
 def _addons(eks: Any, cluster: str) -> list[str]:
+    """The cluster's own add-ons: installed (not failed or being deleted), and not made by a
+    gpu-pool stack (ADDON_OWNER_TAG), whose add-ons the stack keeps as its own."""
     names = [
         n
         for page in eks.get_paginator("list_addons").paginate(clusterName=cluster)
         for n in page["addons"]
     ]
+    found = [eks.describe_addon(clusterName=cluster, addonName=n)["addon"] for n in names]
     return sorted(
-        n
-        for n in names
-        if eks.describe_addon(clusterName=cluster, addonName=n)["addon"]["status"] not in _GONE
+        a["addonName"]
+        for a in found
+        if a["status"] not in _GONE and ADDON_OWNER_TAG[0] not in a.get("tags", {})
     )
 
 

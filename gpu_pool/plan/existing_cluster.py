@@ -19,6 +19,10 @@ CLUSTER_PLUGIN = "gpu-pool-eks-cluster"
 # The add-ons the app reads the answer for (EKS add-on names).
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
 NODE_MONITORING_AGENT = "eks-node-monitoring-agent"
+# The tag every add-on gpu-pool creates carries, so that a later lookup of the cluster tells the
+# add-ons it found there from the ones a gpu-pool stack made: taken as the cluster's own, the
+# stack's agents would stop being created, and CloudFormation would delete them.
+ADDON_OWNER_TAG = ("gpu-pool.io/created-by", "gpu-pool")
 # DescribeCluster accessConfig.authenticationMode that has no access entries (EKS API
 # Reference, AccessConfigResponse: API | API_AND_CONFIG_MAP | CONFIG_MAP).
 CONFIG_MAP_ONLY = "CONFIG_MAP"

@@ -46,6 +46,20 @@ def test_a_failed_or_deleting_addon_is_not_installed(aws_api):
     assert answer["addons"] == ["eks-pod-identity-agent"]
 
 
+def test_an_addon_a_gpu_pool_stack_created_is_not_the_clusters_own(aws_api):
+    """Looked up again after a deploy, the agents the stack created stay the stack's: taken as
+    the cluster's own, the stack would stop creating them and CloudFormation delete them."""
+    *_, answer = looked_up_cluster(
+        "owned-" + os.urandom(4).hex(),
+        addons={
+            "eks-pod-identity-agent": "ACTIVE gpu-pool",
+            "eks-node-monitoring-agent": "ACTIVE gpu-pool",
+            "vpc-cni": "ACTIVE",
+        },
+    )
+    assert answer["addons"] == ["vpc-cni"]
+
+
 def test_a_cluster_eks_does_not_have_is_the_lookups_error(aws_api):
     with pytest.raises(LookupFailed) as err:
         describe_cluster(boto3.Session(region_name=REGION), "nowhere")

@@ -25,6 +25,8 @@ class EksAsDocumented:
     """What moto leaves out of EKS, as the API Reference has it, for one session's clients."""
 
     def __init__(self, session: boto3.Session, vpc: str, mode: str, addons: dict[str, str]) -> None:
+        """`addons`: each add-on's status, then, for one a gpu-pool stack created, a space and
+        the value of its gpu-pool.io/created-by tag."""
         self.vpc, self.mode, self.addons = vpc, mode, addons
         session.events.register("after-call.eks.DescribeCluster", self._describe_cluster)
         session.events.register("before-call.eks.ListAddons", self._list_addons)
@@ -44,7 +46,9 @@ class EksAsDocumented:
             raise ClientError(
                 {"Error": {"Code": "ResourceNotFoundException", "Message": name}}, "DescribeAddon"
             )
-        return _ok({"addon": {"addonName": name, "status": self.addons[name]}})
+        status, _, owner = self.addons[name].partition(" ")
+        tags = {"gpu-pool.io/created-by": owner} if owner else {}
+        return _ok({"addon": {"addonName": name, "status": status, "tags": tags}})
 
 
 def _ok(parsed):

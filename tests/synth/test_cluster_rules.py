@@ -187,6 +187,11 @@ def test_an_imported_clusters_agent_is_added_once_beside_its_registry(reverse):
     assert [(k, a["Properties"]) for k, a in addons.items()] == [
         (
             "GpuPoolsCPodIdentityAgentAFA4BC5D",
-            {"AddonName": "eks-pod-identity-agent", "ClusterName": "platform"},
+            {
+                "AddonName": "eks-pod-identity-agent",
+                "ClusterName": "platform",
+                # gpu-pool's own: a later lookup of the cluster leaves it to the stack.
+                "Tags": [{"Key": "gpu-pool.io/created-by", "Value": "gpu-pool"}],
+            },
         )
     ]

@@ -136,11 +136,13 @@ def test_the_stack_has_its_own_kubectl_provider_and_one_access_entry_for_its_rol
 def test_missing_agents_are_created_and_nothing_is_held(looked_up_stack):
     stack, template = looked_up_stack
     addons = sorted(
-        r["Properties"]["AddonName"]
+        (r["Properties"]["AddonName"], json.dumps(r["Properties"].get("Tags")))
         for r in template["Resources"].values()
         if r["Type"] == "AWS::EKS::Addon"
     )
-    assert addons == ["eks-node-monitoring-agent", "eks-pod-identity-agent"]
+    # Each tagged as the stack's, so a later lookup leaves it to the stack (lookups/eks_cluster).
+    owned = json.dumps([{"Key": "gpu-pool.io/created-by", "Value": "gpu-pool"}])
+    assert addons == [("eks-node-monitoring-agent", owned), ("eks-pod-identity-agent", owned)]
     assert [e.data for e in stack.node.metadata if e.type == "gpu-pool:unchecked"] == []
     assert "GpuPoolUncheckedFacts" not in template["Rules"]
 

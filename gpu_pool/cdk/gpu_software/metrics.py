@@ -19,7 +19,7 @@ from constructs import Construct
 from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.gpu_software.charts import helm_chart
 from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
-from gpu_pool.cdk.registry import AtSynth, ClusterPools, EksCluster, as_icluster
+from gpu_pool.cdk.registry import AtSynth, ClusterPools, EksCluster, as_icluster, owned_addon
 from gpu_pool.cdk.report import located, names_itself
 from gpu_pool.model.versions import CLOUDWATCH_OBSERVABILITY_ADDON_VERSION, DCGM_EXPORTER
 from gpu_pool.plan.metrics import (
@@ -109,13 +109,15 @@ class GpuMetrics(Construct):
         role.add_managed_policy(
             iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")
         )
-        addon = eks.Addon(
-            self,
-            "CloudWatch",
-            cluster=cluster,
-            addon_name=CLOUDWATCH_ADDON,
-            addon_version=CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
-            configuration_values=CLOUDWATCH_ADDON_CONFIGURATION,
+        addon = owned_addon(
+            eks.Addon(
+                self,
+                "CloudWatch",
+                cluster=cluster,
+                addon_name=CLOUDWATCH_ADDON,
+                addon_version=CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
+                configuration_values=CLOUDWATCH_ADDON_CONFIGURATION,
+            )
         )
         addon.node.add_dependency(association)
         agent = pod_identity_agent(cluster, None)

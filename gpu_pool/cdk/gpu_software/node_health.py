@@ -5,7 +5,7 @@ from __future__ import annotations
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
-from gpu_pool.cdk.registry import EksCluster, as_icluster
+from gpu_pool.cdk.registry import EksCluster, as_icluster, owned_addon
 from gpu_pool.model.versions import NODE_MONITORING_AGENT_ADDON_VERSION
 from gpu_pool.plan.repair import NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_CONFIGURATION
 
@@ -21,11 +21,13 @@ def node_monitoring_agent(
     instance metadata), and writes node conditions and events through the Kubernetes API as its
     service account, which the chart gives no role. `construct_id`: another, to add it to a
     second cluster in the same scope."""
-    return eks.Addon(
-        scope,
-        construct_id,
-        cluster=as_icluster(cluster),
-        addon_name=NODE_MONITORING_AGENT_ADDON,
-        addon_version=NODE_MONITORING_AGENT_ADDON_VERSION,
-        configuration_values=NODE_MONITORING_AGENT_CONFIGURATION,
+    return owned_addon(
+        eks.Addon(
+            scope,
+            construct_id,
+            cluster=as_icluster(cluster),
+            addon_name=NODE_MONITORING_AGENT_ADDON,
+            addon_version=NODE_MONITORING_AGENT_ADDON_VERSION,
+            configuration_values=NODE_MONITORING_AGENT_CONFIGURATION,
+        )
     )
