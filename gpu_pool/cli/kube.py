@@ -50,27 +50,43 @@ def kubernetes_clients(
 
 # The context name `aws eks update-kubeconfig` writes: the cluster's ARN.
 _CLUSTER_ARN = re.compile(
-    r"^arn:aws[a-z-]*:eks:(?P<region>[a-z0-9-]+):[0-9]{12}:cluster/(?P<name>.+)$"
+    r"^arn:aws[a-z-]*:eks:(?P<region>[a-z0-9-]+):(?P<account>[0-9]{12}):cluster/(?P<name>.+)$"
 )
 
 
-def located(args: argparse.Namespace, cluster: tuple[str, str | None]) -> tuple[str, str | None]:
+def located(
+    args: argparse.Namespace, cluster: tuple[str, str | None], account: str | None = None
+) -> tuple[str, str | None]:
     """The cluster (name, Region) as the kubeconfig finds it. Without --context, the one
     context `aws eks update-kubeconfig` named by the ARN of a cluster of that name (in its
-    Region, where known) is chosen over the current one (args.context is set to it), so
-    settings that name only the cluster reach it; its Region, where the pools do not say it,
-    is that ARN's."""
+    Region and `account`, where known) is chosen over the current one (args.context is set to
+    it), so settings that name only the cluster reach it; its Region, where the pools do not
+    say it, is that ARN's. A context that is the ARN of that cluster name in another account is
+    refused: clusters of one name in several accounts (prod, staging) are common, and verify
+    would run its GPU pod in the wrong one."""
     name, region = cluster
+    current = None
     if args.context is None:
-        contexts, _ = kube_contexts(args)
+        contexts, current = kube_contexts(args)
         named = [
             c
             for c in sorted(contexts)
-            if (m := _CLUSTER_ARN.match(c)) and m["name"] == name and region in (None, m["region"])
+            if (m := _CLUSTER_ARN.match(c))
+            and m["name"] == name
+            and region in (None, m["region"])
+            and account in (None, m["account"])
         ]
         if len(named) == 1:
             args.context = named[0]
-    chosen = _CLUSTER_ARN.match(args.context or "")
+    chosen = _CLUSTER_ARN.match(args.context or current or "")
+    if chosen and chosen["name"] == name and account not in (None, chosen["account"]):
+        raise CliError(
+            f"the kubeconfig context {chosen.group(0)} is cluster {name} of account "
+            f"{chosen['account']}, but the pools are account {account}'s: give --context of "
+            f"account {account}'s, or write it with `aws eks update-kubeconfig --name {name}"
+            + (f" --region {region}" if region else "")
+            + f"` using credentials of account {account}"
+        )
     if region is None and chosen and chosen["name"] == name:
         region = chosen["region"]
     return name, region

@@ -63,6 +63,11 @@ class Pools:
             )
         return named[0]
 
+    def account(self, pool: PoolRecord | None = None) -> str | None:
+        """The account of `pool`, or of every pool where they name one; None if unknown."""
+        accounts = {r.account for r in (self.records if pool is None else [pool])}
+        return accounts.pop() if len(accounts) == 1 else None
+
     def cluster(self, pool: PoolRecord | None = None) -> tuple[str, str | None]:
         """The cluster (name, region) of `pool`, or the one cluster of every pool."""
         records = self.records if pool is None else [pool]

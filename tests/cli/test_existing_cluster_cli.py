@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 
+import pytest
 import yaml
 
+from gpu_pool.cli.errors import CliError
 from gpu_pool.cli.kube import located
 from gpu_pool.cli.main import main
 from gpu_pool.plan.existing_cluster import cluster_context_key
@@ -117,3 +119,24 @@ def test_a_context_given_is_kept(tmp_path):
     args = _args(tmp_path, context="kind-local")
     assert located(args, ("inference", None)) == ("inference", None)
     assert args.context == "kind-local"
+
+
+def test_a_cluster_of_that_name_in_another_account_is_never_chosen(tmp_path):
+    """Prod and staging clusters often share a name: the pools' account picks the context, and
+    the only ARN context of that name being another account's is no match."""
+    args = _args(tmp_path)
+    assert located(args, ("inference", None), "999999999999") == ("inference", None)
+    assert args.context is None
+
+
+def test_a_context_of_another_accounts_cluster_of_that_name_is_refused(tmp_path):
+    """Given (or current), such a context would run verify's GPU pod in the wrong account."""
+    args = _args(tmp_path, context="arn:aws:eks:eu-west-1:123456789012:cluster/inference")
+    with pytest.raises(CliError) as refused:
+        located(args, ("inference", "eu-west-1"), "999999999999")
+    assert str(refused.value) == (
+        "the kubeconfig context arn:aws:eks:eu-west-1:123456789012:cluster/inference is cluster "
+        "inference of account 123456789012, but the pools are account 999999999999's: give "
+        "--context of account 999999999999's, or write it with `aws eks update-kubeconfig "
+        "--name inference --region eu-west-1` using credentials of account 999999999999"
+    )

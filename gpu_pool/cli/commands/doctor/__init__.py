@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
     from gpu_pool.cli.commands.doctor.verdicts import doctor_verdicts, format_verdicts
 
     pools = pools_of(args, services.aws)
-    cluster = located(args, pools.cluster())
+    cluster = located(args, pools.cluster(), pools.account())
     core, apps, custom = kubernetes_clients(args, cluster)
     verdicts = doctor_verdicts(
         core,

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
     pools = pools_of(args, services.aws)
     pool = pools.pool(args.pool)
     resource = chosen_resource(pool, args.resource)
-    cluster = located(args, pools.cluster(pool))
+    cluster = located(args, pools.cluster(pool), pools.account(pool))
     core, apps, custom = kubernetes_clients(args, cluster)
     aws = services.aws or aws_clients(cluster[1])
     timeouts = Timeouts(
