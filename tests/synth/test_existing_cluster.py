@@ -164,6 +164,38 @@ def test_a_private_only_endpoint_puts_the_kubectl_handler_in_the_clusters_vpc(wo
     assert handler["VpcConfig"]["SecurityGroupIds"] == [SECURITY_GROUP]
 
 
+def test_a_private_only_endpoint_with_hand_set_subnets_puts_the_handler_in_them(world):
+    """The lookup found no private subnet, the settings name them (as GP-APP-32 asks): the
+    handler runs in those, not in none (a traceback from the CDK before)."""
+    _, subnet, answer = world
+    private = {**answer, "endpointPublicAccess": False, "privateSubnets": {}}
+    hand_set = {f"{REGION}a": [subnet[f"{REGION}a"]]}
+    settings = {**GUIDE, "cluster": {**GUIDE["cluster"], "existing": {"subnets_by_zone": hand_set}}}
+    app = cdk.App(context={**LOOKUP, KEY: private})
+    GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
+    template = app.synth().get_stack_by_name("GpuPool").template
+    (handler,) = [
+        r["Properties"]
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and k.startswith("KubectlProviderHandler")
+    ]
+    assert handler["VpcConfig"]["SubnetIds"] == [subnet[f"{REGION}a"]]
+
+
+def test_a_private_only_endpoint_without_a_cluster_security_group_names_the_settings(world):
+    _, _, answer = world
+    private = {**answer, "endpointPublicAccess": False, "clusterSecurityGroupId": ""}
+    app = cdk.App(context={**LOOKUP, KEY: private})
+    with pytest.raises(ConfigError) as refused:
+        GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
+    assert str(refused.value) == (
+        "cluster.existing: inference's endpoint is private only, so the stack's kubectl handler "
+        "runs in its VPC, and DescribeCluster named no private subnet or no cluster security "
+        "group for it: set cluster.existing.subnets_by_zone and "
+        "cluster.existing.cluster_security_group_id"
+    )
+
+
 def test_karpenter_on_the_stacks_own_provider_needs_no_word_on_its_registry_login(world):
     """GP-CTRL-02 warns that an imported kubectl provider's role may not log in to
     public.ecr.aws; the stack's own provider's role has the ECR Public policy, and Karpenter's

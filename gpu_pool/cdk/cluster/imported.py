@@ -17,7 +17,7 @@ from aws_cdk import aws_iam as iam
 from gpu_pool.cdk.cluster.eks import kubectl_layer
 from gpu_pool.cdk.nag.acknowledge import acknowledge_provider_framework
 from gpu_pool.plan.existing_cluster import ClusterFacts
-from gpu_pool.settings import ClusterSettings, ExistingClusterSettings
+from gpu_pool.settings import ClusterSettings, ConfigError, ExistingClusterSettings
 
 # EKS access policy that lets the kubectl provider apply what the pools bring: CRDs,
 # ClusterRoles, namespaces and NodePools are cluster-scoped, so no namespace-scoped policy can
@@ -71,7 +71,18 @@ def _with_own_provider(
     only inside the cluster's VPC: the handler then runs in the cluster's private subnets, in
     the cluster security group, which EKS lets reach the API."""
     in_vpc = facts.private_only
-    zones = sorted(facts.private_subnets)
+    # The subnets and security group the settings hold (a hand-set value, else the lookup's).
+    existing = settings.existing or ExistingClusterSettings()
+    subnets = {z: ids for z, ids in existing.subnets_by_zone.items() if ids}
+    security_group = existing.cluster_security_group_id or facts.cluster_security_group_id
+    if in_vpc and not (subnets and security_group):
+        raise ConfigError(
+            f"cluster.existing: {settings.name}'s endpoint is private only, so the stack's "
+            "kubectl handler runs in its VPC, and DescribeCluster named no private subnet or "
+            "no cluster security group for it: set cluster.existing.subnets_by_zone and "
+            "cluster.existing.cluster_security_group_id"
+        )
+    zones = sorted(subnets)
     target = eks.Cluster.from_cluster_attributes(
         stack,
         "KubectlTarget",
@@ -82,11 +93,11 @@ def _with_own_provider(
             vpc_id=facts.vpc_id,
             availability_zones=zones,
             # One subnet a zone: Vpc.fromVpcAttributes takes as many per zone.
-            private_subnet_ids=[facts.private_subnets[z][0] for z in zones],
+            private_subnet_ids=[subnets[z][0] for z in zones],
         )
         if in_vpc
         else None,
-        cluster_security_group_id=facts.cluster_security_group_id if in_vpc else None,
+        cluster_security_group_id=security_group if in_vpc else None,
     )
     provider = eks.KubectlProvider(
         stack,
