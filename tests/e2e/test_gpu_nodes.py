@@ -13,7 +13,12 @@ import pytest
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.nodes import GPU_RESOURCE, gpu_count
 from tests.e2e.harness.pools import device_plugin, pool_node, smoke_test_pod
-from tests.e2e.harness.scenario import Scenario, plugin_pods_on, scheduling_failure
+from tests.e2e.harness.scenario import (
+    Scenario,
+    daemon_set_settled,
+    plugin_pods_on,
+    scheduling_failure,
+)
 from tests.e2e.harness.stack_objects import Release
 
 pytestmark = pytest.mark.e2e
@@ -23,6 +28,8 @@ RAN = ("Running", "Succeeded")
 
 NODE = "ip-10-0-1-5.ec2.internal"
 POOL = "gpu"
+# The plugin release's DaemonSet (the chart names it after the release).
+PLUGIN_DAEMON_SET = "nvidia-device-plugin-gpu"
 
 
 def test_the_pools_node_runs_its_device_plugin_and_the_smoke_pod_gets_a_gpu(
@@ -79,6 +86,8 @@ def test_a_cpu_pod_that_tolerates_no_gpu_taint_is_never_scheduled_on_a_gpu_node(
 
 
 def _assert_gpu_pod_stays_pending(cluster: Cluster, scenario: Scenario, node: str) -> str:
+    # The DaemonSet controller's decision, once it has seen the node: no pod for it.
+    assert daemon_set_settled(cluster, PLUGIN_DAEMON_SET).desired_number_scheduled == 0
     name = scenario.pod(smoke_test_pod(None, POOL))
     message = scheduling_failure(cluster, name, "Insufficient nvidia.com/gpu")
     assert message.startswith("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")

@@ -23,6 +23,7 @@ from gpu_pool.cdk.cluster.verifier import verify_reads_manifest, verify_writes_m
 from gpu_pool.cli.main import main
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.pools import device_plugin, pool_node
+from tests.e2e.harness.scenario import daemon_set_settled
 from tests.e2e.harness.stack_objects import Release
 from tests.support.node_health import agent_reason
 from tests.support.paths import ROOT
@@ -201,6 +202,7 @@ def test_doctor_reads_the_pool_and_a_gpu_fault_on_the_real_cluster(
         "the node's GPUs",
         lambda: (cluster.core.read_node(node).status.allocatable or {}).get("nvidia.com/gpu"),
     )
+    assert daemon_set_settled(cluster, "nvidia-device-plugin-gpu").number_ready == 1
     xid79 = agent_reason("AcceleratedHardwareReady", "NvidiaXIDError", 79)
     message = "detected XID-79 on the instance, review kernel logs for additional information."
     # Set 4.5 minutes ago by the agent, dated against real time: doctor reads the age with

@@ -126,3 +126,17 @@ def scheduling_failure(cluster: Cluster, pod: str, saying: str) -> str:
         return next((e.message for e in events.items if saying in e.message), None)
 
     return cluster.wait_for(f"FailedScheduling of {pod} saying {saying!r}", event)
+
+
+def daemon_set_settled(cluster: Cluster, name: str, namespace: str = "kube-system") -> Any:
+    """The DaemonSet's status once its controller has seen its current spec and every pod it
+    placed is ready: what it decided, not a moment of its work."""
+
+    def settled() -> Any:
+        found = cluster.apps.read_namespaced_daemon_set(name, namespace)
+        status = found.status
+        if status.observed_generation != found.metadata.generation:
+            return None
+        return status if (status.number_ready or 0) == status.desired_number_scheduled else None
+
+    return cluster.wait_for(f"DaemonSet {namespace}/{name} settled", settled)
