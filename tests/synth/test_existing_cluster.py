@@ -147,6 +147,16 @@ def test_missing_agents_are_created_and_nothing_is_held(looked_up_stack):
     assert "GpuPoolUncheckedFacts" not in template["Rules"]
 
 
+def _kubectl_handler(template: dict) -> dict:
+    """The properties of the stack's own kubectl provider's handler function."""
+    (handler,) = [
+        r["Properties"]
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and k.startswith("KubectlProviderHandler")
+    ]
+    return dict(handler)
+
+
 def test_a_private_only_endpoint_puts_the_kubectl_handler_in_the_clusters_vpc(world):
     """The API answers only inside the VPC: the handler runs in a private subnet of each zone,
     in the cluster security group (which EKS lets reach the API)."""
@@ -155,11 +165,7 @@ def test_a_private_only_endpoint_puts_the_kubectl_handler_in_the_clusters_vpc(wo
     app = cdk.App(context={**LOOKUP, KEY: private})
     GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
     template = app.synth().get_stack_by_name("GpuPool").template
-    (handler,) = [
-        r["Properties"]
-        for k, r in template["Resources"].items()
-        if r["Type"] == "AWS::Lambda::Function" and k.startswith("KubectlProviderHandler")
-    ]
+    handler = _kubectl_handler(template)
     assert handler["VpcConfig"]["SubnetIds"] == [subnet[f"{REGION}a"], subnet[f"{REGION}b"]]
     assert handler["VpcConfig"]["SecurityGroupIds"] == [SECURITY_GROUP]
 
@@ -174,11 +180,7 @@ def test_a_private_only_endpoint_with_hand_set_subnets_puts_the_handler_in_them(
     app = cdk.App(context={**LOOKUP, KEY: private})
     GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
     template = app.synth().get_stack_by_name("GpuPool").template
-    (handler,) = [
-        r["Properties"]
-        for k, r in template["Resources"].items()
-        if r["Type"] == "AWS::Lambda::Function" and k.startswith("KubectlProviderHandler")
-    ]
+    handler = _kubectl_handler(template)
     assert handler["VpcConfig"]["SubnetIds"] == [subnet[f"{REGION}a"]]
 
 
