@@ -495,3 +495,19 @@ def test_a_pool_node_ready_for_less_than_the_gpu_timeout_is_not_blamed_yet(tmp_p
     out = capsys.readouterr().out
     assert code == 1
     assert "no scale-up event: Cluster Autoscaler is not running" in out, out
+
+
+def test_a_pod_that_ran_within_one_poll_is_still_said_to_be_scheduled(tmp_path, capsys):
+    """Scheduled, run and done between two polls (seen on the real control plane, tests/e2e):
+    the report still says where it was scheduled before its output."""
+    scenario = Scenario(
+        nodes=[(0, node())], events=[(0, SCALE_UP)], scheduled_at=1, succeeded_at=1
+    )
+    code, _ = run(tmp_path, scenario)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    stages = [line.split("] ", 1)[1] for line in out.splitlines() if line.startswith("[")]
+    assert stages[-2:] == [
+        "scheduled: on ip-10-0-1-5.ec2.internal",
+        "pod succeeded; nvidia-smi output:",
+    ], out

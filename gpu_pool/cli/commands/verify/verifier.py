@@ -208,9 +208,11 @@ class Verifier(StallDiagnosis):
         while True:
             pods = [self.core.read_namespaced_pod(n, self.namespace) for n in self.pod_names]
             phases = [pod.status.phase for pod in pods]
-            if all(phase == "Succeeded" for phase in phases):
-                return
             nodes = [pod.spec.node_name for pod in pods]
+            if all(phase == "Succeeded" for phase in phases):
+                # A pod that ran within one poll was scheduled all the same: say where.
+                self._mark(run, "scheduled", f"on {', '.join(nodes)}")
+                return
             if (unhealthy := self._gpu_fault(nodes)) is not None:
                 raise unhealthy
             if "Failed" in phases:
