@@ -29,14 +29,30 @@ def dra_record():
     return record
 
 
-@pytest.fixture
-def ultraserver_record():
+def ultraserver_dra_record():
     """A DRA pool of p6e-gb200.36xlarge (4 GPUs, an UltraServer type in the catalog)."""
     return dataclasses.replace(
         dra_record(),
         node_groups=(NodeGroupRecord(("p6e-gb200.36xlarge",), gpus=4),),
         gpus_per_node=4,
     )
+
+
+def eks_shape_record():
+    """An UltraServer pool of EKS's shape (the default: GPUs through the GPU Operator's device
+    plugin, the DRA driver for ComputeDomains only), on a Capacity Block."""
+    pool = {
+        "instance_types": ["p6e-gb200.36xlarge"],
+        "zones": ["us-east-1a"],
+        "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
+    }
+    (record,) = settings_pools(load_settings({"pools": {"gb200": pool}}, None)).records
+    return record
+
+
+@pytest.fixture
+def ultraserver_record():
+    return ultraserver_dra_record()
 
 
 def test_the_gpu_device_class_is_the_one_the_drivers_chart_installs():
@@ -124,12 +140,7 @@ def test_an_ultraserver_pool_of_eks_shape_asks_for_the_device_plugins_gpus():
     for ComputeDomains only): the same ComputeDomain and two pods, each claiming the domain's
     channel and asking for its node's four nvidia.com/gpu, with no GPU claim template (the
     driver publishes no gpu.nvidia.com device there)."""
-    pool = {
-        "instance_types": ["p6e-gb200.36xlarge"],
-        "zones": ["us-east-1a"],
-        "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
-    }
-    (record,) = settings_pools(load_settings({"pools": {"gb200": pool}}, None)).records
+    record = eks_shape_record()
     assert record.gpu_software == "gpu-operator"
     domain, *pods = smoke_test_objects(record, "smoke")
     assert domain["kind"] == "ComputeDomain"

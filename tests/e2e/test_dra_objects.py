@@ -10,15 +10,11 @@ server's own messages, so the judging is seen failing.
 from __future__ import annotations
 
 import copy
-import dataclasses
 
 import pytest
 
 from gpu_pool.cli.smoke_test import smoke_test_objects
-from gpu_pool.cli.sources import settings_pools
-from gpu_pool.plan.record import NodeGroupRecord
-from gpu_pool.settings import load_settings
-from tests.cli.test_dra_smoke_test import dra_record
+from tests.cli.test_dra_smoke_test import dra_record, eks_shape_record, ultraserver_dra_record
 from tests.cli.test_efa_dra_smoke_test import record as efa_record
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.verdicts import judge_strictly, with_crds
@@ -31,31 +27,10 @@ def crds(cluster: Cluster) -> Cluster:
     return with_crds(cluster)
 
 
-def _ultraserver_record():
-    """A DRA pool of p6e-gb200.36xlarge (4 GPUs), as tests/cli/test_dra_smoke_test.py's."""
-    return dataclasses.replace(
-        dra_record(),
-        node_groups=(NodeGroupRecord(("p6e-gb200.36xlarge",), gpus=4),),
-        gpus_per_node=4,
-    )
-
-
-def _eks_shape_record():
-    """An UltraServer pool of EKS's shape (the GPU Operator's device plugin, the DRA driver for
-    ComputeDomains only), as tests/cli/test_dra_smoke_test.py's."""
-    pool = {
-        "instance_types": ["p6e-gb200.36xlarge"],
-        "zones": ["us-east-1a"],
-        "capacity_reservation": {"type": "capacity-block", "id": "cr-0123456789abcdef0"},
-    }
-    (found,) = settings_pools(load_settings({"pools": {"gb200": pool}}, None)).records
-    return found
-
-
 RECORDS = {
     "dra-pool": dra_record,
-    "ultraserver-dra-pool": _ultraserver_record,
-    "ultraserver-eks-shape": _eks_shape_record,
+    "ultraserver-dra-pool": ultraserver_dra_record,
+    "ultraserver-eks-shape": eks_shape_record,
     "efa-dra-on-a-dra-pool": lambda: efa_record(gpu_software="dra-driver"),
     "efa-dra-on-a-device-plugin-pool": efa_record,
 }
@@ -109,7 +84,7 @@ def test_the_server_refuses_a_claim_template_resource_k8s_io_v1_forbids(crds):
 
 def test_the_server_refuses_a_compute_domain_of_negative_nodes(crds):
     """The judging can fail: the driver's CRD (0.4.1) allows no negative numNodes."""
-    domain = smoke_test_objects(_ultraserver_record(), "smoke")[0]
+    domain = smoke_test_objects(ultraserver_dra_record(), "smoke")[0]
     assert domain["kind"] == "ComputeDomain"
     assert judge_strictly(crds.api, domain) == []
     domain["spec"]["numNodes"] = -1

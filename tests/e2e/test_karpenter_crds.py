@@ -19,7 +19,7 @@ from gpu_pool.plan.pool import plan_pool, plan_pools
 from gpu_pool.settings import ConfigError, PoolSettings, load_settings
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.stack_objects import manifests
-from tests.e2e.verdicts import judge_strictly, with_crds
+from tests.e2e.verdicts import judge_strictly, refusals, with_crds
 from tests.support.cfn import synth_stack
 from tests.support.settings import KARPENTER, KARPENTER_DRA, ODCR_ID, ODCR_PLACEMENT_GROUP
 
@@ -101,7 +101,7 @@ def test_a_raid0_pools_node_class_is_accepted(crds):
 def test_each_karpenter_apps_node_pool_and_node_class_is_accepted(crds):
     """Guards tests/synth/test_karpenter.py's shared Karpenter app: each pool's NodePool and its
     EC2NodeClass with realistic deploy-time values (AL2023 and Bottlerocket, x86 and arm)."""
-    refused = {}
+    manifests = {}
     for pool in synth_stack(KARPENTER).pools:
         plan = pool.plan.karpenter
         assert plan is not None
@@ -112,9 +112,8 @@ def test_each_karpenter_apps_node_pool_and_node_class_is_accepted(crds):
             tags={"team": "ml"},
         )
         for manifest in (plan.node_pool(), node_class):
-            if problems := judge_strictly(crds.api, manifest):
-                refused[(plan.name, manifest["kind"])] = problems
-    assert refused == {}
+            manifests[(plan.name, manifest["kind"])] = manifest
+    assert refusals(crds.api, manifests) == {}
 
 
 def test_a_gpu_operator_pools_node_pool_is_accepted(crds, karpenter_operator_template):

@@ -10,8 +10,6 @@ cannot be in such a group, so the bindings here name the ServiceAccount instead.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -20,13 +18,11 @@ from pathlib import Path
 import pytest
 
 from gpu_pool.cdk.cluster.verifier import verify_reads_manifest, verify_writes_manifest
-from gpu_pool.cli.main import main
 from tests.e2e.harness.cluster import Cluster
-from tests.e2e.harness.pools import device_plugin, pool_node
+from tests.e2e.harness.pools import device_plugin, gpu_pool, pool_node
 from tests.e2e.harness.scenario import daemon_set_settled
 from tests.e2e.harness.stack_objects import Release
 from tests.support.node_health import agent_reason
-from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.e2e
 
@@ -112,19 +108,12 @@ def verify_kubeconfig(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory
     return path
 
 
-def _gpu_pool(*arguments: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([arguments[0], "--cdk-json", str(ROOT / "cdk.json"), *arguments[1:]])
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_verify_runs_the_smoke_pod_on_the_pools_gpu_with_the_verify_roles_rights(
     cluster, scenario, default_template, verify_kubeconfig
 ):
     scenario.install(device_plugin(default_template))
     scenario.node(pool_node(default_template, POOL, NODE))
-    code, out, err = _gpu_pool(
+    code, out, err = gpu_pool(
         "verify", "--kubeconfig", str(verify_kubeconfig), "--pool", POOL, *TIMEOUTS
     )
     assert (code, err) == (0, ""), out
@@ -161,7 +150,7 @@ def test_verify_names_the_plugin_that_does_not_tolerate_the_pools_taint(
     }
     scenario.install(Release(**{**plugin.__dict__, "values": values}))
     scenario.node(pool_node(default_template, POOL, NODE))
-    code, out, err = _gpu_pool(
+    code, out, err = gpu_pool(
         "verify",
         "--kubeconfig",
         str(verify_kubeconfig),
@@ -219,7 +208,7 @@ def test_doctor_reads_the_pool_and_a_gpu_fault_on_the_real_cluster(
         ),
     }
     cluster.core.patch_node_status(node, {"status": {"conditions": [condition]}})
-    code, out, err = _gpu_pool("doctor", "--kubeconfig", str(cluster.plane.kubeconfig))
+    code, out, err = gpu_pool("doctor", "--kubeconfig", str(cluster.plane.kubeconfig))
     assert (code, err) == (1, ""), out
     lines = out.splitlines()
     assert lines[:3] == [

@@ -82,6 +82,16 @@ def judge_strictly(
     return []
 
 
+def refusals(api: ApiClient, manifests: dict[Any, dict[str, Any]]) -> dict[Any, list[str]]:
+    """What the API server refuses of each of `manifests` (by the caller's key); {} when it
+    would create them all."""
+    return {
+        key: problems
+        for key, manifest in manifests.items()
+        if (problems := judge_strictly(api, manifest))
+    }
+
+
 def _established(cluster: Cluster, names: set[str]) -> bool:
     listed = _call(cluster.api, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
     ready = {

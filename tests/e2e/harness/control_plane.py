@@ -55,10 +55,14 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+# Loaded once here: between fork and exec (preexec_fn) only the call itself should run.
+_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
+
+
 def _die_with_parent() -> None:
     # prctl(PR_SET_PDEATHSIG, SIGTERM): the kernel ends the component when the test process
     # that started it dies, however it dies.
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    _LIBC.prctl(1, signal.SIGTERM)
 
 
 @dataclass

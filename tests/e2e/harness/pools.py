@@ -42,23 +42,21 @@ def pool_node(template: Template, pool: str, name: str) -> dict[str, Any]:
     return node_group_node(name, properties, nodegroup_name=logical_id)
 
 
+def gpu_pool(*arguments: str) -> tuple[int, str, str]:
+    """`gpu-pool VERB ARGS...` with the project's cdk.json: its exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([arguments[0], "--cdk-json", str(ROOT / "cdk.json"), *arguments[1:]])
+    return code, out.getvalue(), err.getvalue()
+
+
 def smoke_test_objects(settings_file: Path | None, pool: str) -> list[dict[str, Any]]:
     """What `gpu-pool smoke-test-manifest --pool POOL` prints for these settings (a DRA
     pool's claim template first, then the pod)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(
-            [
-                "smoke-test-manifest",
-                "--cdk-json",
-                str(ROOT / "cdk.json"),
-                *(["--config", str(settings_file)] if settings_file else []),
-                "--pool",
-                pool,
-            ]
-        )
-    assert code == 0, out.getvalue()
-    return [d for d in yaml.safe_load_all(out.getvalue()) if d]
+    config = ["--config", str(settings_file)] if settings_file else []
+    code, out, err = gpu_pool("smoke-test-manifest", *config, "--pool", pool)
+    assert code == 0, err
+    return [d for d in yaml.safe_load_all(out) if d]
 
 
 def smoke_test_pod(settings_file: Path | None, pool: str) -> dict[str, Any]:
