@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from kubernetes import client
 
@@ -80,15 +80,12 @@ def expected_gpu_resources(pool: PoolRecord, node: dict[str, Any]) -> dict[str, 
     return pool.sharing.advertised(gpus)
 
 
-def ready_since(node: dict[str, Any]) -> datetime | None:
-    """When the node last became Ready (its Ready condition's lastTransitionTime), or None
-    while it is not Ready."""
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition["type"] == "Ready" and condition["status"] == "True":
-            since = condition.get("lastTransitionTime")
-            if isinstance(since, datetime):
-                return since
-            return datetime.fromisoformat(str(since).replace("Z", "+00:00")) if since else None
+def ready_since(node: Any) -> datetime | None:
+    """When the node (the client's model) last became Ready, its Ready condition's
+    lastTransitionTime; None while it is not Ready."""
+    for condition in node.status.conditions or []:
+        if condition.type == "Ready" and condition.status == "True":
+            return cast(datetime | None, condition.last_transition_time)
     return None
 
 

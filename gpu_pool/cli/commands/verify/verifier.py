@@ -358,7 +358,7 @@ class Verifier(StallDiagnosis):
         return [
             node
             for node in self._pool_nodes()
-            if (since := ready_since(as_dict(node))) is not None
+            if (since := ready_since(node)) is not None
             and since < settled
             and allocatable(as_dict(node), self.resource) == 0
         ]
