@@ -43,6 +43,7 @@ def test_bad_config_file_exits_non_zero_with_the_message_and_no_traceback(tmp_pa
     assert not list((tmp_path / "out").glob("*.template.json"))
 
 
+@pytest.mark.cli_synth
 @pytest.mark.skipif(not CDK.exists(), reason="pinned CDK CLI not installed (run ./dev test)")
 def test_cdk_synth_with_a_rule_violation_fails_through_the_cli(tmp_path):
     config = tmp_path / "bad.json"
