@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import socket
 
-import aws_cdk as cdk
 import pytest
 
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.cli.main import main
 from gpu_pool.settings import AppSettings
 from tests.support.aws_stubs import asg_group, stubbed
+from tests.support.cfn import unvalidated_app
 from tests.support.fake_kube import FakeKubernetes, Scenario, autoscaler
 
 pytestmark = pytest.mark.synth
@@ -29,7 +29,7 @@ RESEARCH_ARN = "arn:aws:eks:eu-west-1:222222222222:cluster/research"
 def fleet_assembly(tmp_path_factory):
     """Two bundled-app stacks, each bound to its account and Region, in one cloud assembly."""
     out = tmp_path_factory.mktemp("fleet")
-    app = cdk.App(outdir=str(out))
+    app = unvalidated_app(outdir=str(out))
     for stack, account, region, cluster, pool in (PROD, RESEARCH):
         settings = {
             "account": account,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 
-import aws_cdk as cdk
 import pytest
 
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.cli.main import main
 from gpu_pool.settings import load_settings
+from tests.support.cfn import unvalidated_app
 
 BOUND = {
     "account": "123456789012",
@@ -33,7 +33,7 @@ def _refusal(capsys) -> list[str]:
 
 def test_an_assembly_synthesized_without_its_lookups_is_not_deployed(tmp_path, capsys):
     out = tmp_path / "cdk.out"
-    app = cdk.App(outdir=str(out))
+    app = unvalidated_app(outdir=str(out))
     GpuPoolStack(app, "GpuPool", settings=load_settings(BOUND, None))
     app.synth()
     assert main(["replacements", "--cdk-out", str(out), "--yes"], aws=_no_aws) == 2

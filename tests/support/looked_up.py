@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from functools import cache
 
+from tests.support.cfn import unvalidated_app
+
 ACCOUNT, REGION = "123456789012", "us-east-1"
 # us-east-1's six Availability Zones.
 ZONES = [f"{REGION}{letter}" for letter in "abcdef"]
@@ -22,12 +24,10 @@ LOOKUP = {f"availability-zones:account={ACCOUNT}:region={REGION}": LOCAL_ZONES +
 
 @cache
 def _template(key: str) -> dict:
-    import aws_cdk as cdk
-
     from gpu_pool.cdk.stack import GpuPoolStack
     from gpu_pool.settings import AppSettings
 
-    app = cdk.App(context=LOOKUP)
+    app = unvalidated_app(context=LOOKUP)
     stack = GpuPoolStack(app, "GpuPool", settings=AppSettings.model_validate(json.loads(key)))
     template: dict = app.synth().get_stack_by_name(stack.stack_name).template
     return template
@@ -96,12 +96,10 @@ def ami_parameter_key(parameter: str, account: str = ACCOUNT, region: str = REGI
 
 @cache
 def _offline(key: str) -> tuple[dict, tuple[tuple[str, str], ...]]:
-    import aws_cdk as cdk
-
     from gpu_pool.cdk.stack import GpuPoolStack
     from gpu_pool.settings import AppSettings
 
-    app = cdk.App()
+    app = unvalidated_app()
     stack = GpuPoolStack(app, "GpuPool", settings=AppSettings.model_validate(json.loads(key)))
     template: dict = app.synth().get_stack_by_name(stack.stack_name).template
     unchecked = tuple(

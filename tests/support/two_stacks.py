@@ -9,6 +9,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_eks_v2 as eks
 
 from gpu_pool import AutoscalerSettings, ClusterAutoscaler, GpuNodePool, PoolSettings, Taint
+from tests.support.cfn import unvalidated_app
 
 CLUSTER_NAME = "ml-platform"
 PLATFORM_STACK = "Platform"
@@ -35,7 +36,7 @@ def platform_cluster(stack: cdk.Stack) -> eks.Cluster:
 def two_stack_app(outdir: Path) -> cdk.App:
     """The app, synthesized into `outdir`. The autoscaler finds the pools' ASGs by tag
     (least-waste): the priority expander would need their names in the first stack."""
-    app = cdk.App(outdir=str(outdir))
+    app = unvalidated_app(outdir=str(outdir))
     platform = cdk.Stack(app, PLATFORM_STACK)
     cluster = platform_cluster(platform)
     ClusterAutoscaler(

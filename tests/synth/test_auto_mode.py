@@ -9,8 +9,7 @@ import json
 import pytest
 
 from gpu_pool.model.scheduling import pod_fits_node
-from tests.support.cfn import only, render, resources, synth, synth_stack
-from tests.support.paths import ROOT
+from tests.support.cfn import only, render, resources, synth, synth_stack, unvalidated_app
 from tests.support.settings import KMS_KEY, MIXED_AUTO_MODE
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -307,18 +306,11 @@ def test_in_a_mixed_app_no_device_plugin_reaches_auto_mode_nodes(mixed_auto_mode
 
 
 @pytest.mark.parametrize("fixture", ["auto_mode_template", "mixed_auto_mode_template"])
-def test_cfn_lint_finds_nothing_in_auto_mode_stacks(request, monkeypatch, tmp_path, fixture):
-    import yaml
-    from cfnlint.api import ManualArgs, lint
+def test_cfn_lint_finds_nothing_in_auto_mode_stacks(request, fixture):
+    from tests.support.cfn_lint import cfn_lint
 
-    config = yaml.safe_load((ROOT / ".cfnlintrc.yaml").read_text())
-    monkeypatch.chdir(tmp_path)
     template = request.getfixturevalue(fixture).to_json()
-    matches = lint(
-        json.dumps(template),
-        config=ManualArgs(ignore_checks=[*config["ignore_checks"], "W3010"], regions=["us-east-1"]),
-    )
-    assert [str(m) for m in matches] == []
+    assert cfn_lint(template, also_ignore=["W3010"]) == []
 
 
 def test_library_auto_mode_pool_on_a_users_auto_mode_cluster():
@@ -330,7 +322,7 @@ def test_library_auto_mode_pool_on_a_users_auto_mode_cluster():
 
     from gpu_pool import AutoModeNodePool, PoolSettings
 
-    stack = cdk.Stack(cdk.App(), "User")
+    stack = cdk.Stack(unvalidated_app(), "User")
     cluster = eks.Cluster(
         stack,
         "Cluster",
@@ -373,7 +365,7 @@ def test_on_an_imported_cluster_the_node_class_has_only_the_users_tags_and_warni
     from gpu_pool import AutoModeNodePool, PoolSettings
     from tests.support.user_app import imported_cluster
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, subnet = imported_cluster(stack)
     settings = PoolSettings(name="infer", provisioner="auto-mode", volume_kms_key_arn=KMS_KEY)
     args = {"cluster": cluster, "subnets": [subnet], "security_group_id": "sg-0123456789abcdef0"}
@@ -408,7 +400,7 @@ def test_a_users_cluster_with_an_imported_role_is_left_alone():
 
     from gpu_pool import AutoModeNodePool, PoolSettings
 
-    stack = cdk.Stack(cdk.App(), "User")
+    stack = cdk.Stack(unvalidated_app(), "User")
     cluster = eks.Cluster(
         stack,
         "Cluster",
@@ -438,7 +430,7 @@ def test_library_constructs_name_the_construct_for_an_auto_mode_pool():
     from gpu_pool import AutoModeNodePool, ConfigError, GpuNodePool, PoolSettings
     from tests.support.user_app import imported_cluster
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, subnet = imported_cluster(stack)
     auto = PoolSettings(provisioner="auto-mode")
     with pytest.raises(ConfigError) as raised:

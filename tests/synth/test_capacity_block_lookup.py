@@ -19,6 +19,7 @@ from gpu_pool.cdk.lookups.region import NO_PLUGIN
 from gpu_pool.cdk.capacity.reservations import not_looked_up
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import load_settings
+from tests.support.cfn import unvalidated_app
 from tests.support.cli_env import without_aws
 from tests.support.docs_examples import app_settings, settings_example
 from tests.support.looked_up import capacity_block_key
@@ -51,7 +52,7 @@ def _warnings(stack: cdk.Stack) -> list[str]:
 
 
 def _stack(context: dict | None = None) -> GpuPoolStack:
-    return GpuPoolStack(cdk.App(context=context), "T", settings=load_settings(TRAINING, None))
+    return GpuPoolStack(unvalidated_app(context=context), "T", settings=load_settings(TRAINING, None))
 
 
 def test_a_block_not_in_the_context_is_named_with_its_entrys_key():
@@ -72,13 +73,13 @@ def test_the_warning_is_rule_gp_train_20_which_the_settings_acknowledge():
     )
     assert (finding.rule, str(finding)) == ("GP-TRAIN-20", _expected(key))
     settings = {**TRAINING, "acknowledge": {"GP-TRAIN-20": "CI synthesizes without credentials"}}
-    quiet = GpuPoolStack(cdk.App(), "T", settings=load_settings(settings, None))
+    quiet = GpuPoolStack(unvalidated_app(), "T", settings=load_settings(settings, None))
     assert [w for w in _warnings(quiet) if ACK in w] == []
 
 
 def test_a_cached_block_warns_nothing():
     probe = cdk.Stack(
-        cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1")
+        unvalidated_app(), "P", env=cdk.Environment(account="123456789012", region="us-east-1")
     )
     answer = {"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge"}
     stack = _stack({capacity_block_key(probe): [{**answer, "TotalInstanceCount": 8}]})
@@ -112,7 +113,7 @@ def test_offline_the_docs_training_example_synthesizes_with_warnings_and_is_not_
     output = " ".join(done.stderr.split())
     no_credentials = "Need to perform AWS calls for account 123456789012"
     probe = cdk.Stack(
-        cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1")
+        unvalidated_app(), "P", env=cdk.Environment(account="123456789012", region="us-east-1")
     )
     key = capacity_block_key(probe)
     (block,) = re.findall(

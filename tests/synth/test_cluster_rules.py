@@ -11,7 +11,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk.assertions import Annotations, Match, Template
 
 from gpu_pool import ClusterAutoscaler, GpuNodePool, Karpenter, KarpenterNodePool, PoolSettings
-from tests.support.cfn import resources
+from tests.support.cfn import resources, unvalidated_app
 from tests.support.user_app import imported_cluster, user_cluster
 
 BOTH_ORDERS = pytest.mark.parametrize("reverse", [False, True], ids=["as-written", "reversed"])
@@ -35,7 +35,7 @@ def _synth_errors(stack: cdk.Stack) -> list[str]:
 
 
 def _imported_stack():
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, subnet = imported_cluster(stack)
     return stack, cluster, subnet
 
@@ -140,7 +140,7 @@ def test_a_karpenter_pool_needs_no_autoscaler():
 
 @BOTH_ORDERS
 def test_the_pod_identity_agent_keeps_one_logical_id_whichever_controller_comes_first(reverse):
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster = user_cluster(stack, name="ml")
     steps = [
         lambda: ClusterAutoscaler(stack, "CA", cluster=cluster),
@@ -161,7 +161,7 @@ def test_the_pod_identity_agent_keeps_one_logical_id_whichever_controller_comes_
 
 
 def test_the_agent_is_the_one_aws_cdk_libs_pod_identity_service_accounts_use():
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster = user_cluster(stack, name="ml")
     cluster.add_service_account("App", identity_type=eks.IdentityType.POD_IDENTITY)
     ClusterAutoscaler(stack, "CA", cluster=cluster)

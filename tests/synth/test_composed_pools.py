@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from functools import cache
 
-import aws_cdk as cdk
 import pytest
 
 from gpu_pool.cdk.nodes.volume_key import RESOURCE_TYPE
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
+from tests.support.cfn import unvalidated_app
 from tests.support.looked_up import ACCOUNT, REGION, ZONES
 from tests.support.settings import KMS_KEY
 
@@ -49,7 +49,7 @@ def _template(order: tuple[str, ...]) -> dict:
     lookup = {
         f"availability-zones:account={ACCOUNT}:region={REGION}": [DALLAS, MINNEAPOLIS, *ZONES]
     }
-    app = cdk.App(context=lookup)
+    app = unvalidated_app(context=lookup)
     stack = GpuPoolStack(app, "GpuPool", settings=settings)
     template: dict = app.synth().get_stack_by_name(stack.stack_name).template
     return template

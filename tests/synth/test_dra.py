@@ -16,6 +16,7 @@ from gpu_pool.plan.dra import dra_driver_chart
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings, deep_merge
 from tests.support.cfn import (
+    unvalidated_app,
     helm_values,
     only,
     pool_nodes,
@@ -240,7 +241,7 @@ def test_library_pools_added_after_the_release_and_the_autoscaler_are_in_their_v
     from tests.support.user_app import imported_cluster
 
     stack = cdk.Stack(
-        cdk.App(), "Lib", env=cdk.Environment(account="123456789012", region="us-east-1")
+        unvalidated_app(), "Lib", env=cdk.Environment(account="123456789012", region="us-east-1")
     )
     cluster, subnet = imported_cluster(stack)
     ClusterAutoscaler(stack, "CA", cluster=cluster, kubernetes_version="1.35")
@@ -284,7 +285,7 @@ def test_the_release_renders_the_plans_chart_values(monkeypatch):
     changed = {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}}
     monkeypatch.setattr(dra_plan, "dra_resources", lambda pools: changed)
     stack = cdk.Stack(
-        cdk.App(), "Lib", env=cdk.Environment(account="123456789012", region="us-east-1")
+        unvalidated_app(), "Lib", env=cdk.Environment(account="123456789012", region="us-east-1")
     )
     cluster, subnet = imported_cluster(stack)
     pool = GpuNodePool(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 
-import aws_cdk as cdk
 import pytest
 
 from gpu_pool.cdk.stack import GpuPoolStack
@@ -30,6 +29,7 @@ from tests.support.iam_simulation import (
     session_principal,
     simulate,
 )
+from tests.support.cfn import unvalidated_app
 from tests.support.looked_up import ACCOUNT, LOOKUP, REGION, eks_cluster_key, synth_offline
 from tests.support.managed_policies import managed_policy
 
@@ -63,7 +63,7 @@ def world(aws_endpoint):
 @pytest.fixture(scope="module")
 def looked_up_stack(world):
     """The guide's config synthesized as the CLI's second pass, with the lookup cached."""
-    app = cdk.App(context={**LOOKUP, KEY: world[2]})
+    app = unvalidated_app(context={**LOOKUP, KEY: world[2]})
     stack = GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
     return stack, app.synth().get_stack_by_name("GpuPool").template
 
@@ -162,7 +162,7 @@ def test_a_private_only_endpoint_puts_the_kubectl_handler_in_the_clusters_vpc(wo
     in the cluster security group (which EKS lets reach the API)."""
     _, subnet, answer = world
     private = {**answer, "endpointPublicAccess": False}
-    app = cdk.App(context={**LOOKUP, KEY: private})
+    app = unvalidated_app(context={**LOOKUP, KEY: private})
     GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
     template = app.synth().get_stack_by_name("GpuPool").template
     handler = _kubectl_handler(template)
@@ -177,7 +177,7 @@ def test_a_private_only_endpoint_with_hand_set_subnets_puts_the_handler_in_them(
     private = {**answer, "endpointPublicAccess": False, "privateSubnets": {}}
     hand_set = {f"{REGION}a": [subnet[f"{REGION}a"]]}
     settings = {**GUIDE, "cluster": {**GUIDE["cluster"], "existing": {"subnets_by_zone": hand_set}}}
-    app = cdk.App(context={**LOOKUP, KEY: private})
+    app = unvalidated_app(context={**LOOKUP, KEY: private})
     GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
     template = app.synth().get_stack_by_name("GpuPool").template
     handler = _kubectl_handler(template)
@@ -187,7 +187,7 @@ def test_a_private_only_endpoint_with_hand_set_subnets_puts_the_handler_in_them(
 def test_a_private_only_endpoint_without_a_cluster_security_group_names_the_settings(world):
     _, _, answer = world
     private = {**answer, "endpointPublicAccess": False, "clusterSecurityGroupId": ""}
-    app = cdk.App(context={**LOOKUP, KEY: private})
+    app = unvalidated_app(context={**LOOKUP, KEY: private})
     with pytest.raises(ConfigError) as refused:
         GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
     assert str(refused.value) == (
@@ -206,7 +206,7 @@ def test_karpenter_on_the_stacks_own_provider_needs_no_word_on_its_registry_logi
 
     settings = {**GUIDE, "pools": {"gpu": {"provisioner": "karpenter"}}}
     settings.pop("pool")
-    app = cdk.App(context={**LOOKUP, KEY: world[2]})
+    app = unvalidated_app(context={**LOOKUP, KEY: world[2]})
     stack = GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
     template = app.synth().get_stack_by_name("GpuPool").template
     warnings = Annotations.from_stack(stack).find_warning("*", Match.any_value())
@@ -248,7 +248,7 @@ def test_no_ami_is_looked_up_for_a_minor_the_cluster_may_not_run(tmp_path, monke
     run; they are asked once the cluster's version is known."""
     # The CLI's first pass, its plugin loaded.
     monkeypatch.setenv("GPU_POOL_CDK_PLUGIN", "1")
-    app = cdk.App(context={"gpu-pool:region-lookups": True}, outdir=str(tmp_path))
+    app = unvalidated_app(context={"gpu-pool:region-lookups": True}, outdir=str(tmp_path))
     stack = GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
     app.synth()
     manifest = json.loads((tmp_path / "manifest.json").read_text())
@@ -264,7 +264,7 @@ def test_a_config_map_only_cluster_stops_the_synth_with_the_command(aws_api):
     *_, answer = looked_up_cluster(name, mode="CONFIG_MAP")
     settings = {**GUIDE, "cluster": {**GUIDE["cluster"], "name": name}}
     key = eks_cluster_key(name)
-    app = cdk.App(context={**LOOKUP, key: answer})
+    app = unvalidated_app(context={**LOOKUP, key: answer})
     with pytest.raises(ConfigError) as err:
         GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
     assert (

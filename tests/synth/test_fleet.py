@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import aws_cdk as cdk
 import pytest
 
 from gpu_pool.cdk.lookups.region import REGION_LOOKUPS
@@ -14,6 +13,7 @@ from gpu_pool.cdk.nag.acknowledge import apply_aws_solutions
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import load_settings
 from tests.support import rules
+from tests.support.cfn import unvalidated_app
 from tests.support.docs_examples import APP_CONTEXT
 from tests.support.fleet import EXPECTED, run_app, zone_lookups
 from tests.support.paths import ROOT
@@ -76,7 +76,7 @@ def test_a_single_file_synthesizes_byte_identical_to_the_one_stack_app(tmp_path)
     }
     result = run_app(tmp_path, str(config), {k: v for k, v in context.items() if ":" in k})
     assert result.returncode == 0, result.stderr
-    app = cdk.App(outdir=str(tmp_path / "library"), context=context)
+    app = unvalidated_app(outdir=str(tmp_path / "library"), context=context)
     settings = load_settings(APP_CONTEXT, str(config))
     GpuPoolStack(app, settings.stack_name, settings=settings)
     apply_aws_solutions(app)

@@ -12,6 +12,7 @@ import pytest
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.settings import deep_merge
 from tests.support.cfn import (
+    unvalidated_app,
     autoscaler_priorities,
     helm_values,
     only,
@@ -20,7 +21,6 @@ from tests.support.cfn import (
     synth_stack,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
-from tests.support.paths import ROOT
 from tests.support.settings import KARPENTER, KMS_KEY
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
@@ -902,7 +902,7 @@ def test_library_karpenter_on_an_imported_cluster_needs_its_security_group():
 
     from gpu_pool import ConfigError, Karpenter
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, _ = _imported(stack)
     with pytest.raises(ConfigError) as raised:
         Karpenter(stack, "K", cluster=cluster)
@@ -918,7 +918,7 @@ def test_library_karpenter_needs_a_cluster_name_it_can_write_into_iam_conditions
     from gpu_pool import ConfigError, Karpenter
     from tests.support.user_app import user_cluster
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     with pytest.raises(ConfigError) as raised:
         Karpenter(stack, "K", cluster=user_cluster(stack))
     assert str(raised.value) == (
@@ -932,7 +932,7 @@ def test_library_pool_constructs_refuse_the_other_provisioners_pool():
 
     from gpu_pool import ConfigError, GpuNodePool, Karpenter, KarpenterNodePool, PoolSettings
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, subnet = _imported(stack)
     with pytest.raises(ConfigError) as raised:
         GpuNodePool(
@@ -965,7 +965,7 @@ def test_library_karpenter_on_an_imported_cluster_uses_its_name_and_group():
 
     from gpu_pool import Karpenter, KarpenterNodePool, PoolSettings
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, subnet = _imported(stack)
     karpenter = Karpenter(
         stack,
@@ -1042,21 +1042,10 @@ def test_a_created_cluster_needs_no_registry_warning(karpenter_template):
 
 
 @pytest.mark.parametrize("fixture", ["karpenter_template", "mixed_template"])
-def test_cfn_lint_finds_nothing_in_karpenter_stacks(request, monkeypatch, tmp_path, fixture):
+def test_cfn_lint_finds_nothing_in_karpenter_stacks(request, fixture):
     """./dev test lints the default app; these shapes are linted here, with the project's
-    ignore list (.cfnlintrc.yaml) plus W3010: the KARPENTER settings list zones, so its VPC's
-    subnets name them."""
+    ignore list plus W3010: the KARPENTER settings list zones, so its VPC's subnets name them."""
+    from tests.support.cfn_lint import cfn_lint
 
-    import yaml
-    from cfnlint.api import ManualArgs, lint
-
-    config = yaml.safe_load((ROOT / ".cfnlintrc.yaml").read_text())
-    # cfn-lint also reads .cfnlintrc.yaml from the working directory, whose template glob
-    # (cdk.out) does not exist before a synth.
-    monkeypatch.chdir(tmp_path)
     template = request.getfixturevalue(fixture).to_json()
-    matches = lint(
-        json.dumps(template),
-        config=ManualArgs(ignore_checks=[*config["ignore_checks"], "W3010"], regions=["us-east-1"]),
-    )
-    assert [str(m) for m in matches] == []
+    assert cfn_lint(template, also_ignore=["W3010"]) == []

@@ -16,7 +16,7 @@ from aws_cdk.assertions import Template
 import gpu_pool
 from gpu_pool import AutoscalerSettings, ClusterAutoscaler, ConfigError, GpuNodePool, PoolSettings
 from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE
-from tests.support.cfn import render, resources
+from tests.support.cfn import render, resources, unvalidated_app
 from tests.support.user_app import imported_cluster, user_cluster
 
 NODE_ROLE_ARN = "arn:aws:iam::123456789012:role/platform-gpu-nodes"
@@ -25,7 +25,7 @@ NODE_ROLE_ARN = "arn:aws:iam::123456789012:role/platform-gpu-nodes"
 @pytest.fixture(scope="module")
 def user_stack():
     """A user's stack: their own AwsCustomResource FIRST, then a cluster, a pool, the autoscaler."""
-    app = cdk.App()
+    app = unvalidated_app()
     stack = cdk.Stack(app, "UserStack")
     cr.AwsCustomResource(
         stack,
@@ -125,7 +125,7 @@ def test_autoscaler_alone_takes_version_region_and_a_token_name_from_theuser_clu
 
 
 def _autoscaler_error(**kwargs: typing.Any) -> str:
-    app = cdk.App()
+    app = unvalidated_app()
     stack = cdk.Stack(app, "S")
     cluster, _ = imported_cluster(stack)
     with pytest.raises(ConfigError) as raised:
@@ -188,7 +188,7 @@ def test_public_api_has_no_any():
 
 
 def test_zones_with_subnets_whose_zones_are_tokens_raise_config_error():
-    app = cdk.App()
+    app = unvalidated_app()
     stack = cdk.Stack(app, "S")
     cluster, _ = imported_cluster(stack)
     subnet = ec2.Subnet.from_subnet_attributes(
@@ -236,7 +236,7 @@ def test_a_pool_is_checked_against_its_clusters_minor_and_its_stacks_region(sett
     """The construct knows what the app's settings say: the cluster's version (1.35 here) and
     the stack's Region."""
     stack = cdk.Stack(
-        cdk.App(), "Env", env=cdk.Environment(account="123456789012", region="us-east-1")
+        unvalidated_app(), "Env", env=cdk.Environment(account="123456789012", region="us-east-1")
     )
     cluster = user_cluster(stack)
     with pytest.raises(ConfigError) as raised:
@@ -256,24 +256,13 @@ def test_a_pools_tags_reach_its_instances_and_volumes_through_the_launch_templat
     ]
 
 
-def test_cfn_lint_accepts_the_users_stack(user_stack, monkeypatch, tmp_path):
+def test_cfn_lint_accepts_the_users_stack(user_stack):
     """The user's stack, TagSpecifications included, against cfn-lint's CloudFormation schemas
     (with the project's ignore list, .cfnlintrc.yaml)."""
-    import json
+    from tests.support.cfn_lint import cfn_lint
 
-    import yaml
-    from cfnlint.api import ManualArgs, lint
-
-    from tests.support.paths import ROOT
-
-    config = yaml.safe_load((ROOT / ".cfnlintrc.yaml").read_text())
-    monkeypatch.chdir(tmp_path)  # cfn-lint would read the project's .cfnlintrc.yaml too
     *_, template = user_stack
-    matches = lint(
-        json.dumps(template.to_json()),
-        config=ManualArgs(ignore_checks=config["ignore_checks"], regions=["us-east-1"]),
-    )
-    assert [str(m) for m in matches] == []
+    assert cfn_lint(template.to_json()) == []
 
 
 def _api_section() -> str:

@@ -23,6 +23,7 @@ from gpu_pool import (
     MetricsSettings,
     PoolSettings,
 )
+from tests.support.cfn import unvalidated_app
 from tests.support.paths import ROOT
 from tests.support.rules import documented
 from tests.support.user_app import imported_cluster, user_cluster
@@ -47,7 +48,7 @@ def _error(build) -> list[str]:
 
 @pytest.fixture
 def stack():
-    return cdk.Stack(cdk.App(), "S")
+    return cdk.Stack(unvalidated_app(), "S")
 
 
 def _without_kubectl(stack):
@@ -70,7 +71,7 @@ def test_settings_given_as_a_dict_name_the_model_to_build(stack):
 
 
 def test_the_bundled_stack_refuses_a_dict_of_settings_too():
-    assert _error(lambda: GpuPoolStack(cdk.App(), "Gpu", settings={"pool": {}})) == [
+    assert _error(lambda: GpuPoolStack(unvalidated_app(), "Gpu", settings={"pool": {}})) == [
         "GpuPoolStack 'Gpu': settings: got {'pool': {}}; expected AppSettings (for a dict of "
         "settings: AppSettings(**that_dict))"
     ]
@@ -147,7 +148,7 @@ def test_arguments_by_position_past_the_id_are_named(stack):
 def test_the_library_page_shows_the_messages_the_code_prints():
     """docs/library.md's sample messages, built as the page describes them."""
     page = (ROOT / "docs" / "library.md").read_text()
-    stack = cdk.Stack(cdk.App(), "MlPlatform")
+    stack = cdk.Stack(unvalidated_app(), "MlPlatform")
     cluster, subnet = imported_cluster(stack)
     printed = [
         *_error(
@@ -318,7 +319,7 @@ def _synth_errors(app: cdk.App) -> list[str]:
 
 
 def _two_stacks_importing_one_cluster(second_env=None):
-    app = cdk.App()
+    app = unvalidated_app()
     env = cdk.Environment(account="123456789012", region="us-east-1")
     stacks = [cdk.Stack(app, "Inference", env=env), cdk.Stack(app, "Training", env=second_env or env)]
     for stack in stacks:
@@ -389,7 +390,7 @@ def test_gpu_metrics_warn_at_synth_about_pool_types_the_add_on_misses(stack):
 def test_a_gpu_operator_pool_planned_for_other_metrics_fails_the_synth(gpu, planned_for, what):
     from gpu_pool import plan_pool
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, subnet = imported_cluster(stack)
     other = "none" if gpu == "cloudwatch" else "cloudwatch"
     plan = plan_pool(PoolSettings(gpu_software="gpu-operator"), metrics=other)
@@ -405,7 +406,7 @@ def test_a_gpu_operator_pool_planned_for_other_metrics_fails_the_synth(gpu, plan
 def test_a_gpu_operator_pool_planned_for_the_clusters_metrics_passes():
     from gpu_pool import plan_pool
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, subnet = imported_cluster(stack)
     plan = plan_pool(PoolSettings(gpu_software="gpu-operator"), metrics="cloudwatch")
     GpuNodePool(stack, "Pool", cluster=cluster, subnets=[subnet], settings=plan)
@@ -416,7 +417,7 @@ def test_a_gpu_operator_pool_planned_for_the_clusters_metrics_passes():
 def _nothing_starts_the_pool(autoscaler_in_other_stack: bool) -> list[str]:
     """The GP-CTRL-10 warnings on a pool at min_size 0 in one stack, the cluster imported again
     in another, which adds the cluster's ClusterAutoscaler or not."""
-    app = cdk.App()
+    app = unvalidated_app()
     env = cdk.Environment(account="123456789012", region="us-east-1")
     pools, platform = cdk.Stack(app, "Pools", env=env), cdk.Stack(app, "Platform", env=env)
     cluster, subnet = imported_cluster(pools)
@@ -453,7 +454,7 @@ AGENT_MISSING = (
 def _agent_warnings(add_agent: bool | str, repair: bool = True) -> list[str]:
     """`add_agent`: True (aws_eks_v2.Addon in the pool's stack), "v1" (aws_eks.CfnAddon),
     "other-stack" (in a platform stack of the same app), False (none)."""
-    app = cdk.App()
+    app = unvalidated_app()
     stack = cdk.Stack(app, "S")
     cluster, subnet = imported_cluster(stack)
     settings = PoolSettings() if repair else PoolSettings(repair={"enabled": False})
@@ -504,11 +505,11 @@ def test_the_page_names_the_error_of_an_offline_zone_lookup_and_the_key_that_avo
     env = cdk.Environment(account="123456789012", region="us-east-1")
 
     failed = {"$providerError": message, "$dontSaveContext": True}
-    stack = cdk.Stack(cdk.App(context={key: failed}), "MlPlatform", env=env)
+    stack = cdk.Stack(unvalidated_app(context={key: failed}), "MlPlatform", env=env)
     ec2.Vpc(stack, "Vpc", availability_zones=["us-east-1a", "us-east-1b"])
     assert [e.data for e in stack.node.metadata if e.type == "aws:cdk:error"] == [message]
 
-    stack = cdk.Stack(cdk.App(context=yaml.safe_load(example)), "MlPlatform", env=env)
+    stack = cdk.Stack(unvalidated_app(context=yaml.safe_load(example)), "MlPlatform", env=env)
     vpc = ec2.Vpc(stack, "Vpc", max_azs=3)
     assert [e.type for e in stack.node.metadata if e.type == "aws:cdk:error"] == []
     assert vpc.availability_zones == ["us-east-1a", "us-east-1b", "us-east-1c"]

@@ -10,7 +10,7 @@ import yaml
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan import metrics
 from gpu_pool.settings import deep_merge, load_settings
-from tests.support.cfn import helm_values, node_of, only, render, resources, synth
+from tests.support.cfn import helm_values, node_of, only, render, resources, synth, unvalidated_app
 from tests.support.chart_defaults import (
     CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS,
     DCGM_EXPORTER_CHART_DEFAULTS,
@@ -304,7 +304,7 @@ def _library_metrics(gpu):
     from gpu_pool import GpuMetrics, GpuNodePool, MetricsSettings, PoolSettings, Taint
     from tests.support.user_app import user_cluster
 
-    stack = cdk.Stack(cdk.App(), "User")
+    stack = cdk.Stack(unvalidated_app(), "User")
     cluster = user_cluster(stack)
     metrics = GpuMetrics(stack, "Metrics", cluster=cluster, settings=MetricsSettings(gpu=gpu))
     GpuNodePool(

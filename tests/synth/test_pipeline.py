@@ -8,7 +8,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
 
@@ -17,6 +16,7 @@ from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.cdk.cluster.verifier import Verifier
 from gpu_pool.settings import AppSettings, ConfigError
 from gpu_pool.settings.pipeline import PipelineSettings
+from tests.support.cfn import unvalidated_app
 from tests.support.cli_env import without_aws
 from tests.support.paths import ROOT
 from tests.support.pipeline_example import EXAMPLE, example_pipeline_out
@@ -229,7 +229,7 @@ def test_cross_account_keys_encrypt_the_artifacts_when_a_cluster_is_in_another_a
 def test_no_key_when_every_cluster_is_in_the_pipelines_account():
     """A customer-managed key costs a month's fee; one account needs none (cross_account_keys
     off: the artifact bucket keeps S3's own encryption)."""
-    app = cdk.App()
+    app = unvalidated_app()
     stack = GpuPoolPipeline(
         app,
         "OneAccount",
@@ -275,7 +275,7 @@ def test_the_source_uses_a_connection_through_the_action_of_its_arns_own_prefix(
     (tests/synth/test_iam_simulation.py, pipeline/PipelineSource...)."""
     assert ("codeconnections:UseConnection", CONNECTION) in _use_connection(pipeline_template)
     older = CONNECTION.replace("codeconnections", "codestar-connections")
-    app = cdk.App()
+    app = unvalidated_app()
     stack = GpuPoolPipeline(
         app,
         "Older",
@@ -507,7 +507,7 @@ def test_a_long_stack_name_gives_a_verify_role_name_within_iams_limit():
 
 
 def test_wrong_arguments_are_one_line_each_naming_what_would_do():
-    app = cdk.App()
+    app = unvalidated_app()
     with pytest.raises(ConfigError) as raised:
         GpuPoolStack(
             app, "Wrong", settings=AppSettings(), verifier=iam.AccountPrincipal(PIPELINE_ACCOUNT)
@@ -527,7 +527,7 @@ def test_wrong_arguments_are_one_line_each_naming_what_would_do():
 def test_an_existing_cluster_gets_the_verify_role_and_access_entry_by_its_name():
     """A cluster the app imports: the access entry and DescribeCluster name it (its
     authentication mode must include the API, docs/pipeline.md)."""
-    app = cdk.App()
+    app = unvalidated_app()
     stack = GpuPoolStack(
         app,
         "Existing",
@@ -726,7 +726,7 @@ def test_a_fact_the_synth_step_could_not_look_up_fails_it():
     what its synth step made, unreviewed, and that step looks nothing up: there an unchecked
     fact (here the cluster's zones, not in the context) is the stack's error, which fails
     `cdk synth`."""
-    app = cdk.App()
+    app = unvalidated_app()
     stack = GpuPoolPipeline(
         app,
         "Unchecked",
@@ -748,7 +748,7 @@ def test_a_fact_the_deploy_does_not_wait_for_stays_a_warning_in_the_synth_step()
     """#48 item 10: with cluster.zones set the Region's zones only judge the pools' zones (a
     warning's fact), so the synth step's missing zone lookup warns and the pipeline's synth
     goes on; only facts a deploy waits for stop it."""
-    app = cdk.App()
+    app = unvalidated_app()
     stack = GpuPoolPipeline(
         app,
         "Zoned",

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import aws_cdk as cdk
 import pytest
 from hypothesis import given, settings
 
 from gpu_pool.cdk.nodes.volume_key import RESOURCE_TYPE
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.model.aws_names import is_local_zone
+from tests.support.cfn import unvalidated_app
 from tests.support.looked_up import LOOKUP
 from tests.support.pool_mixes import cluster, valid
 
@@ -29,7 +29,7 @@ def _of_type(template: dict[str, Any], type_name: str) -> dict[str, Any]:
 @given(app=cluster())
 def test_a_synthesized_mix_has_the_agent_its_grants_and_no_local_zone_in_the_cluster(app):
     app_settings, plans = valid(app)
-    synth = cdk.App(context=LOOKUP)
+    synth = unvalidated_app(context=LOOKUP)
     GpuPoolStack(synth, "GpuPool", settings=app_settings)
     template = synth.synth().get_stack_by_name("GpuPool").template
     addons = [r["Properties"]["AddonName"] for r in _of_type(template, "AWS::EKS::Addon").values()]

@@ -13,6 +13,7 @@ from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.settings import ConfigError, PoolSettings, deep_merge
 from tests.support.ca_template import node_template, pod_fits_template
 from tests.support.cfn import (
+    unvalidated_app,
     asg_names_by_types,
     autoscaler_priorities,
     helm_values,
@@ -186,7 +187,7 @@ def test_one_pool_form_keeps_its_logical_ids_and_pools_get_their_own(three_pools
 
 
 def _library_cluster():
-    stack = cdk.Stack(cdk.App(), "Lib")
+    stack = cdk.Stack(unvalidated_app(), "Lib")
     vpc = ec2.Vpc(stack, "Vpc", max_azs=2, nat_gateways=1)
     provider = eks.KubectlProvider.from_kubectl_provider_attributes(
         stack,

@@ -29,6 +29,7 @@ from tests.support.looked_up import (
     quota_key,
     reservation_key,
 )
+from tests.support.cfn import unvalidated_app
 from tests.support.paths import ROOT
 from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, TRAINING
 
@@ -64,7 +65,7 @@ CLI = ROOT / "node_modules" / ".bin" / "cdk"
 
 def _synth(context: dict, out) -> tuple[list[dict], dict]:
     """The assembly's missing context (what the CLI would look up) and the stack's template."""
-    app = cdk.App(context={REGION_LOOKUPS: True, **context}, outdir=str(out))
+    app = unvalidated_app(context={REGION_LOOKUPS: True, **context}, outdir=str(out))
     GpuPoolStack(app, "GpuPool", settings=load_settings(SETTINGS, None))
     assembly = app.synth()
     manifest = json.loads((out / "manifest.json").read_text())
@@ -75,7 +76,7 @@ def _error(context: dict) -> list[str]:
     """The stack's error lines: every error is raised before anything is built."""
     with pytest.raises(ConfigError) as err:
         GpuPoolStack(
-            cdk.App(context={REGION_LOOKUPS: True, **context}),
+            unvalidated_app(context={REGION_LOOKUPS: True, **context}),
             "GpuPool",
             settings=load_settings(SETTINGS, None),
         )
@@ -143,7 +144,7 @@ def test_a_failed_lookup_judges_nothing_and_is_named_not_an_error(tmp_path, monk
     refusal."""
     monkeypatch.setenv(PLUGIN_LOADED, "1")
     failed = {"$providerError": "no credentials", "$dontSaveContext": True}
-    app = cdk.App(
+    app = unvalidated_app(
         context={REGION_LOOKUPS: True, **CACHED, offerings_key("g6.xlarge"): failed},
         outdir=str(tmp_path),
     )
@@ -183,7 +184,7 @@ def test_without_the_plugin_the_offerings_are_named_and_never_asked(tmp_path, mo
     missing, _ = _synth(LOOKUP, tmp_path)
     assert sorted(m["key"] for m in missing) == sorted(KEYS[2:])
     stack = GpuPoolStack(
-        cdk.App(context={REGION_LOOKUPS: True, **CACHED}),
+        unvalidated_app(context={REGION_LOOKUPS: True, **CACHED}),
         "GpuPool",
         settings=load_settings({**SETTINGS, "pool": {**SETTINGS["pool"], "instance_types": ["g6e.xlarge"]}}, None),
     )
@@ -194,14 +195,14 @@ def test_without_the_plugin_the_offerings_are_named_and_never_asked(tmp_path, mo
 def test_an_app_that_does_not_ask_for_region_lookups_makes_none(tmp_path):
     """Without gpu-pool:region-lookups (a user's own app, whose CLI has no gpu-pool plugin), an
     environment-bound stack asks for no offerings and no AMI parameters: only its zones."""
-    app = cdk.App(context=LOOKUP, outdir=str(tmp_path))
+    app = unvalidated_app(context=LOOKUP, outdir=str(tmp_path))
     GpuPoolStack(app, "GpuPool", settings=load_settings(SETTINGS, None))
     app.synth()
     assert json.loads((tmp_path / "manifest.json").read_text()).get("missing", []) == []
 
 
 def test_an_environment_agnostic_stack_looks_nothing_up(tmp_path):
-    app = cdk.App(context={REGION_LOOKUPS: True}, outdir=str(tmp_path))
+    app = unvalidated_app(context={REGION_LOOKUPS: True}, outdir=str(tmp_path))
     stack = cdk.Stack(app, "Agnostic")
     assert region_facts(stack, plan_pools(load_settings({}, None)), "1.35") is None
     app.synth()
@@ -276,9 +277,9 @@ def test_a_capacity_block_the_lookup_does_not_find_is_an_error_not_a_warning(tmp
     """The block lookup may find nothing (ignoreErrorOnMissingContext): the CLI's Cloud Control
     provider then answers the app's dummy value, and caches it. Fed back as the CLI caches it,
     that is GP-REGION-07, not GP-TRAIN-20's "not in cdk.context.json yet"."""
-    probe = cdk.Stack(cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    probe = cdk.Stack(unvalidated_app(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
     key = capacity_block_key(probe)
-    app = cdk.App(context=LOOKUP, outdir=str(tmp_path))
+    app = unvalidated_app(context=LOOKUP, outdir=str(tmp_path))
     GpuPoolStack(app, "T", settings=load_settings(TRAINING, None))
     app.synth()
     missing = json.loads((tmp_path / "manifest.json").read_text())["missing"]
@@ -286,7 +287,7 @@ def test_a_capacity_block_the_lookup_does_not_find_is_an_error_not_a_warning(tmp
     assert block["props"]["ignoreErrorOnMissingContext"] is True
     with pytest.raises(ConfigError) as err:
         GpuPoolStack(
-            cdk.App(context={**LOOKUP, key: block["props"]["dummyValue"]}),
+            unvalidated_app(context={**LOOKUP, key: block["props"]["dummyValue"]}),
             "T",
             settings=load_settings(TRAINING, None),
         )
@@ -311,12 +312,12 @@ ODCR = {
 
 
 def _odcr_key() -> str:
-    probe = cdk.Stack(cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    probe = cdk.Stack(unvalidated_app(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
     return reservation_key(probe, ODCR_ID)
 
 
 def _odcr_missing(context: dict, out) -> list[dict]:
-    app = cdk.App(context=context, outdir=str(out))
+    app = unvalidated_app(context=context, outdir=str(out))
     GpuPoolStack(app, "GpuPool", settings=load_settings(ODCR, None))
     app.synth()
     missing = json.loads((out / "manifest.json").read_text()).get("missing", [])
@@ -326,7 +327,7 @@ def _odcr_missing(context: dict, out) -> list[dict]:
 def _odcr_error(answer: list[dict]) -> list[str]:
     with pytest.raises(ConfigError) as err:
         GpuPoolStack(
-            cdk.App(context={REGION_LOOKUPS: True, **LOOKUP, _odcr_key(): answer}),
+            unvalidated_app(context={REGION_LOOKUPS: True, **LOOKUP, _odcr_key(): answer}),
             "GpuPool",
             settings=load_settings(ODCR, None),
         )
@@ -348,7 +349,7 @@ def test_an_odcr_is_looked_up_only_with_region_lookups(tmp_path):
     assert lookup["provider"] == "cc-api-provider"
     assert lookup["props"]["ignoreErrorOnMissingContext"] is True
     assert _odcr_missing(LOOKUP, tmp_path / "off") == []
-    stack = GpuPoolStack(cdk.App(context={REGION_LOOKUPS: True, **LOOKUP}), "GpuPool", settings=load_settings(ODCR, None))
+    stack = GpuPoolStack(unvalidated_app(context={REGION_LOOKUPS: True, **LOOKUP}), "GpuPool", settings=load_settings(ODCR, None))
     assert [e for e in stack.node.metadata if "GP-TRAIN-20" in str(e.data)] == []
 
 
@@ -377,7 +378,7 @@ def test_an_odcr_in_the_stacks_region_is_not_judged_as_a_capacity_block():
     """Its count and type are not the pool's limits (GP-TRAIN-16/17 are Capacity Block rules)."""
     answer = {"AvailabilityZone": "us-east-1a", "InstanceType": "g6e.xlarge", "TotalInstanceCount": 1}
     stack = GpuPoolStack(
-        cdk.App(context={REGION_LOOKUPS: True, **LOOKUP, _odcr_key(): [answer]}),
+        unvalidated_app(context={REGION_LOOKUPS: True, **LOOKUP, _odcr_key(): [answer]}),
         "GpuPool",
         settings=load_settings(ODCR, None),
     )
@@ -389,7 +390,7 @@ def test_a_cached_quota_below_the_pools_need_is_warned(monkeypatch):
     monkeypatch.setenv(PLUGIN_LOADED, "1")
     settings = {**SETTINGS, "pool": {**SETTINGS["pool"], "max_size": 400}}
     stack = GpuPoolStack(
-        cdk.App(context={REGION_LOOKUPS: True, **CACHED}),
+        unvalidated_app(context={REGION_LOOKUPS: True, **CACHED}),
         "GpuPool",
         settings=load_settings(settings, None),
     )
@@ -462,7 +463,7 @@ def test_the_deploy_guard_is_a_valid_cloudformation_rule(tmp_path, monkeypatch):
     from gpu_pool.cdk.lookups.context import guard_deploy, record_unchecked
     from gpu_pool.model.findings import warning
 
-    app = cdk.App(outdir=str(tmp_path / "out"))
+    app = unvalidated_app(outdir=str(tmp_path / "out"))
     env = cdk.Environment(account="123456789012", region="us-east-1")
     stack = cdk.Stack(app, "Guarded", env=env)
     record_unchecked(stack, warning("GP-REGION-08", "cluster.zones", "not checked"))
@@ -481,7 +482,7 @@ def test_the_zones_hold_no_deploy_where_cluster_zones_names_them(tmp_path):
     zones the lookup has not answered only warn (the pools' zones are not judged) and the
     template carries no deploy guard."""
     settings = {**SETTINGS, "cluster": {**SETTINGS["cluster"], "zones": ZONES[:3]}}
-    app = cdk.App(outdir=str(tmp_path))
+    app = unvalidated_app(outdir=str(tmp_path))
     GpuPoolStack(app, "GpuPool", settings=load_settings(settings, None))
     template = app.synth().get_stack_by_name("GpuPool").template
     metadata = json.loads((tmp_path / "GpuPool.metadata.json").read_text())

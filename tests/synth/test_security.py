@@ -8,7 +8,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 
 from gpu_pool.cdk.nag.rules import GpuPoolNagPack
-from tests.support.cfn import only, render, resources, synth
+from tests.support.cfn import only, render, resources, synth, unvalidated_app
 from tests.support.paths import ROOT
 from tests.support.settings import BOTTLEROCKET, EXISTING
 
@@ -131,7 +131,7 @@ def test_an_existing_cluster_is_left_as_it_is_and_its_node_groups_still_get_the_
 
 
 def _findings(build):
-    app = cdk.App()
+    app = unvalidated_app()
     stack = cdk.Stack(app, "Rules")
     build(stack)
     report = GpuPoolNagPack().validate_scope(stack)

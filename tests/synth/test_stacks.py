@@ -8,6 +8,7 @@ import aws_cdk as cdk
 import pytest
 
 from gpu_pool import ClusterAutoscaler, ConfigError, GpuNodePool, PoolSettings
+from tests.support.cfn import unvalidated_app
 from tests.support.two_stacks import platform_cluster
 
 CYCLE = (
@@ -25,7 +26,7 @@ SECOND = {True: "GpuNodePool 'GpuPools/Inference'", False: "ClusterAutoscaler 'P
 def test_the_priority_expander_in_the_clusters_stack_with_pools_in_another_is_refused(
     autoscaler_first,
 ):
-    app = cdk.App()
+    app = unvalidated_app()
     platform = cdk.Stack(app, "Platform")
     cluster = platform_cluster(platform)
     pools = cdk.Stack(app, "GpuPools")
@@ -51,7 +52,7 @@ def test_the_priority_expander_in_the_clusters_stack_with_pools_in_another_is_re
 
 def test_the_priority_expander_in_a_stack_after_the_pools_synthesizes():
     """Cluster, pools, autoscaler: each stack deploys after the one before."""
-    app = cdk.App()
+    app = unvalidated_app()
     platform = cdk.Stack(app, "Platform")
     cluster = platform_cluster(platform)
     pools = cdk.Stack(app, "GpuPools")

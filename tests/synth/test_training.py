@@ -14,7 +14,7 @@ from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE as ASG_TAGS
 from gpu_pool.cdk.nodegroups.scaling import RESOURCE_TYPE as SCALING
 from gpu_pool.model.scheduling import pod_fits_node
 from tests.support.ca_template import node_template, pod_fits_template
-from tests.support.cfn import autoscaler_priorities, helm_values, node_of, render, resources
+from tests.support.cfn import autoscaler_priorities, helm_values, node_of, render, resources, unvalidated_app
 from tests.support.paths import ROOT
 from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, ODCR_PLACEMENT_GROUP, TRAINING
 
@@ -270,19 +270,12 @@ def test_karpenter_reserved_efa_pool_selects_its_reservation_and_falls_back(trai
     assert template_spec["expireAfter"] == "720h"
 
 
-def test_cfn_lint_finds_nothing_in_the_training_stack(training_template, monkeypatch, tmp_path):
+def test_cfn_lint_finds_nothing_in_the_training_stack(training_template):
     """Launch template data (reservation, market options, 32 interfaces, placement) against
     the CloudFormation resource schemas, with the project's ignore list plus W3010 (zones)."""
-    import yaml
-    from cfnlint.api import ManualArgs, lint
+    from tests.support.cfn_lint import cfn_lint
 
-    config = yaml.safe_load((ROOT / ".cfnlintrc.yaml").read_text())
-    monkeypatch.chdir(tmp_path)
-    matches = lint(
-        json.dumps(training_template.to_json()),
-        config=ManualArgs(ignore_checks=[*config["ignore_checks"], "W3010"], regions=["us-east-1"]),
-    )
-    assert [str(m) for m in matches] == []
+    assert cfn_lint(training_template.to_json(), also_ignore=["W3010"]) == []
 
 
 @pytest.mark.parametrize("preference", ["open", "capacity-reservations-only"])
@@ -313,13 +306,13 @@ def test_a_cached_block_lookup_that_disagrees_stops_the_synth_before_anything_is
     from tests.support.looked_up import capacity_block_key
 
     probe = cdk.Stack(
-        cdk.App(), "P", env=cdk.Environment(account="123456789012", region="us-east-1")
+        unvalidated_app(), "P", env=cdk.Environment(account="123456789012", region="us-east-1")
     )
     key = capacity_block_key(probe)
     # docs/training.md shows the cached entry under this key, for `cdk context --reset`.
     assert f'"{key}": [' in (ROOT / "docs/training.md").read_text(encoding="utf-8")
     answer = {"AvailabilityZone": "us-east-1b", "InstanceType": "p5.48xlarge"}
-    app = cdk.App(context={key: [{**answer, "TotalInstanceCount": 4}]})
+    app = unvalidated_app(context={key: [{**answer, "TotalInstanceCount": 4}]})
     with pytest.raises(ConfigError) as err:
         GpuPoolStack(app, "T", settings=load_settings(TRAINING, None))
     assert str(err.value).splitlines() == [
@@ -338,7 +331,7 @@ def test_an_imported_clusters_efa_pool_needs_its_vpc_and_security_group():
     from gpu_pool.settings import PoolSettings
     from tests.support.user_app import imported_cluster
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(unvalidated_app(), "S")
     cluster, subnet = imported_cluster(stack)
     settings = PoolSettings(
         name="train", instance_types=["p5.48xlarge"], zones=["us-east-1a"], efa=True

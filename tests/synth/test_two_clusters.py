@@ -11,13 +11,13 @@ from aws_cdk.assertions import Template
 from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
 
 from gpu_pool import ClusterAutoscaler, GpuNodePool, PoolSettings
-from tests.support.cfn import resources
+from tests.support.cfn import resources, unvalidated_app
 
 
 @pytest.fixture(scope="module")
 def synthesized() -> tuple[Template, list[str]]:
     """The template, and the two clusters' logical ids."""
-    stack = cdk.Stack(cdk.App(), "TwoClusters")
+    stack = cdk.Stack(unvalidated_app(), "TwoClusters")
     cluster_ids = []
     layer = KubectlV35Layer(stack, "KubectlLayer")
     for name in ("Blue", "Green"):
