@@ -17,7 +17,7 @@ from gpu_pool.settings import AppSettings
 def unvalidated_app(**props: Any) -> cdk.App:
     """An App whose synth skips aws-cdk-lib's built-in CloudFormation validation (AppProps
     builtinCloudFormationValidation; outside the CLI's strict mode its findings are only
-    warnings in validation-report.json): a third of each synth's time, for tests that read the
+    warnings in validation-report.json): over a quarter of each synth's time, for tests that read the
     template and not that report. tests/synth/test_nag.py, the pipeline example and the app's
     own `cdk synth` (cdk.json's validateAgainstDefaultRules) keep it."""
     return cdk.App(builtin_cloud_formation_validation=False, **props)
