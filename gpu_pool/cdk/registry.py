@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, cast
 
 import jsii
@@ -300,14 +301,21 @@ def _adds_agent(scope: IConstruct) -> bool:
     added to another cluster of the same app counts too (GP-LIB-04 may then miss a pool; it
     never warns an app that adds the agent)."""
     stage = Stage.of(scope) or scope.node.root
-    for construct in stage.node.find_all():
-        if (
-            isinstance(construct, CfnResource)
-            and construct.cfn_resource_type == "AWS::EKS::Addon"
-            and getattr(construct, "addon_name", None) == NODE_MONITORING_AGENT_ADDON
-        ):
-            return True
-    return False
+    return any(
+        _l1_resource_type(type(construct)) == "AWS::EKS::Addon"
+        and getattr(construct, "addon_name", None) == NODE_MONITORING_AGENT_ADDON
+        for construct in stage.node.find_all()
+    )
+
+
+@cache
+def _l1_resource_type(construct_class: type) -> str | None:
+    """The CloudFormation type an L1 class renders (its CFN_RESOURCE_TYPE_NAME), None for any
+    other construct class: asked of aws-cdk-lib once per class, not once per construct."""
+    if not issubclass(construct_class, CfnResource):
+        return None
+    name = getattr(construct_class, "CFN_RESOURCE_TYPE_NAME", None)
+    return name if isinstance(name, str) else None
 
 
 @jsii.implements(IValidation)

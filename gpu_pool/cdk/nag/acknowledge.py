@@ -10,6 +10,7 @@ cluster's roles, say) stay theirs to judge.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import aws_cdk as cdk
@@ -61,9 +62,19 @@ def apply_aws_solutions(app: cdk.App) -> None:
 
 def acknowledge(scope: IConstruct, finding: str, reason: str, plugin: str = "AwsSolutions") -> None:
     """Accept one finding of a rule pack (`plugin`: its name) on `scope`, with the reason."""
-    cdk.Validations.of(scope).acknowledge(
-        cdk.Acknowledgment(id=f"{plugin}::{finding}", reason=reason)
-    )
+    acknowledge_all(scope, {finding: reason}, plugin)
+
+
+def acknowledge_all(
+    scope: IConstruct, reasons: Mapping[str, str], plugin: str = "AwsSolutions"
+) -> None:
+    """Accept several findings of one rule pack on `scope` ({finding: reason}), in one call
+    into aws-cdk-lib: each call crosses to its Node.js process, and a stack acknowledges
+    hundreds."""
+    if reasons:
+        cdk.Validations.of(scope).acknowledge(
+            *(cdk.Acknowledgment(id=f"{plugin}::{f}", reason=r) for f, r in reasons.items())
+        )
 
 
 def nag_form(value: Any) -> str:
@@ -89,11 +100,13 @@ def acknowledge_managed_policies(scope: IConstruct) -> None:
     for construct in scope.node.find_all():
         if not isinstance(construct, iam.CfnRole):
             continue
+        reasons = {}
         for arn in stack.resolve(construct.managed_policy_arns) or []:
             name = json.dumps(arn).split(_POLICY_PREFIX, 1)[-1].split('"', 1)[0]
             reason = MANAGED_POLICY_REASONS.get(name)
             if reason:
-                acknowledge(construct, f"AwsSolutions-IAM4[Policy::{nag_form(arn)}]", reason)
+                reasons[f"AwsSolutions-IAM4[Policy::{nag_form(arn)}]"] = reason
+        acknowledge_all(construct, reasons)
 
 
 def acknowledge_wildcard_resources(policy: IConstruct, reason: str) -> None:
@@ -105,12 +118,14 @@ def acknowledge_wildcard_resources(policy: IConstruct, reason: str) -> None:
     if not isinstance(cfn_policy, iam.CfnPolicy | iam.CfnManagedPolicy):
         raise TypeError(f"{policy.node.path} is not an IAM policy")
     document = cdk.Stack.of(policy).resolve(cfn_policy.policy_document)
+    findings = {}
     for statement in document["Statement"]:
         resources = statement.get("Resource", [])
         for resource in resources if isinstance(resources, list) else [resources]:
             form = nag_form(resource)
             if "*" in form:
-                acknowledge(policy, f"AwsSolutions-IAM5[Resource::{form}]", reason)
+                findings[f"AwsSolutions-IAM5[Resource::{form}]"] = reason
+    acknowledge_all(policy, findings)
 
 
 def acknowledge_provider_framework(scope: IConstruct, framework: IConstruct, owner: str) -> None:

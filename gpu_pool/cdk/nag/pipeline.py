@@ -15,7 +15,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
 from constructs import IConstruct
 
-from gpu_pool.cdk.nag.acknowledge import acknowledge, nag_form
+from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_all, nag_form
 
 _ARTIFACTS = "the pipeline's own artifact buckets and keys (one per Region it deploys to)"
 _PROJECT_OWN = (
@@ -120,10 +120,12 @@ def acknowledge_role_with_path(project: IConstruct) -> None:
 
 def _acknowledge_wildcards(policy: iam.CfnPolicy) -> None:
     document = cdk.Stack.of(policy).resolve(policy.policy_document)
-    for finding, actions in _wildcards(document["Statement"]).items():
-        reason = _reason(finding, actions)
-        if reason is not None:
-            acknowledge(policy, f"AwsSolutions-IAM5[{finding}]", reason)
+    reasons = {
+        f"AwsSolutions-IAM5[{finding}]": reason
+        for finding, actions in _wildcards(document["Statement"]).items()
+        if (reason := _reason(finding, actions)) is not None
+    }
+    acknowledge_all(policy, reasons)
 
 
 def _wildcards(statements: list[dict[str, object]]) -> dict[str, list[str]]:
