@@ -10,7 +10,6 @@ import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.cfn import unvalidated_app
 from tests.support.paths import ROOT
 
 PROD, RESEARCH = "111111111111", "222222222222"
@@ -58,14 +57,16 @@ class AppRun:
 
 def run_app(folder: Path, config: str | None, extra: dict | None = None) -> AppRun:
     """app.py's main() as `cdk synth [-c config=CONFIG]` runs it (cdk.json's context, what the
-    CLI hands the App), into folder/out, without aws-cdk-lib's built-in template validation
-    (unvalidated_app). In this process: a fresh Python and jsii runtime per run cost several
-    seconds each, for the same code."""
+    CLI hands the App, its strict template validation included), into folder/out. In this
+    process: a fresh Python and jsii runtime per run cost several seconds each, for the same
+    code."""
+    import aws_cdk as cdk
+
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     context.update(extra or {})
     if config is not None:
         context["config"] = config
-    app = unvalidated_app(context=context, outdir=str(folder / "out"))
+    app = cdk.App(context=context, outdir=str(folder / "out"))
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr):
         code = runpy.run_path(str(ROOT / "app.py"))["main"](app)
