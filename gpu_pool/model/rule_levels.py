@@ -33,8 +33,13 @@ class Rule:
 
 @cache
 def rules() -> tuple[Rule, ...]:
-    """Every error/warning call in the package, in id order (area, then number); read once per
-    process (the whole package's syntax trees: about half a second)."""
+    """`read_rules()`, once per process."""
+    return read_rules()
+
+
+def read_rules() -> tuple[Rule, ...]:
+    """Every error/warning call in the package, in id order (area, then number), read from the
+    package's syntax trees (about half a second; `rules()` keeps the answer)."""
     found = []
     for path in sorted(_PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
