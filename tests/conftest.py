@@ -1,7 +1,5 @@
 """Shared settings for the synthesized stacks; each is synthesized once per session."""
 
-import json
-import os
 from pathlib import Path
 
 import pytest
@@ -27,13 +25,6 @@ from tests.support.settings import (  # noqa: F401  (re-exported for the tests)
     TRAINING,
     ULTRASERVER,
 )
-
-# aws-cdk-lib records a stack trace with every annotation and metadata entry unless the context
-# says `aws:cdk:disable-stack-trace` (cx-api's DISABLE_METADATA_STACK_TRACE); no test reads one.
-# App() reads context from CDK_CONTEXT_JSON, as it does when the CDK CLI runs an app, so every
-# App a test builds gets it (and any app.py a test runs, unless the test passes context of its
-# own); the templates are byte for byte the same.
-os.environ.setdefault("CDK_CONTEXT_JSON", json.dumps({"aws:cdk:disable-stack-trace": True}))
 
 
 @pytest.fixture(scope="session")

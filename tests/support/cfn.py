@@ -15,12 +15,14 @@ from gpu_pool.settings import AppSettings
 
 
 def unvalidated_app(**props: Any) -> cdk.App:
-    """An App whose synth skips aws-cdk-lib's built-in CloudFormation validation (AppProps
-    builtinCloudFormationValidation; outside the CLI's strict mode its findings are only
-    warnings in validation-report.json): over a quarter of each synth's time, for tests that read the
-    template and not that report. tests/synth/test_nag.py, the pipeline example and the app's
-    own `cdk synth` (cdk.json's validateAgainstDefaultRules) keep it."""
-    return cdk.App(builtin_cloud_formation_validation=False, **props)
+    """An App for tests that read templates, not validation reports: its synth skips
+    aws-cdk-lib's built-in CloudFormation validation (AppProps builtinCloudFormationValidation;
+    without cdk.json's validateAgainstDefaultRules its findings are only warnings in
+    validation-report.json) and the construct stack traces no test reads (stackTraces). Over a
+    quarter of each synth's time; the templates are the same. Tests of validation reports (the
+    nag tests, the pipeline example, the default app's report, the fleet's app.py runs) build
+    validated Apps, as the app's own `cdk synth` is."""
+    return cdk.App(builtin_cloud_formation_validation=False, stack_traces=False, **props)
 
 
 def settings_key(settings: dict[str, Any]) -> str:

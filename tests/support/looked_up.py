@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from functools import cache
 
-from tests.support.cfn import unvalidated_app
-
 ACCOUNT, REGION = "123456789012", "us-east-1"
 # us-east-1's six Availability Zones.
 ZONES = [f"{REGION}{letter}" for letter in "abcdef"]
@@ -26,6 +24,7 @@ LOOKUP = {f"availability-zones:account={ACCOUNT}:region={REGION}": LOCAL_ZONES +
 def _template(key: str) -> dict:
     from gpu_pool.cdk.stack import GpuPoolStack
     from gpu_pool.settings import AppSettings
+    from tests.support.cfn import unvalidated_app
 
     app = unvalidated_app(context=LOOKUP)
     stack = GpuPoolStack(app, "GpuPool", settings=AppSettings.model_validate(json.loads(key)))
@@ -98,6 +97,7 @@ def ami_parameter_key(parameter: str, account: str = ACCOUNT, region: str = REGI
 def _offline(key: str) -> tuple[dict, tuple[tuple[str, str], ...]]:
     from gpu_pool.cdk.stack import GpuPoolStack
     from gpu_pool.settings import AppSettings
+    from tests.support.cfn import unvalidated_app
 
     app = unvalidated_app()
     stack = GpuPoolStack(app, "GpuPool", settings=AppSettings.model_validate(json.loads(key)))

@@ -8,7 +8,6 @@ import pytest
 from gpu_pool.checks import check_settings
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
-from tests.support.cfn import unvalidated_app
 from tests.support.paths import ROOT
 
 
@@ -47,8 +46,8 @@ def rule_ids(settings, today=None):
 def assert_nothing_built(settings, expected):
     """The stack raises every expected error, one per line, before it builds anything."""
     # Imported here: the rule tables run without the CDK (./dev mutate forks its test runs).
-
     from gpu_pool.cdk.stack import GpuPoolStack
+    from tests.support.cfn import unvalidated_app
 
     app = unvalidated_app()
     with pytest.raises(ConfigError) as err:
