@@ -52,7 +52,8 @@ def _warnings(stack: cdk.Stack) -> list[str]:
 
 
 def _stack(context: dict | None = None) -> GpuPoolStack:
-    return GpuPoolStack(unvalidated_app(context=context), "T", settings=load_settings(TRAINING, None))
+    app = unvalidated_app(context=context)
+    return GpuPoolStack(app, "T", settings=load_settings(TRAINING, None))
 
 
 def test_a_block_not_in_the_context_is_named_with_its_entrys_key():

@@ -16,7 +16,6 @@ from gpu_pool.plan.dra import dra_driver_chart
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings, deep_merge
 from tests.support.cfn import (
-    unvalidated_app,
     helm_values,
     only,
     pool_nodes,
@@ -24,6 +23,7 @@ from tests.support.cfn import (
     resources,
     synth,
     tags_by_nodegroup,
+    unvalidated_app,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.dra import NAMESPACE, POOL_LABEL, expected_driver_values

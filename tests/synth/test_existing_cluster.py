@@ -17,6 +17,7 @@ import pytest
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.model.versions import autoscaler_image_tag
 from gpu_pool.settings import ConfigError, load_settings
+from tests.support.cfn import unvalidated_app
 from tests.support.eks_world import SECURITY_GROUP, looked_up_cluster
 from tests.support.iam_simulation import (
     Call,
@@ -29,7 +30,6 @@ from tests.support.iam_simulation import (
     session_principal,
     simulate,
 )
-from tests.support.cfn import unvalidated_app
 from tests.support.looked_up import ACCOUNT, LOOKUP, REGION, eks_cluster_key, synth_offline
 from tests.support.managed_policies import managed_policy
 

@@ -12,13 +12,13 @@ import pytest
 from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.settings import deep_merge
 from tests.support.cfn import (
-    unvalidated_app,
     autoscaler_priorities,
     helm_values,
     only,
     render,
     resources,
     synth_stack,
+    unvalidated_app,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.settings import KARPENTER, KMS_KEY

@@ -13,7 +13,6 @@ from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.settings import ConfigError, PoolSettings, deep_merge
 from tests.support.ca_template import node_template, pod_fits_template
 from tests.support.cfn import (
-    unvalidated_app,
     asg_names_by_types,
     autoscaler_priorities,
     helm_values,
@@ -21,6 +20,7 @@ from tests.support.cfn import (
     render,
     resources,
     tags_by_nodegroup,
+    unvalidated_app,
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.settings import GPU_TAINT

@@ -19,6 +19,7 @@ from gpu_pool.cdk.lookups.region import NO_PLUGIN, PLUGIN_LOADED, REGION_LOOKUPS
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.settings import ConfigError, load_settings
+from tests.support.cfn import unvalidated_app
 from tests.support.cli_env import without_aws
 from tests.support.looked_up import (
     LOOKUP,
@@ -29,7 +30,6 @@ from tests.support.looked_up import (
     quota_key,
     reservation_key,
 )
-from tests.support.cfn import unvalidated_app
 from tests.support.paths import ROOT
 from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, TRAINING
 
@@ -277,7 +277,8 @@ def test_a_capacity_block_the_lookup_does_not_find_is_an_error_not_a_warning(tmp
     """The block lookup may find nothing (ignoreErrorOnMissingContext): the CLI's Cloud Control
     provider then answers the app's dummy value, and caches it. Fed back as the CLI caches it,
     that is GP-REGION-07, not GP-TRAIN-20's "not in cdk.context.json yet"."""
-    probe = cdk.Stack(unvalidated_app(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    env = cdk.Environment(account="123456789012", region="us-east-1")
+    probe = cdk.Stack(unvalidated_app(), "P", env=env)
     key = capacity_block_key(probe)
     app = unvalidated_app(context=LOOKUP, outdir=str(tmp_path))
     GpuPoolStack(app, "T", settings=load_settings(TRAINING, None))
@@ -312,7 +313,8 @@ ODCR = {
 
 
 def _odcr_key() -> str:
-    probe = cdk.Stack(unvalidated_app(), "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    env = cdk.Environment(account="123456789012", region="us-east-1")
+    probe = cdk.Stack(unvalidated_app(), "P", env=env)
     return reservation_key(probe, ODCR_ID)
 
 
@@ -349,7 +351,8 @@ def test_an_odcr_is_looked_up_only_with_region_lookups(tmp_path):
     assert lookup["provider"] == "cc-api-provider"
     assert lookup["props"]["ignoreErrorOnMissingContext"] is True
     assert _odcr_missing(LOOKUP, tmp_path / "off") == []
-    stack = GpuPoolStack(unvalidated_app(context={REGION_LOOKUPS: True, **LOOKUP}), "GpuPool", settings=load_settings(ODCR, None))
+    app = unvalidated_app(context={REGION_LOOKUPS: True, **LOOKUP})
+    stack = GpuPoolStack(app, "GpuPool", settings=load_settings(ODCR, None))
     assert [e for e in stack.node.metadata if "GP-TRAIN-20" in str(e.data)] == []
 
 
@@ -454,14 +457,13 @@ def test_facts_that_feed_only_warnings_do_not_hold_the_deploy(tmp_path, monkeypa
     assert "GpuPoolUncheckedFacts" not in template.get("Rules", {})
 
 
-def test_the_deploy_guard_is_a_valid_cloudformation_rule(tmp_path, monkeypatch):
+def test_the_deploy_guard_is_a_valid_cloudformation_rule(tmp_path):
     """The guard against CloudFormation's own template rules (cfn-lint's schema of Rules,
     Parameters and the rule functions), on a stack holding nothing else: a malformed rule would
     fail every deploy, unchecked facts or not."""
-    from cfnlint.api import ManualArgs, lint
-
     from gpu_pool.cdk.lookups.context import guard_deploy, record_unchecked
     from gpu_pool.model.findings import warning
+    from tests.support.cfn_lint import cfn_lint
 
     app = unvalidated_app(outdir=str(tmp_path / "out"))
     env = cdk.Environment(account="123456789012", region="us-east-1")
@@ -471,10 +473,7 @@ def test_the_deploy_guard_is_a_valid_cloudformation_rule(tmp_path, monkeypatch):
     cdk.CfnWaitConditionHandle(stack, "Something")
     template = app.synth().get_stack_by_name("Guarded").template
     assert "GpuPoolUncheckedFacts" in template["Rules"]
-    # cfn-lint reads .cfnlintrc.yaml from the working directory too: none here.
-    monkeypatch.chdir(tmp_path)
-    matches = lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))
-    assert [str(m) for m in matches] == []
+    assert cfn_lint(template, project_ignores=False) == []
 
 
 def test_the_zones_hold_no_deploy_where_cluster_zones_names_them(tmp_path):

@@ -14,7 +14,14 @@ from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE as ASG_TAGS
 from gpu_pool.cdk.nodegroups.scaling import RESOURCE_TYPE as SCALING
 from gpu_pool.model.scheduling import pod_fits_node
 from tests.support.ca_template import node_template, pod_fits_template
-from tests.support.cfn import autoscaler_priorities, helm_values, node_of, render, resources, unvalidated_app
+from tests.support.cfn import (
+    autoscaler_priorities,
+    helm_values,
+    node_of,
+    render,
+    resources,
+    unvalidated_app,
+)
 from tests.support.paths import ROOT
 from tests.support.settings import CAPACITY_BLOCK_ID, ODCR_ID, ODCR_PLACEMENT_GROUP, TRAINING
 
