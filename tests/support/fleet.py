@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import runpy
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,10 +68,36 @@ def run_app(folder: Path, config: str | None, extra: dict | None = None) -> AppR
     if config is not None:
         context["config"] = config
     app = cdk.App(context=context, outdir=str(folder / "out"))
-    stderr = io.StringIO()
+    relayed = _Relayed()
+    stderr = io.TextIOWrapper(relayed, encoding="utf-8", write_through=True)
     with contextlib.redirect_stderr(stderr):
         code = runpy.run_path(str(ROOT / "app.py"))["main"](app)
-    return AppRun(code, stderr.getvalue())
+        relayed.wait_until_quiet()
+    return AppRun(code, relayed.getvalue().decode("utf-8"))
+
+
+class _Relayed(io.BytesIO):
+    """The bytes of app.py's sys.stderr: Python's prints, and what aws-cdk-lib's synth prints in
+    Node.js (its validation report, console.error), which jsii relays from a thread of its own
+    into sys.stderr.buffer, so it can arrive after the synth returned. Leaving the redirect
+    before it does printed the report into the next test's captured stderr."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_write = time.monotonic()
+
+    def write(self, data) -> int:  # type: ignore[override]
+        self.last_write = time.monotonic()
+        return super().write(data)
+
+    def wait_until_quiet(self, quiet: float = 0.3, limit: float = 10.0) -> None:
+        """Return once nothing has come for `quiet` seconds (the relay writes each console line
+        within milliseconds of the synth's; `limit` bounds a stuck one)."""
+        start = time.monotonic()
+        while time.monotonic() - max(self.last_write, start) < quiet:
+            if time.monotonic() - start > limit:
+                return
+            time.sleep(0.05)
 
 
 def synth_fleet(folder: Path) -> Path:
