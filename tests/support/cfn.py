@@ -14,15 +14,29 @@ from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
 
 
-def unvalidated_app(**props: Any) -> cdk.App:
+# aws-cdk-lib's cx-api DISABLE_ASSET_STAGING_CONTEXT, which `cdk synth --no-staging` sets: assets
+# stay where they are, referenced by absolute path, instead of being copied into the assembly.
+NO_STAGING = "aws:cdk:disable-asset-staging"
+
+
+def unvalidated_app(*, context: dict[str, Any] | None = None, **props: Any) -> cdk.App:
     """An App for tests that read templates, not validation reports: its synth skips
     aws-cdk-lib's built-in CloudFormation validation (AppProps builtinCloudFormationValidation;
     without cdk.json's validateAgainstDefaultRules its findings are only warnings in
     validation-report.json) and the construct stack traces no test reads (stackTraces). Over a
     quarter of each synth's time; the templates are the same. Tests of validation reports (the
     nag tests, the pipeline example, the default app's report, the fleet's app.py runs) build
-    validated Apps, as the app's own `cdk synth` is."""
-    return cdk.App(builtin_cloud_formation_validation=False, stack_traces=False, **props)
+    validated Apps, as the app's own `cdk synth` is.
+
+    Nor does it stage assets (NO_STAGING): each synth copied the 30 MB kubectl layer zip and
+    the handlers into its assembly, a sixth of the synth, for tests that read no asset, and
+    left it in a temporary directory. The asset hashes, so the templates, are the same."""
+    return cdk.App(
+        builtin_cloud_formation_validation=False,
+        stack_traces=False,
+        context={NO_STAGING: True, **(context or {})},
+        **props,
+    )
 
 
 def settings_key(settings: dict[str, Any]) -> str:
