@@ -40,7 +40,6 @@ from gpu_pool.cdk.lookups.region import (
     zones_shape_template,
     zones_unchecked,
 )
-from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.nodegroups.pool import GpuNodePool
 from gpu_pool.cdk.pod_identity import CLUSTER_AGENT_ID
 from gpu_pool.cdk.registry import ClusterPools
@@ -162,7 +161,6 @@ class GpuPoolStack(Stack):
             )
         _keep_agent_logical_id(self.cluster)
         wait_for_kubectl_access(self)
-        acknowledge_managed_policies(self)
         guard_deploy(self)
 
     @property

@@ -73,10 +73,20 @@ def test_every_acknowledged_managed_policy_has_a_reason():
 
 def test_a_library_users_own_nag_run_finds_nothing_in_gpu_pools_constructs(tmp_path):
     """A user app with AwsSolutionsChecks: every open finding is on the user's own cluster
-    (aws-cdk-lib's roles and VPC, theirs to judge), none on what gpu-pool built."""
+    (aws-cdk-lib's roles and VPC, theirs to judge), none on what gpu-pool built: the
+    CloudWatch metrics' agent role acknowledges its managed policy itself (it had relied on the
+    bundled stack's stack-wide acknowledgement)."""
     import cdk_nag
 
-    from gpu_pool import ClusterAutoscaler, GpuNodePool, Karpenter, KarpenterNodePool, PoolSettings
+    from gpu_pool import (
+        ClusterAutoscaler,
+        GpuMetrics,
+        GpuNodePool,
+        Karpenter,
+        KarpenterNodePool,
+        MetricsSettings,
+        PoolSettings,
+    )
     from tests.support.user_app import user_cluster
 
     app = cdk.App(outdir=str(tmp_path))
@@ -93,6 +103,7 @@ def test_a_library_users_own_nag_run_finds_nothing_in_gpu_pools_constructs(tmp_p
         subnets=subnets,
         settings=PoolSettings(name="batch", provisioner="karpenter"),
     )
+    GpuMetrics(stack, "Metrics", cluster=cluster, settings=MetricsSettings(gpu="cloudwatch"))
     cdk.Validations.of(app).add_plugins(cdk_nag.AwsSolutionsChecks(app))
     with pytest.raises(RuntimeError, match=r"^ValidationFailed: "):
         app.synth()  # on the user's own cluster's findings

@@ -14,7 +14,11 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from gpu_pool.cdk.auto_mode.guard import guard_auto_mode
-from gpu_pool.cdk.nag.acknowledge import acknowledge, acknowledge_provider_framework
+from gpu_pool.cdk.nag.acknowledge import (
+    acknowledge,
+    acknowledge_managed_policies,
+    acknowledge_provider_framework,
+)
 from gpu_pool.cdk.network.local_zones import local_zone_subnets
 from gpu_pool.cdk.nodegroups.launch_template import NodeLaunchTemplate
 from gpu_pool.model.versions import KUBERNETES_RELEASES
@@ -97,6 +101,8 @@ def new_cluster(
     )
     _add_system_nodes(cluster, cluster_settings)
     _acknowledge_kubectl_provider(cluster)
+    # aws-cdk-lib's roles under the cluster: its own, the kubectl provider's, the system group's.
+    acknowledge_managed_policies(cluster)
     if _open_to_the_internet(cluster_settings):
         acknowledge(
             cluster,

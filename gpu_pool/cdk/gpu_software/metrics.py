@@ -18,6 +18,7 @@ from constructs import Construct
 
 from gpu_pool.cdk.arguments import require_kubectl
 from gpu_pool.cdk.gpu_software.charts import helm_chart
+from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.cdk.pod_identity import pod_identity_agent, pod_identity_role
 from gpu_pool.cdk.registry import AtSynth, ClusterPools, EksCluster, as_icluster, owned_addon
 from gpu_pool.cdk.report import located, names_itself
@@ -109,6 +110,7 @@ class GpuMetrics(Construct):
         role.add_managed_policy(
             iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")
         )
+        acknowledge_managed_policies(role)
         addon = owned_addon(
             eks.Addon(
                 self,

@@ -95,7 +95,7 @@ def nag_form(value: Any) -> str:
 
 def acknowledge_managed_policies(scope: IConstruct) -> None:
     """Acknowledge IAM4 for the managed policies listed above, wherever a role under `scope`
-    (a stack, or a construct's own roles) uses them."""
+    (a construct's own roles: each construct acknowledges what it creates) uses them."""
     stack = cdk.Stack.of(scope)
     for construct in scope.node.find_all():
         if not isinstance(construct, iam.CfnRole):
