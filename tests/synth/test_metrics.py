@@ -18,7 +18,6 @@ from tests.support.chart_defaults import (
 from tests.support.helm import (
     CLOUDWATCH_CHART,
     chart_from_env,
-    helm_binary,
     helm_template,
     leaf_paths,
 )
@@ -215,12 +214,12 @@ def test_an_unknown_metrics_choice_is_refused_where_it_enters(value):
 
 
 @chart_from_env("GPU_POOL_DCGM_EXPORTER_CHART", "NVIDIA/dcgm-exporter tag 4.5.3-4.8.2 deployment/")
-def test_the_real_chart_renders_a_daemonset_on_every_gpu_node_and_no_cpu_node(tmp_path):
+def test_the_real_chart_renders_a_daemonset_on_every_gpu_node_and_no_cpu_node(helm, tmp_path):
     """Rendered by helm through the chart's own templates: the DaemonSet's pod spec selects
     the GPU nodes outside the GPU Operator and no CPU node, and no ServiceMonitor is made."""
     template = synth(METRICS)
     docs = helm_template(
-        helm_binary(tmp_path),
+        helm,
         "dcgm-exporter",
         os.environ["GPU_POOL_DCGM_EXPORTER_CHART"],
         helm_values(chart(template, "dcgm-exporter")),
@@ -264,12 +263,11 @@ def render_cloudwatch_chart(helm, values, workdir):
 
 
 def test_the_real_chart_runs_no_log_shipper_and_monitors_no_service_with_our_values(
-    cloudwatch_template, tmp_path
+    cloudwatch_template, helm, tmp_path
 ):
     """Rendered by helm through the add-on's chart: its defaults run Fluent Bit and put every
     service in Application Signals' auto-monitoring; with the add-on's configuration values
     gpu-pool sends, neither."""
-    helm = helm_binary(tmp_path)
     values = json.loads(cloudwatch_addon(cloudwatch_template)["ConfigurationValues"])
 
     def rendered(values):
@@ -285,12 +283,12 @@ def test_the_real_chart_runs_no_log_shipper_and_monitors_no_service_with_our_val
     assert rendered(values) == (False, False)
 
 
-def test_the_real_chart_places_its_exporter_as_recorded(cloudwatch_template, tmp_path):
+def test_the_real_chart_places_its_exporter_as_recorded(cloudwatch_template, helm, tmp_path):
     """Rendered by helm with the values gpu-pool sends: the DcgmExporter the add-on's operator
     turns into a DaemonSet carries the scheduling terms recorded in tests/fixtures, which the
     GP-METRICS-02 rule and the tests above read."""
     values = json.loads(cloudwatch_addon(cloudwatch_template)["ConfigurationValues"])
-    docs = render_cloudwatch_chart(helm_binary(tmp_path), values, tmp_path)
+    docs = render_cloudwatch_chart(helm, values, tmp_path)
     (exporter,) = [d["spec"] for d in docs if d["kind"] == "DcgmExporter"]
     recorded = CLOUDWATCH_DCGM_EXPORTER_CHART_DEFAULTS
     assert {key: exporter[key] for key in recorded} == recorded

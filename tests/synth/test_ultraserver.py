@@ -9,15 +9,14 @@ import json
 
 import pytest
 
-from tests.support.helm import helm_binary, manifests, render_vendored
-
 from gpu_pool.cli.smoke_test import smoke_test_objects
 from gpu_pool.cli.sources import settings_pools
 from gpu_pool.model.scheduling import pod_fits_node
 from tests.support.cfn import helm_values, node_of, render
+from tests.support.docs_examples import app_settings, as_the_app_reads, settings_example
 from tests.support.dra import NAMESPACE as DRA_NAMESPACE
 from tests.support.dra import POOL_LABEL, expected_driver_values
-from tests.support.docs_examples import app_settings, as_the_app_reads, settings_example
+from tests.support.helm import manifests, render_vendored
 from tests.support.looked_up import synth_looked_up
 
 pytestmark = pytest.mark.synth
@@ -140,12 +139,11 @@ def test_the_dra_release_has_compute_domains_and_the_kubelet_plugin_on_the_pool(
 
 
 def test_the_rendered_kubelet_plugin_runs_both_features_on_the_ultraserver_nodes_only(
-    template, tmp_path
+    template, helm, tmp_path
 ):
     """The pinned chart, rendered with our values: one kubelet plugin DaemonSet with the
     ComputeDomain and GPU plugins, whose pods fit the UltraServer group's nodes and no other
     group's (the system group's)."""
-    helm = helm_binary(tmp_path / "helm")
     values = helm_values(_dra_release(template))
     rendered = render_vendored(
         helm, DRA_CHART, "nvidia-dra-driver-gpu", DRA_NAMESPACE, values, tmp_path
@@ -199,13 +197,14 @@ def test_eks_shape_runs_the_dra_driver_for_compute_domains_only(ultraserver_temp
     assert helm_values(_release(template, "dra-driver-nvidia-gpu")) == EKS_SHAPE_DRA_VALUES
 
 
-def test_eks_shape_rendered_kubelet_plugin_publishes_no_gpu(ultraserver_template, tmp_path):
+def test_eks_shape_rendered_kubelet_plugin_publishes_no_gpu(
+    ultraserver_template, helm, tmp_path
+):
     """The pinned chart, rendered with the release's values: it passes the chart's validation
     without gpuResourcesEnabledOverride, its kubelet plugin runs the ComputeDomain plugin alone
     (no `gpus` container, no gpu.nvidia.com DeviceClass: nothing advertises GPUs beside the
     device plugin), on the UltraServer nodes only, and the controller runs."""
     template = ultraserver_template.to_json()
-    helm = helm_binary(tmp_path / "helm")
     values = helm_values(_release(template, "dra-driver-nvidia-gpu"))
     rendered = render_vendored(
         helm, DRA_CHART, "nvidia-dra-driver-gpu", DRA_NAMESPACE, values, tmp_path
