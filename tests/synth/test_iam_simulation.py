@@ -44,6 +44,7 @@ from tests.support.iam_simulation import (
     without_statement,
 )
 from tests.support.pipeline_example import example_cluster_template, example_pipeline_template
+from tests.support.run_cache import shared_json
 from tests.support.settings import (
     AUTO_MODE,
     CLOUDWATCH_METRICS,
@@ -1064,7 +1065,12 @@ def _assume_request(role: Role, action: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, dict[str, Any]]:
-    """Every case's outcome, by id, from one run of the simulator."""
+    """Every case's outcome, by id, from one run of the simulator in the test run (its cases
+    can run on both xdist workers: tests/support/run_cache.py)."""
+    return shared_json("iam-simulation-outcomes", _simulate_every_case)[0]
+
+
+def _simulate_every_case() -> dict[str, dict[str, Any]]:
     requests = {case.id: _identity_request(case) for case in [*CASES, *POOL_TAG_CASES]}
     requests |= {
         f"{role.template}/{role.name}/trust/{action}": _assume_request(role, action)
