@@ -8,6 +8,7 @@ import pytest
 from gpu_pool.cdk.nag.acknowledge import MANAGED_POLICY_REASONS, apply_aws_solutions, nag_form
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
+from tests.support.looked_up import ACCOUNT, LOOKUP, REGION, eks_cluster_key
 from tests.support.settings import (
     AUTO_MODE,
     EXISTING,
@@ -18,13 +19,53 @@ from tests.support.settings import (
     NODE_GROUP_KMS,
 )
 
+# docs/existing-clusters.md's smallest config: a cluster given by its name alone, for which the
+# stack builds its own kubectl provider (aws-cdk-lib's roles, with AWS managed policies).
+BY_NAME = {
+    "account": ACCOUNT,
+    "region": REGION,
+    "cluster": {"name": "inference", "existing": True},
+    "pool": {"instance_types": ["g6e.xlarge"]},
+}
+# Its lookup's answer (gpu_pool/lookups/eks_cluster.py) for an endpoint that answers only inside
+# the VPC: the provider's handler then runs in the VPC, with the VPC access policy too.
+PRIVATE_ONLY = {
+    **LOOKUP,
+    eks_cluster_key("inference"): {
+        "name": "inference",
+        "version": "1.33",
+        "vpcId": "vpc-0123456789abcdef0",
+        "privateSubnets": {
+            f"{REGION}a": ["subnet-0aaaaaaaaaaaaaaaa"],
+            f"{REGION}b": ["subnet-0bbbbbbbbbbbbbbbb"],
+        },
+        "clusterSecurityGroupId": "sg-0123456789abcdef0",
+        "endpointPublicAccess": False,
+        "endpointPrivateAccess": True,
+        "authenticationMode": "API_AND_CONFIG_MAP",
+        "addons": ["vpc-cni"],
+    },
+}
+
 
 @pytest.mark.parametrize(
-    "settings",
-    [MULTI, EXISTING, KARPENTER, MIXED, AUTO_MODE, MIXED_AUTO_MODE, NODE_GROUP_KMS],
+    ("settings", "context"),
+    [
+        (MULTI, {}),
+        (EXISTING, {}),
+        (BY_NAME, {}),
+        (BY_NAME, PRIVATE_ONLY),
+        (KARPENTER, {}),
+        (MIXED, {}),
+        (AUTO_MODE, {}),
+        (MIXED_AUTO_MODE, {}),
+        (NODE_GROUP_KMS, {}),
+    ],
     ids=[
         "zones",
         "existing-cluster",
+        "existing-by-name",
+        "existing-private-endpoint",
         "karpenter",
         "mixed",
         "auto-mode",
@@ -32,8 +73,8 @@ from tests.support.settings import (
         "node-group-kms",
     ],
 )
-def test_no_open_findings(tmp_path, settings):
-    app = cdk.App(outdir=str(tmp_path))
+def test_no_open_findings(tmp_path, settings, context):
+    app = cdk.App(outdir=str(tmp_path), context=context)
     GpuPoolStack(app, "Nag", settings=AppSettings.model_validate(settings))
     apply_aws_solutions(app)
     app.synth()  # raises on any open finding
