@@ -1,5 +1,6 @@
 """A three-cluster fleet (two accounts, three Regions) synthesized by app.py as the CDK CLI runs
-it (its main(), with the context the CLI hands over), with the availability-zones lookup of each environment cached (tests/support/looked_up.py)."""
+it (its main(), with the context the CLI hands over), with the availability-zones lookup of each
+environment cached (tests/support/looked_up.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import contextlib
 import io
 import json
 import runpy
-import time
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,32 +73,41 @@ def run_app(folder: Path, config: str | None, extra: dict | None = None) -> AppR
     stderr = io.TextIOWrapper(relayed, encoding="utf-8", write_through=True)
     with contextlib.redirect_stderr(stderr):
         code = runpy.run_path(str(ROOT / "app.py"))["main"](app)
-        relayed.wait_until_quiet()
+        if _printed_a_report(folder / "out"):
+            assert relayed.report_ended.wait(timeout=30), "the validation report never came"
     return AppRun(code, relayed.getvalue().decode("utf-8"))
+
+
+# The line aws-cdk-lib ends the validation report it prints with (core/lib/private/
+# synthesis-validation.js, after writing validation-report.json).
+_REPORT_END = b"A copy of this report can be found in: "
+
+
+def _printed_a_report(out: Path) -> bool:
+    """Whether the synth printed its validation report: aws-cdk-lib does when a plugin found a
+    violation or failed (cdk.json's annotationsInValidationReport makes warnings violations)."""
+    path = out / "validation-report.json"
+    if not path.is_file():
+        return False
+    reports = json.loads(path.read_text(encoding="utf-8"))["pluginReports"]
+    return any(r.get("violations") or r["conclusion"] != "success" for r in reports)
 
 
 class _Relayed(io.BytesIO):
     """The bytes of app.py's sys.stderr: Python's prints, and what aws-cdk-lib's synth prints in
-    Node.js (its validation report, console.error), which jsii relays from a thread of its own
-    into sys.stderr.buffer, so it can arrive after the synth returned. Leaving the redirect
-    before it does printed the report into the next test's captured stderr."""
+    Node.js (its validation report, console.error), which jsii relays into sys.stderr.buffer
+    from a thread of its own, so it can arrive after the synth returned. Leaving the redirect
+    before it did printed the report into the next test's captured stderr."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.last_write = time.monotonic()
+        self.report_ended = threading.Event()
 
     def write(self, data) -> int:  # type: ignore[override]
-        self.last_write = time.monotonic()
-        return super().write(data)
-
-    def wait_until_quiet(self, quiet: float = 0.3, limit: float = 10.0) -> None:
-        """Return once nothing has come for `quiet` seconds (the relay writes each console line
-        within milliseconds of the synth's; `limit` bounds a stuck one)."""
-        start = time.monotonic()
-        while time.monotonic() - max(self.last_write, start) < quiet:
-            if time.monotonic() - start > limit:
-                return
-            time.sleep(0.05)
+        written = super().write(data)
+        if _REPORT_END in self.getvalue():
+            self.report_ended.set()
+        return written
 
 
 def synth_fleet(folder: Path) -> Path:
