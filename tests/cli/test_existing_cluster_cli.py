@@ -27,12 +27,13 @@ GUIDE = {
 }
 
 
-def _plan(tmp_path, capsys, cached):
+def _plan(tmp_path, capsys, cached, *options):
     (tmp_path / "cdk.json").write_text((ROOT / "cdk.json").read_text())
     (tmp_path / "cdk.context.json").write_text(json.dumps(cached))
     config = tmp_path / "inference.yaml"
     config.write_text(yaml.safe_dump(GUIDE))
-    assert main(["plan", "--cdk-json", str(tmp_path / "cdk.json"), "--config", str(config)]) == 0
+    argv = ["plan", "--cdk-json", str(tmp_path / "cdk.json"), "--config", str(config), *options]
+    assert main(argv) == 0
     return capsys.readouterr().out.splitlines()
 
 
@@ -59,6 +60,23 @@ def test_plan_shows_an_unchecked_cluster_as_such(tmp_path, capsys):
         "its Kubernetes version, private subnets and add-ons are unchecked until a synth with "
         "credentials of account 123456789012 caches them"
     )
+
+
+def test_plan_as_json_says_the_same_of_the_cluster(tmp_path, capsys):
+    """--output json carries the table's notes (it had none: a script saw no word of an
+    unchecked cluster)."""
+    key = cluster_context_key("123456789012", "us-east-1", "inference")
+    plan = json.loads("\n".join(_plan(tmp_path, capsys, {}, "--output", "json")))
+    assert plan["notes"] == [
+        f"Cluster inference exists and is not looked up yet (no {key} in cdk.context.json): "
+        "its Kubernetes version, private subnets and add-ons are unchecked until a synth with "
+        "credentials of account 123456789012 caches them"
+    ]
+    looked_up = json.loads("\n".join(_plan(tmp_path, capsys, {key: ANSWER}, "--output", "json")))
+    assert looked_up["notes"] == [
+        "Cluster inference exists, looked up (cdk.context.json): Kubernetes 1.33, private "
+        "subnets in us-east-1a, us-east-1b, authentication mode API_AND_CONFIG_MAP"
+    ]
 
 
 def test_plan_refuses_what_the_synth_refuses_of_the_looked_up_cluster(tmp_path, capsys):

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
         for record in pools.records
     ]
     if args.output == "json":
-        print(json.dumps(plan_json(summaries, pools.warnings), indent=2))
+        print(json.dumps(plan_json(summaries, pools.warnings, pools.notes), indent=2))
     else:
         print(plan_table(summaries, pools.warnings))
         for note in pools.notes:

@@ -13,13 +13,17 @@ from gpu_pool.plan.summary import PoolSummary
 UNKNOWN = "unknown"
 
 
-def plan_json(summaries: Sequence[PoolSummary], warnings: Sequence[str] = ()) -> dict[str, Any]:
-    """The summaries as one JSON object: `pools` (one per pool), the prices' source and the
-    synth's `warnings` about the settings."""
+def plan_json(
+    summaries: Sequence[PoolSummary], warnings: Sequence[str] = (), notes: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The summaries as one JSON object: `pools` (one per pool), the prices' source, the
+    synth's `warnings` about the settings, and the `notes` the table prints below them (an
+    existing cluster looked up, or not yet)."""
     return {
         "pools": [dataclasses.asdict(s) for s in summaries],
         "prices": PRICE_SOURCE,
         "warnings": list(warnings),
+        "notes": list(notes),
     }
 
 
