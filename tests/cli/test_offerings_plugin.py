@@ -18,53 +18,24 @@ import pytest
 from botocore.exceptions import ClientError
 
 from tests.support.paths import ROOT
+from tests.support.plugin import NODE, PLUGIN, ask
 
-NODE = ROOT / "node_modules" / ".bin" / "node"
-PLUGIN = ROOT / "cdk-plugin"
 ACCOUNT = "123456789012"  # moto's default account
 LOOKUP_ROLE = f"arn:aws:iam::{ACCOUNT}:role/cdk-hnb659fds-lookup-role-{ACCOUNT}-us-east-1"
-
-# Loads the plugin as the CLI's PluginHost does (`init(host)`, then the provider registered
-# under its name) and calls it with the lookup's props: what it resolves, or its error.
-DRIVER = """
-const plugin = require(process.argv[1]);
-const providers = {};
-if (plugin.version !== '1') throw new Error('not a CDK CLI plugin of version 1');
-plugin.init({ registerContextProviderAlpha: (name, provider) => { providers[name] = provider; } });
-// The app the CLI runs inherits this process's environment: the plugin says it is loaded.
-if (process.env.GPU_POOL_CDK_PLUGIN !== '1') throw new Error('GPU_POOL_CDK_PLUGIN not set');
-let input = '';
-process.stdin.on('data', (chunk) => { input += chunk; });
-process.stdin.on('end', () => {
-  providers['gpu-pool-instance-type-offerings'].getValue(JSON.parse(input)).then(
-    (value) => process.stdout.write(JSON.stringify({ value })),
-    (err) => process.stdout.write(JSON.stringify({ error: err.message })),
-  );
-});
-"""
+OFFERINGS = "gpu-pool-instance-type-offerings"
 
 pytestmark = pytest.mark.skipif(not NODE.exists(), reason="pinned Node.js not installed")
 
 
 def _ask(props: dict, env: dict[str, str] | None = None, path: str | None = None) -> dict:
-    """The plugin's answer to one lookup, run from the project directory as the CLI runs it
-    (`path`: the PATH it finds python3 on; default: this venv's first)."""
+    """The plugin's answer to one lookup (`path`: the PATH it finds python3 on; default: this
+    venv's first)."""
     environment = {
         **(env if env is not None else os.environ),
         "PATH": path or os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
         "PYTHONPATH": str(ROOT),
     }
-    done = subprocess.run(
-        [str(NODE), "-e", DRIVER, str(PLUGIN)],
-        input=json.dumps(props),
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return ask(OFFERINGS, props, environment)
 
 
 def _props(instance_type: str = "p5.48xlarge", region: str = "us-east-1", **more) -> dict:
