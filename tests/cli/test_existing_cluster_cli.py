@@ -17,21 +17,15 @@ from gpu_pool.cli.main import main
 from gpu_pool.plan.existing_cluster import cluster_context_key
 from tests.support.looked_up import eks_cluster_key
 from tests.support.paths import ROOT
+from tests.support.settings import EXISTING_BY_NAME
 from tests.unit.test_existing_cluster import ANSWER
-
-GUIDE = {
-    "account": "123456789012",
-    "region": "us-east-1",
-    "cluster": {"name": "inference", "existing": True},
-    "pool": {"instance_types": ["g6e.xlarge"]},
-}
 
 
 def _plan(tmp_path, capsys, cached, *options):
     (tmp_path / "cdk.json").write_text((ROOT / "cdk.json").read_text())
     (tmp_path / "cdk.context.json").write_text(json.dumps(cached))
     config = tmp_path / "inference.yaml"
-    config.write_text(yaml.safe_dump(GUIDE))
+    config.write_text(yaml.safe_dump(EXISTING_BY_NAME))
     argv = ["plan", "--cdk-json", str(tmp_path / "cdk.json"), "--config", str(config), *options]
     assert main(argv) == 0
     return capsys.readouterr().out.splitlines()
@@ -85,7 +79,7 @@ def test_plan_refuses_what_the_synth_refuses_of_the_looked_up_cluster(tmp_path, 
     answer = {**ANSWER, "authenticationMode": "CONFIG_MAP"}
     (tmp_path / "cdk.context.json").write_text(json.dumps({key: answer}))
     config = tmp_path / "inference.yaml"
-    config.write_text(yaml.safe_dump(GUIDE))
+    config.write_text(yaml.safe_dump(EXISTING_BY_NAME))
     assert main(["plan", "--cdk-json", str(tmp_path / "cdk.json"), "--config", str(config)]) == 2
     assert "aws eks update-cluster-config --name inference" in capsys.readouterr().err
 

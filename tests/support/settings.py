@@ -320,6 +320,15 @@ REPAIR_OFF = {
         },
     }
 }
+# docs/existing-clusters.md's smallest config: a cluster given by its name alone (its facts from
+# the lookup, or placeholders until then), for which the stack builds its own kubectl provider.
+EXISTING_BY_NAME = {
+    "account": "123456789012",
+    "region": "us-east-1",
+    "cluster": {"name": "inference", "existing": True},
+    "pool": {"instance_types": ["g6e.xlarge"]},
+}
+
 # The imported cluster, with the node monitoring agent add-on created by the app.
 EXISTING_WITH_AGENT = {
     **EXISTING,

@@ -8,44 +8,23 @@ import pytest
 from gpu_pool.cdk.nag.acknowledge import MANAGED_POLICY_REASONS, apply_aws_solutions, nag_form
 from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.settings import AppSettings
-from tests.support.looked_up import ACCOUNT, LOOKUP, REGION, eks_cluster_key
+from tests.support.looked_up import LOOKUP, eks_cluster_key
 from tests.support.settings import (
     AUTO_MODE,
     EXISTING,
+    EXISTING_BY_NAME,
     KARPENTER,
     MIXED,
     MIXED_AUTO_MODE,
     MULTI,
     NODE_GROUP_KMS,
 )
+from tests.unit.test_existing_cluster import ANSWER
 
-# docs/existing-clusters.md's smallest config: a cluster given by its name alone, for which the
-# stack builds its own kubectl provider (aws-cdk-lib's roles, with AWS managed policies).
-BY_NAME = {
-    "account": ACCOUNT,
-    "region": REGION,
-    "cluster": {"name": "inference", "existing": True},
-    "pool": {"instance_types": ["g6e.xlarge"]},
-}
-# Its lookup's answer (gpu_pool/lookups/eks_cluster.py) for an endpoint that answers only inside
-# the VPC: the provider's handler then runs in the VPC, with the VPC access policy too.
-PRIVATE_ONLY = {
-    **LOOKUP,
-    eks_cluster_key("inference"): {
-        "name": "inference",
-        "version": "1.33",
-        "vpcId": "vpc-0123456789abcdef0",
-        "privateSubnets": {
-            f"{REGION}a": ["subnet-0aaaaaaaaaaaaaaaa"],
-            f"{REGION}b": ["subnet-0bbbbbbbbbbbbbbbb"],
-        },
-        "clusterSecurityGroupId": "sg-0123456789abcdef0",
-        "endpointPublicAccess": False,
-        "endpointPrivateAccess": True,
-        "authenticationMode": "API_AND_CONFIG_MAP",
-        "addons": ["vpc-cni"],
-    },
-}
+# EXISTING_BY_NAME's lookup answer (tests/unit/test_existing_cluster.py's) for an endpoint that
+# answers only inside the VPC: the stack's kubectl handler then runs in the VPC, with the VPC
+# access policy too.
+PRIVATE_ONLY = {**LOOKUP, eks_cluster_key("inference"): {**ANSWER, "endpointPublicAccess": False}}
 
 
 @pytest.mark.parametrize(
@@ -53,8 +32,8 @@ PRIVATE_ONLY = {
     [
         (MULTI, {}),
         (EXISTING, {}),
-        (BY_NAME, {}),
-        (BY_NAME, PRIVATE_ONLY),
+        (EXISTING_BY_NAME, {}),
+        (EXISTING_BY_NAME, PRIVATE_ONLY),
         (KARPENTER, {}),
         (MIXED, {}),
         (AUTO_MODE, {}),
