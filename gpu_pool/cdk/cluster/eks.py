@@ -11,7 +11,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_logs as logs
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from gpu_pool.cdk.auto_mode.guard import guard_auto_mode
 from gpu_pool.cdk.nag.acknowledge import (
@@ -100,7 +100,7 @@ def new_cluster(
         turn_off_confirmed=cluster_settings.auto_mode is False,
     )
     _add_system_nodes(cluster, cluster_settings)
-    _acknowledge_kubectl_provider(cluster)
+    acknowledge_kubectl_provider(cluster.node.find_child("KubectlProvider"))
     # aws-cdk-lib's roles under the cluster: its own, the kubectl provider's, the system group's.
     acknowledge_managed_policies(cluster)
     if _open_to_the_internet(cluster_settings):
@@ -192,7 +192,8 @@ def _add_system_nodes(cluster: eks.Cluster, cluster_settings: ClusterSettings) -
         resource.version = cluster_settings.kubernetes_version
 
 
-def _acknowledge_kubectl_provider(cluster: eks.Cluster) -> None:
-    provider = cluster.node.find_child("KubectlProvider")
+def acknowledge_kubectl_provider(provider: IConstruct) -> None:
+    """The provider-framework findings of a kubectl provider the stack builds: a created
+    cluster's, or the one an existing cluster gets (cluster/imported.py)."""
     framework = provider.node.find_child("Provider").node.find_child("framework-onEvent")
     acknowledge_provider_framework(provider, framework, "The kubectl provider")

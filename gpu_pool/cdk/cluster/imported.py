@@ -14,11 +14,8 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
 
-from gpu_pool.cdk.cluster.eks import kubectl_layer
-from gpu_pool.cdk.nag.acknowledge import (
-    acknowledge_managed_policies,
-    acknowledge_provider_framework,
-)
+from gpu_pool.cdk.cluster.eks import acknowledge_kubectl_provider, kubectl_layer
+from gpu_pool.cdk.nag.acknowledge import acknowledge_managed_policies
 from gpu_pool.plan.existing_cluster import ClusterFacts
 from gpu_pool.settings import ClusterSettings, ConfigError, ExistingClusterSettings
 
@@ -109,11 +106,7 @@ def _with_own_provider(
         kubectl_layer=kubectl_layer(stack, settings),
         private_subnets=target.vpc.private_subnets if in_vpc else None,
     )
-    acknowledge_provider_framework(
-        provider,
-        provider.node.find_child("Provider").node.find_child("framework-onEvent"),
-        "The kubectl provider",
-    )
+    acknowledge_kubectl_provider(provider)
     acknowledge_managed_policies(provider)
     cluster = eks.Cluster.from_cluster_attributes(
         stack, "Cluster", cluster_name=settings.name, kubectl_provider=provider
