@@ -352,7 +352,8 @@ class _ClusterRules:
 
 
 def owned_addon(addon: eks.Addon) -> eks.Addon:
-    """`addon`, tagged as one a gpu-pool stack created (ADDON_OWNER_TAG): a later lookup of the
-    cluster leaves it to the stack instead of taking it for the cluster's own."""
-    Tags.of(addon).add(*ADDON_OWNER_TAG)
+    """`addon`, tagged with the name of the stack that creates it (ADDON_OWNER_TAG): a later
+    lookup of the cluster leaves it to that stack instead of taking it for the cluster's own,
+    and to every other stack on the cluster it is the cluster's."""
+    Tags.of(addon).add(ADDON_OWNER_TAG, Stack.of(addon).stack_name)
     return addon

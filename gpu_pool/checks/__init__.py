@@ -116,7 +116,9 @@ def check_settings(
             findings += check_reservation_facts(plan, looked_up[plan.name])
             findings += check_ultraserver_block(plan, looked_up[plan.name])
         if region_facts is not None:
-            findings += check_pool_region(plan, region_facts, zones, minor)
+            findings += check_pool_region(
+                plan, region_facts, zones, minor, existing=settings.cluster.existing is not None
+            )
         pools.append(findings)
     app = check_app(settings, today=today) + check_zones_known(settings, known_zones)
     if region_facts is not None:

@@ -12,7 +12,6 @@ from gpu_pool.checks.controllers import check_autoscaler, check_karpenter_instal
 from gpu_pool.model.aws_names import is_local_zone, is_zone, zone_group, zone_region
 from gpu_pool.model.findings import Finding, error, warning
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION, EXACT_VERSION, KUBERNETES_RELEASES
-from gpu_pool.plan.cluster import uses_auto_mode
 from gpu_pool.settings import AppSettings, ClusterSettings
 
 
@@ -55,12 +54,17 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
             )
         )
     elif today > release.eks_creates_until:
+        # An existing cluster's: the cluster moves first, then what the stack reads of it.
         findings.append(
             warning(
                 "GP-APP-03",
                 "cluster.kubernetes_version",
-                f"{release.minor} left EKS extended support on {release.eks_creates_until}; EKS "
-                "upgrades such clusters itself: set the cluster's current minor here",
+                f"{release.minor} left EKS extended support on {release.eks_creates_until}, and "
+                "EKS upgrades such clusters itself at a time of its choosing: upgrade "
+                f"{cluster.name} on yours (aws eks update-cluster-version); the stack follows "
+                "once it reads the new minor, from the cluster's lookup taken again (`cdk "
+                "context --reset` its entry) or, where nothing is looked up, from "
+                "cluster.kubernetes_version",
             )
         )
     findings += _check_endpoint(cluster)
@@ -79,7 +83,6 @@ def check_app(settings: AppSettings, today: date | None = None) -> list[Finding]
         findings += [f for f in check_autoscaler(settings.autoscaler, release.minor) if f.error]
     if uses_karpenter(settings):
         findings += check_karpenter_install(settings, release.minor)
-    findings += _check_auto_mode_cluster(settings)
     findings += _check_placement(settings)
     system = cluster.system_nodes
     if not 0 <= system.min_size <= system.desired_size <= system.max_size or system.max_size < 1:
@@ -119,29 +122,6 @@ def uses_karpenter(settings: AppSettings) -> bool:
     return any(pool.provisioner == "karpenter" for _, pool in settings.pool_settings())
 
 
-def _check_auto_mode_cluster(settings: AppSettings) -> Iterator[Finding]:
-    """An existing cluster must run Auto Mode already (the app does not change a cluster it
-    does not own) and name its cluster security group, which the NodeClasses select."""
-    existing = settings.cluster.existing
-    if existing is None or not uses_auto_mode(settings):
-        return
-    if existing.cluster_security_group_id is None:
-        yield error(
-            "GP-APP-07",
-            "cluster.existing.cluster_security_group_id",
-            "required with an auto-mode pool: its NodeClass puts the nodes in the cluster "
-            "security group; copy it from `aws eks describe-cluster` "
-            "(resourcesVpcConfig.clusterSecurityGroupId)",
-        )
-    yield warning(
-        "GP-APP-08",
-        "cluster.existing",
-        f"auto-mode pools need EKS Auto Mode compute enabled on {settings.cluster.name} (aws "
-        "eks describe-cluster: computeConfig.enabled true); without it the deploy fails where "
-        "it applies the pool's NodeClass (eks.amazonaws.com/v1, a kind only Auto Mode serves)",
-    )
-
-
 def _check_endpoint(cluster: ClusterSettings) -> Iterator[Finding]:
     narrowed = cluster.public_access_cidrs != ["0.0.0.0/0"]
     if cluster.existing is None and narrowed and cluster.endpoint_access == "private":
@@ -179,8 +159,17 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
                 )
     for prefix, pool in settings.pool_settings():
         zones = pool.zones
+        other_region = [
+            z for z in zones if settings.region and is_zone(z) and zone_region(z) != settings.region
+        ]
+        for zone in other_region:
+            yield error(
+                "GP-APP-15", f"{prefix}.zones", f"'{zone}' is not in region {settings.region}"
+            )
         if existing is not None:
-            missing = [z for z in zones if z not in existing.subnets_by_zone]
+            missing = [
+                z for z in zones if z not in existing.subnets_by_zone and z not in other_region
+            ]
             if missing:
                 yield error(
                     "GP-APP-13",
@@ -195,11 +184,6 @@ def _check_placement(settings: AppSettings) -> Iterator[Finding]:
                 f"{prefix}.zones",
                 "needs region: zone names only mean something in a known region",
             )
-        for zone in zones:
-            if settings.region and is_zone(zone) and zone_region(zone) != settings.region:
-                yield error(
-                    "GP-APP-15", f"{prefix}.zones", f"'{zone}' is not in region {settings.region}"
-                )
 
 
 def check_zones_known(settings: AppSettings, known: Sequence[str]) -> list[Finding]:

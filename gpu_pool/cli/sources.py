@@ -160,7 +160,7 @@ def _existing_cluster(
             f"with credentials of account {account} caches them"
         )
     try:
-        facts = ClusterFacts.from_answer(answer)
+        facts = ClusterFacts.from_answer(answer, settings.stack_name)
     except (KeyError, TypeError, AttributeError):
         raise CliError(
             f"cdk.context.json: {key} is not the EKS cluster lookup's answer: `cdk context "

@@ -12,7 +12,7 @@ import pytest
 
 from gpu_pool.lookups.eks_cluster import describe_cluster
 from gpu_pool.lookups.session import LookupFailed
-from tests.support.eks_world import SECURITY_GROUP, looked_up_cluster
+from tests.support.eks_world import NONE, SECURITY_GROUP, looked_up_cluster
 from tests.support.looked_up import ACCOUNT, REGION
 from tests.support.plugin import NODE, ask_without_credentials
 
@@ -24,40 +24,87 @@ def test_the_lookup_answers_the_clusters_facts(aws_api):
         "name": name,
         "version": "1.33",
         "vpcId": vpc,
-        # The public subnet (us-east-1c) routes to the internet gateway: not a node's; the one
-        # in us-east-1b has no route table of its own: the VPC's main one, without a gateway.
+        # The public subnet (us-east-1c) routes to the internet gateway: not a node's. The one
+        # in us-east-1a routes through the NAT gateway on a table of its own; the one in
+        # us-east-1b has none: the VPC's main table, which routes through the NAT gateway too.
         "privateSubnets": {
             f"{REGION}a": [subnet[f"{REGION}a"]],
             f"{REGION}b": [subnet[f"{REGION}b"]],
         },
+        "isolatedSubnets": {},
         "clusterSecurityGroupId": SECURITY_GROUP,
         "endpointPublicAccess": True,
         "endpointPrivateAccess": True,
+        "publicAccessCidrs": ["0.0.0.0/0"],
         "authenticationMode": "API_AND_CONFIG_MAP",
+        "autoMode": False,
         "addons": ["vpc-cni"],
+        "addonOwners": {},
     }
 
 
-def test_a_failed_or_deleting_addon_is_not_installed(aws_api):
+def test_an_internet_route_on_the_main_table_makes_its_subnets_public(aws_api):
+    """The main table is every subnet's without a table of its own (VPC user guide, "Route
+    tables"): its internet route makes us-east-1b public, not a node's."""
+    _, subnet, answer = looked_up_cluster("main-" + os.urandom(4).hex(), main_table="igw")
+    assert answer["privateSubnets"] == {f"{REGION}a": [subnet[f"{REGION}a"]]}
+    assert answer["isolatedSubnets"] == {}
+
+
+def test_a_subnet_without_a_default_route_is_isolated(aws_api):
+    """No NAT, no transit gateway: the subnet is still private, and said to be isolated; so is
+    one on a main table without a default route."""
+    _, subnet, answer = looked_up_cluster(
+        "isolated-" + os.urandom(4).hex(), egress_a=NONE, main_table=NONE
+    )
+    both = {f"{REGION}a": [subnet[f"{REGION}a"]], f"{REGION}b": [subnet[f"{REGION}b"]]}
+    assert answer["privateSubnets"] == both
+    assert answer["isolatedSubnets"] == both
+
+
+def test_a_cluster_made_before_access_entries_is_config_map_only(aws_api):
+    """DescribeCluster answers no accessConfig for such a cluster."""
+    *_, answer = looked_up_cluster("old-" + os.urandom(4).hex(), mode=None)
+    assert answer["authenticationMode"] == "CONFIG_MAP"
+
+
+def test_the_public_endpoints_allowed_addresses_are_answered(aws_api):
+    *_, answer = looked_up_cluster(
+        "cidrs-" + os.urandom(4).hex(), public_cidrs=["203.0.113.0/24", "198.51.100.7/32"]
+    )
+    assert answer["publicAccessCidrs"] == ["203.0.113.0/24", "198.51.100.7/32"]
+
+
+def test_a_deleting_addon_is_gone_and_a_failed_one_still_exists(aws_api):
+    """An add-on in CREATE_FAILED is still in the cluster: creating it again is refused
+    (ResourceInUseException), so it counts; one being deleted does not."""
     *_, answer = looked_up_cluster(
         "addons-" + os.urandom(4).hex(),
-        addons={"eks-pod-identity-agent": "ACTIVE", "eks-node-monitoring-agent": "DELETING"},
+        addons={
+            "eks-pod-identity-agent": "ACTIVE",
+            "eks-node-monitoring-agent": "DELETING",
+            "amazon-cloudwatch-observability": "CREATE_FAILED",
+        },
     )
-    assert answer["addons"] == ["eks-pod-identity-agent"]
+    assert answer["addons"] == ["amazon-cloudwatch-observability", "eks-pod-identity-agent"]
 
 
-def test_an_addon_a_gpu_pool_stack_created_is_not_the_clusters_own(aws_api):
-    """Looked up again after a deploy, the agents the stack created stay the stack's: taken as
-    the cluster's own, the stack would stop creating them and CloudFormation delete them."""
+def test_the_addons_a_gpu_pool_stack_created_name_that_stack(aws_api):
+    """Looked up again after a deploy, the agents the stack created stay the stack's, and are
+    the cluster's for any other stack (plan/existing_cluster.py ClusterFacts.from_answer)."""
     *_, answer = looked_up_cluster(
         "owned-" + os.urandom(4).hex(),
         addons={
-            "eks-pod-identity-agent": "ACTIVE gpu-pool",
-            "eks-node-monitoring-agent": "ACTIVE gpu-pool",
+            "eks-pod-identity-agent": "ACTIVE GpuPool",
+            "eks-node-monitoring-agent": "ACTIVE Training",
             "vpc-cni": "ACTIVE",
         },
     )
-    assert answer["addons"] == ["vpc-cni"]
+    assert answer["addons"] == ["eks-node-monitoring-agent", "eks-pod-identity-agent", "vpc-cni"]
+    assert answer["addonOwners"] == {
+        "eks-node-monitoring-agent": "Training",
+        "eks-pod-identity-agent": "GpuPool",
+    }
 
 
 def test_a_cluster_eks_does_not_have_is_the_lookups_error(aws_api):

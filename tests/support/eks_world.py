@@ -24,18 +24,34 @@ SECURITY_GROUP = "sg-0123456789abcdef0"
 class EksAsDocumented:
     """What moto leaves out of EKS, as the API Reference has it, for one session's clients."""
 
-    def __init__(self, session: boto3.Session, vpc: str, mode: str, addons: dict[str, str]) -> None:
-        """`addons`: each add-on's status, then, for one a gpu-pool stack created, a space and
-        the value of its gpu-pool.io/created-by tag."""
+    def __init__(
+        self,
+        session: boto3.Session,
+        vpc: str,
+        mode: str | None,
+        addons: dict[str, str],
+        public_cidrs: list[str] | None = None,
+    ) -> None:
+        """`mode`: accessConfig.authenticationMode, None for a cluster made before access
+        entries (DescribeCluster then answers no accessConfig). `addons`: each add-on's status,
+        then, for one a gpu-pool stack created, a space and the value of its
+        gpu-pool.io/created-by tag. `public_cidrs`: publicAccessCidrs, which EKS answers
+        [0.0.0.0/0] for when the cluster was created without them."""
         self.vpc, self.mode, self.addons = vpc, mode, addons
+        self.public_cidrs = public_cidrs or ["0.0.0.0/0"]
         session.events.register("after-call.eks.DescribeCluster", self._describe_cluster)
         session.events.register("before-call.eks.ListAddons", self._list_addons)
         session.events.register("before-call.eks.DescribeAddon", self._describe_addon)
 
     def _describe_cluster(self, parsed, **_):
-        parsed["cluster"]["accessConfig"] = {"authenticationMode": self.mode}
+        if self.mode is not None:
+            parsed["cluster"]["accessConfig"] = {"authenticationMode": self.mode}
         config = parsed["cluster"]["resourcesVpcConfig"]
-        config.update(vpcId=self.vpc, clusterSecurityGroupId=SECURITY_GROUP)
+        config.update(
+            vpcId=self.vpc,
+            clusterSecurityGroupId=SECURITY_GROUP,
+            publicAccessCidrs=self.public_cidrs,
+        )
 
     def _list_addons(self, params, **_):
         return _ok({"addons": sorted(self.addons)})
@@ -55,9 +71,17 @@ def _ok(parsed):
     return AWSResponse("https://eks", 200, {}, None), parsed
 
 
-def network(ec2):
-    """A VPC as eksctl makes one: a public subnet routing to an internet gateway, private
-    subnets in two zones (one on its own route table, one on the VPC's main table)."""
+# How each private subnet's traffic leaves the VPC (network's `egress`): through the NAT gateway
+# in the public subnet, or not at all (no default route: an isolated subnet).
+NAT, NONE = "nat", "none"
+
+
+def network(ec2, *, egress_a=NAT, main_table=NAT):
+    """A VPC as eksctl makes one: a public subnet (us-east-1c) routing to an internet gateway
+    and holding the NAT gateway; a private subnet in us-east-1a on a route table of its own,
+    whose default route is `egress_a`; one in us-east-1b on the VPC's main route table, whose
+    default route is `main_table` (NAT, NONE, or "igw": the main table routes to the internet,
+    which makes every subnet without a table of its own public)."""
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     subnet = {
         zone: ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone)["Subnet"][
@@ -74,15 +98,43 @@ def network(ec2):
     public = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
     ec2.create_route(RouteTableId=public, DestinationCidrBlock="0.0.0.0/0", GatewayId=gateway)
     ec2.associate_route_table(RouteTableId=public, SubnetId=subnet[f"{REGION}c"])
+    address = ec2.allocate_address(Domain="vpc")["AllocationId"]
+    nat = ec2.create_nat_gateway(SubnetId=subnet[f"{REGION}c"], AllocationId=address)
+    nat_id = nat["NatGateway"]["NatGatewayId"]
     private = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
     ec2.associate_route_table(RouteTableId=private, SubnetId=subnet[f"{REGION}a"])
+    (main,) = ec2.describe_route_tables(
+        Filters=[
+            {"Name": "vpc-id", "Values": [vpc]},
+            {"Name": "association.main", "Values": ["true"]},
+        ]
+    )["RouteTables"]
+    for table, egress in ((private, egress_a), (main["RouteTableId"], main_table)):
+        if egress == NAT:
+            ec2.create_route(
+                RouteTableId=table, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=nat_id
+            )
+        elif egress == "igw":
+            ec2.create_route(
+                RouteTableId=table, DestinationCidrBlock="0.0.0.0/0", GatewayId=gateway
+            )
     return vpc, subnet
 
 
-def looked_up_cluster(name, *, mode="API_AND_CONFIG_MAP", addons=None, version="1.33", public=True):
+def looked_up_cluster(
+    name,
+    *,
+    mode="API_AND_CONFIG_MAP",
+    addons=None,
+    version="1.33",
+    public=True,
+    egress_a=NAT,
+    main_table=NAT,
+    public_cidrs=None,
+):
     """A cluster of that name in moto, and the lookup's answer for it."""
     session = boto3.Session(region_name=REGION)
-    vpc, subnet = network(session.client("ec2"))
+    vpc, subnet = network(session.client("ec2"), egress_a=egress_a, main_table=main_table)
     session.client("eks").create_cluster(
         name=name,
         version=version,
@@ -93,5 +145,5 @@ def looked_up_cluster(name, *, mode="API_AND_CONFIG_MAP", addons=None, version="
             "endpointPrivateAccess": True,
         },
     )
-    EksAsDocumented(session, vpc, mode, addons or {"vpc-cni": "ACTIVE"})
+    EksAsDocumented(session, vpc, mode, addons or {"vpc-cni": "ACTIVE"}, public_cidrs)
     return vpc, subnet, describe_cluster(session, name)

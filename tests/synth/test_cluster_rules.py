@@ -190,8 +190,8 @@ def test_an_imported_clusters_agent_is_added_once_beside_its_registry(reverse):
             {
                 "AddonName": "eks-pod-identity-agent",
                 "ClusterName": "platform",
-                # gpu-pool's own: a later lookup of the cluster leaves it to the stack.
-                "Tags": [{"Key": "gpu-pool.io/created-by", "Value": "gpu-pool"}],
+                # Named after its stack: a later lookup leaves it to this stack alone.
+                "Tags": [{"Key": "gpu-pool.io/created-by", "Value": "S"}],
             },
         )
     ]

@@ -140,8 +140,9 @@ def test_missing_agents_are_created_and_nothing_is_held(looked_up_stack):
         for r in template["Resources"].values()
         if r["Type"] == "AWS::EKS::Addon"
     )
-    # Each tagged as the stack's, so a later lookup leaves it to the stack (lookups/eks_cluster).
-    owned = json.dumps([{"Key": "gpu-pool.io/created-by", "Value": "gpu-pool"}])
+    # Each tagged with the stack's name, so a later lookup leaves it to this stack and shows
+    # it to any other stack on the cluster as the cluster's (plan/existing_cluster.py).
+    owned = json.dumps([{"Key": "gpu-pool.io/created-by", "Value": "GpuPool"}])
     assert addons == [("eks-node-monitoring-agent", owned), ("eks-pod-identity-agent", owned)]
     assert [e.data for e in stack.node.metadata if e.type == "gpu-pool:unchecked"] == []
     assert "GpuPoolUncheckedFacts" not in template["Rules"]
@@ -168,6 +169,39 @@ def test_a_private_only_endpoint_puts_the_kubectl_handler_in_the_clusters_vpc(wo
     handler = _kubectl_handler(template)
     assert handler["VpcConfig"]["SubnetIds"] == [subnet[f"{REGION}a"], subnet[f"{REGION}b"]]
     assert handler["VpcConfig"]["SecurityGroupIds"] == [SECURITY_GROUP]
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        # #53's deploy blocker: office CIDRs only on the public endpoint. Outside the VPC the
+        # handler calls from AWS's addresses, which are not among them: the first chart timed
+        # out.
+        {"publicAccessCidrs": ["203.0.113.0/24"]},
+        # Both endpoints, the public one open: in the VPC, as aws-cdk-lib puts its own
+        # clusters' handler whenever private access is on (aws-eks-v2 cluster.ts).
+        {},
+        # No private endpoint, the public one limited: the VPC's NAT addresses are the only
+        # ones a user can allow (GP-APP-37 says so).
+        {"endpointPrivateAccess": False, "publicAccessCidrs": ["203.0.113.0/24"]},
+    ],
+    ids=["limited-public-and-private", "open-public-and-private", "limited-public-only"],
+)
+def test_the_kubectl_handler_runs_in_the_vpc_unless_the_open_public_endpoint_is_all(world, endpoint):
+    _, subnet, answer = world
+    app = unvalidated_app(context={**LOOKUP, KEY: {**answer, **endpoint}})
+    GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
+    handler = _kubectl_handler(app.synth().get_stack_by_name("GpuPool").template)
+    assert handler["VpcConfig"]["SubnetIds"] == [subnet[f"{REGION}a"], subnet[f"{REGION}b"]]
+    assert handler["VpcConfig"]["SecurityGroupIds"] == [SECURITY_GROUP]
+
+
+def test_an_open_public_endpoint_alone_keeps_the_handler_outside_the_vpc(world):
+    _, _, answer = world
+    public = {**answer, "endpointPrivateAccess": False}
+    app = unvalidated_app(context={**LOOKUP, KEY: public})
+    GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
+    assert "VpcConfig" not in _kubectl_handler(app.synth().get_stack_by_name("GpuPool").template)
 
 
 def test_a_private_only_endpoint_with_hand_set_subnets_puts_the_handler_in_them(world):
@@ -354,3 +388,16 @@ def test_iam_simulation_allows_each_new_call_and_nothing_beyond_it(looked_up_sta
         assert outcome["ignoredContextKeys"] == [], outcome
         results[name] = outcome["result"]
     assert results == {name: expected for name, (expected, _) in cases.items()}
+
+
+def test_no_warning_about_route_tables_nothing_reads(world):
+    """aws-cdk-lib warns for each subnet imported without its route table; node groups and the
+    kubectl handler (in the VPC here) take subnet ids alone, so the warning is acknowledged
+    rather than shown to every user of an existing cluster."""
+    from aws_cdk.assertions import Annotations, Match
+
+    app = unvalidated_app(context={**LOOKUP, KEY: world[2]})
+    stack = GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    assert [w.id for w in warnings if "routeTableId" in str(w.entry.data)] == []
+    assert _kubectl_handler(app.synth().get_stack_by_name("GpuPool").template)["VpcConfig"]

@@ -302,7 +302,7 @@ CASES = {
             ),
             (
                 "W",
-                "cluster.existing: auto-mode pools need EKS Auto Mode compute enabled on prod (aws eks describe-cluster: computeConfig.enabled true); without it the deploy fails where it applies the pool's NodeClass (eks.amazonaws.com/v1, a kind only Auto Mode serves)",
+                "cluster.existing: auto-mode pools need EKS Auto Mode compute enabled on prod (aws eks describe-cluster: computeConfig.enabled true), which is not looked up; without it the deploy fails where it applies the pool's NodeClass (eks.amazonaws.com/v1, a kind only Auto Mode serves)",
             ),
         ],
     ),

@@ -82,6 +82,9 @@ NOT_IN_TABLES = [
     "GP-APP-32",
     "GP-APP-33",
     "GP-APP-34",
+    "GP-APP-35",
+    "GP-APP-36",
+    "GP-APP-37",
     # A looked-up reservation against the cluster's zones: tests/unit/test_cluster_zones.py.
     "GP-APP-20",
     # What an Auto Mode cluster role needs where the app cannot grant it: the pool construct

@@ -9,7 +9,7 @@ the API is private-only), the cluster the pools use is a second one holding the 
 
 from __future__ import annotations
 
-from aws_cdk import CfnResource, Stack
+from aws_cdk import Annotations, CfnResource, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_iam as iam
@@ -28,6 +28,11 @@ KUBECTL_ACCESS_POLICY = "AmazonEKSClusterAdminPolicy"
 # The CloudFormation types of aws_eks_v2's kubectl resources (manifests, charts, patches,
 # object values): each waits for the provider's access.
 _KUBECTL_RESOURCE = "Custom::AWSCDK-EKS-"
+# aws-cdk-lib warns, once per subnet imported without a route table, that reading its route
+# table gives nothing (aws-ec2 vpc.ts, Subnet.fromSubnetAttributes). Nothing here reads it: node
+# groups and the kubectl handler take subnet ids alone.
+_NO_ROUTE_TABLE = "@aws-cdk/aws-ec2:noSubnetRouteTableId"
+_NO_ROUTE_TABLE_REASON = "node groups and the kubectl handler take the subnet ids alone"
 
 
 def imported_cluster(
@@ -46,6 +51,8 @@ def imported_cluster(
         for zone, subnet_ids in existing.subnets_by_zone.items()
         for subnet_id in subnet_ids
     ]
+    for subnet in subnets:
+        Annotations.of(subnet).acknowledge_warning(_NO_ROUTE_TABLE, _NO_ROUTE_TABLE_REASON)
     if existing.kubectl_provider_service_token and existing.kubectl_provider_role_arn:
         provider = eks.KubectlProvider.from_kubectl_provider_attributes(
             stack,
@@ -67,17 +74,21 @@ def imported_cluster(
 def _with_own_provider(
     stack: Stack, settings: ClusterSettings, facts: ClusterFacts
 ) -> eks.ICluster:
-    """The cluster with a kubectl provider of the stack's own. A private-only endpoint answers
-    only inside the cluster's VPC: the handler then runs in the cluster's private subnets, in
-    the cluster security group, which EKS lets reach the API."""
-    in_vpc = facts.private_only
+    """The cluster with a kubectl provider of the stack's own. Where the endpoint answers inside
+    the cluster's VPC, or only some public addresses (ClusterFacts.kubectl_in_vpc), the handler
+    runs in the cluster's private subnets, in the cluster security group, which EKS lets reach
+    the API."""
+    in_vpc = facts.kubectl_in_vpc
     # The subnets and security group the settings hold (a hand-set value, else the lookup's).
     existing = settings.existing or ExistingClusterSettings()
     subnets = {z: ids for z, ids in existing.subnets_by_zone.items() if ids}
     security_group = existing.cluster_security_group_id or facts.cluster_security_group_id
     if in_vpc and not (subnets and security_group):
+        why = "is private only" if facts.private_only else "answers inside its VPC"
+        if not facts.private_endpoint:
+            why = "answers only publicAccessCidrs"
         raise ConfigError(
-            f"cluster.existing: {settings.name}'s endpoint is private only, so the stack's "
+            f"cluster.existing: {settings.name}'s endpoint {why}, so the stack's "
             "kubectl handler runs in its VPC, and DescribeCluster named no private subnet or "
             "no cluster security group for it: set cluster.existing.subnets_by_zone and "
             "cluster.existing.cluster_security_group_id"
@@ -99,6 +110,9 @@ def _with_own_provider(
         else None,
         cluster_security_group_id=security_group if in_vpc else None,
     )
+    if in_vpc:
+        for subnet in target.vpc.private_subnets:
+            Annotations.of(subnet).acknowledge_warning(_NO_ROUTE_TABLE, _NO_ROUTE_TABLE_REASON)
     provider = eks.KubectlProvider(
         stack,
         "KubectlProvider",

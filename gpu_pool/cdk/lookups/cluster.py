@@ -55,13 +55,14 @@ def existing_cluster_facts(scope: Construct, settings: AppSettings) -> ClusterFa
     )
     if answer is None:
         return placeholder_facts(settings)
-    return _read(answer, settings.cluster.name)
+    return _read(answer, settings.cluster.name, stack.stack_name)
 
 
-def _read(answer: Any, name: str) -> ClusterFacts:
-    """The cached answer; an entry written by hand that is not one is a ConfigError."""
+def _read(answer: Any, name: str, stack_name: str) -> ClusterFacts:
+    """The cached answer as the stack reads it; an entry written by hand that is not one is a
+    ConfigError."""
     try:
-        return ClusterFacts.from_answer(answer)
+        return ClusterFacts.from_answer(answer, stack_name)
     except (KeyError, TypeError, AttributeError) as err:
         raise ConfigError(
             f"cdk.context.json: the entry of the EKS cluster lookup of {name} is not its "
