@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_pool.cli.command import Command, Services
+from gpu_pool.cli.commands.replacements.cluster_version import refuse_stale_version
 from gpu_pool.cli.commands.replacements.unchecked import refuse_unchecked
 from gpu_pool.cli.credentials import aws_clients, configured_region
 from gpu_pool.cli.errors import CliError
@@ -48,6 +49,7 @@ def run(args: argparse.Namespace, services: Services) -> int:
     from gpu_pool.cli.commands.replacements.dra_upgrade import driver_upgrade
 
     pairs: list[tuple[str, str | None, dict[str, Any], dict[str, Any]]] = []
+    accounts: dict[str, str | None] = {}
     if args.cdk_out and not (args.new or args.deployed):
         stacks = _assembly_stacks(Path(args.cdk_out))
         if args.stack is not None:
@@ -56,8 +58,9 @@ def run(args: argparse.Namespace, services: Services) -> int:
             if not stacks:
                 raise CliError(f"--stack: no stack '{args.stack}' in {args.cdk_out} ({names})")
         refuse_unchecked(Path(args.cdk_out), [(entry[0], entry[4]) for entry in stacks])
-        for stack, region, new, path, _ in stacks:
+        for stack, region, new, path, artifact in stacks:
             pairs.append((stack, region, _deployed_template(stack, region, aws, path), new))
+            accounts[stack] = _account(artifact)
     elif args.new and args.deployed and not (args.cdk_out or args.stack):
         pairs.append((args.new, None, _template_file(args.deployed), _template_file(args.new)))
     else:
@@ -115,6 +118,9 @@ def run(args: argparse.Namespace, services: Services) -> int:
     for stack, region, old, new in pairs:
         asks |= _auto_mode(stack, region, old, new, args.yes, aws)
         _refuse_installed_addons(stack, region, found.addon_additions(old, new), aws)
+        if found.nodegroup_creations(old, new):
+            client = aws or (aws_clients(region) if region is not None else None)
+            refuse_stale_version(stack, (accounts.get(stack), region), old, new, client)
     losses = [
         (stack, loss)
         for stack, _, old, new in pairs
@@ -328,6 +334,12 @@ def _assembly_stacks(
             )
         )
     return stacks
+
+
+def _account(artifact: dict[str, Any]) -> str | None:
+    """The account of a stack artifact's environment (aws://ACCOUNT/REGION), None if open."""
+    account = str(artifact.get("environment", "")).removeprefix("aws://").split("/", 1)[0]
+    return None if account in ("", "unknown-account") else account
 
 
 def _deployed_template(

@@ -210,6 +210,21 @@ def nodegroup_additions(deployed: dict[str, Any], new: dict[str, Any]) -> list[N
     ]
 
 
+def nodegroup_creations(
+    deployed: dict[str, Any], new: dict[str, Any]
+) -> list[tuple[str, str, str]]:
+    """(logical id, cluster, version) of each node group the deploy creates, added or replaced,
+    on a cluster the template names literally (an imported one), where it names its version."""
+    old_groups, replaced = _nodegroups(deployed), replacements(deployed, new)
+    return [
+        (logical_id, props["ClusterName"], props["Version"])
+        for logical_id, props in _nodegroups(new).items()
+        if (logical_id not in old_groups or logical_id in replaced)
+        and isinstance(props.get("ClusterName"), str)
+        and isinstance(props.get("Version"), str)
+    ]
+
+
 def _group(logical_id: str, props: dict[str, Any], reasons: tuple[str, ...]) -> NodegroupLoss:
     types = props.get("InstanceTypes")
     names = tuple(t for t in types if isinstance(t, str)) if isinstance(types, list) else ()
