@@ -24,16 +24,7 @@ def check_cluster(settings: AppSettings, known: Sequence[str]) -> list[Finding]:
     from the cached lookup (empty: not looked up, nothing judged against it)."""
     findings = list(_check_auto_mode(settings))
     if settings.cluster.existing is not None:
-        if settings.cluster.zones:
-            findings.append(
-                error(
-                    "GP-APP-18",
-                    "cluster.zones",
-                    "set, but the app does not create this cluster (cluster.existing): its "
-                    "pools use the zones of cluster.existing.subnets_by_zone; remove it",
-                )
-            )
-        return findings
+        return findings + list(_check_new_cluster_settings(settings))
     findings += _check_named_zones(settings)
     findings += _check_zones_never_looked_up(settings)
     zones = cluster_zones(settings, known)
@@ -140,6 +131,31 @@ def _check_named_zones(settings: AppSettings) -> Iterator[Finding]:
         )
     elif len(distinct) != len(zones):
         yield error("GP-APP-24", "cluster.zones", "lists a zone twice")
+
+
+# The settings only a cluster the app creates has, and what an existing cluster has instead.
+NEW_CLUSTER_ONLY = {
+    "zones": "its pools use the zones of cluster.existing.subnets_by_zone",
+    "nat_gateways": "its VPC's NAT gateways are its own",
+    "endpoint_access": "its endpoint is looked up (DescribeCluster)",
+    "public_access_cidrs": "its endpoint is looked up (DescribeCluster)",
+    "logging": "its control-plane logging is its own",
+    "system_nodes": "its own nodes run the controllers",
+}
+
+
+def _check_new_cluster_settings(settings: AppSettings) -> Iterator[Finding]:
+    """A setting of a cluster the app creates, set on an existing one: refused, each by name,
+    rather than ignored (cluster.auto_mode: GP-APP-25). cluster.kubernetes_version is not
+    among them: it is the placeholder's until the lookup answers, then the cluster's wins."""
+    for name, instead in NEW_CLUSTER_ONLY.items():
+        if name in settings.cluster.model_fields_set:
+            yield error(
+                "GP-APP-18",
+                f"cluster.{name}",
+                "set, but the app does not create this cluster (cluster.existing), and "
+                f"{instead}: remove it",
+            )
 
 
 def _check_auto_mode(settings: AppSettings) -> Iterator[Finding]:

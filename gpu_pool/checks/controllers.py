@@ -95,8 +95,9 @@ def check_autoscaler(settings: AutoscalerSettings, minor: str | None) -> list[Fi
                     "GP-CTRL-04",
                     "cluster.kubernetes_version",
                     f"no Cluster Autoscaler image is pinned for {minor} (its minor must equal "
-                    "the cluster's); choose another version, set autoscaler.image_tag, or set "
-                    "autoscaler.enabled: false",
+                    f"the cluster's): set autoscaler.image_tag to a v{minor}.x release, move the "
+                    "cluster to another minor (an existing cluster's is its control plane's: "
+                    "upgrade it), or set autoscaler.enabled: false",
                 )
             )
     elif (

@@ -34,13 +34,19 @@ _GROUP_ARN = re.compile(r"^arn:[a-z-]+:resource-groups:(?P<region>[^:]+):(?P<acc
 
 
 def check_pool_region(
-    plan: PoolPlan, facts: RegionFacts, cluster: Sequence[str] | None, minor: str
+    plan: PoolPlan,
+    facts: RegionFacts,
+    cluster: Sequence[str] | None,
+    minor: str,
+    *,
+    existing: bool = False,
 ) -> list[Finding]:
     """A pool's instance types against the zones that offer them (its own zones, else the
     cluster's: `cluster`, None when not known yet) and its AMI types against those the Region
-    publishes for the cluster's `minor`."""
+    publishes for the cluster's `minor`. `existing`: the cluster is not the app's, so its zones
+    are those of its subnets, and only those can be advised."""
     return [
-        *_check_offerings(plan, facts, cluster),
+        *_check_offerings(plan, facts, cluster, existing),
         *_check_ami_types(plan, facts, minor),
     ]
 
@@ -56,9 +62,16 @@ def cluster_zone_names(settings: AppSettings, known: Sequence[str]) -> list[str]
 
 
 def _check_offerings(
-    plan: PoolPlan, facts: RegionFacts, cluster: Sequence[str] | None
+    plan: PoolPlan, facts: RegionFacts, cluster: Sequence[str] | None, existing: bool
 ) -> Iterator[Finding]:
-    prefix, region, own = plan.setting, facts.region, plan.settings.zones
+    prefix, region = plan.setting, facts.region
+    # A zone of another Region is GP-APP-15's; on an existing cluster, a zone without its
+    # subnets is GP-APP-13's: neither is a zone that lacks the type.
+    own = [
+        z
+        for z in plan.settings.zones
+        if zone_region(z) == region and not (existing and cluster is not None and z not in cluster)
+    ]
     for name in pool_instance_types(plan):
         offered = facts.offerings.get(name)
         if offered is None:
@@ -73,24 +86,37 @@ def _check_offerings(
             continue
         where = ", ".join(offered)
         missing = [z for z in own if z not in offered]
+        usable = [z for z in cluster or () if z in offered] if existing else list(offered)
         if missing and (plan.provisioner == "cluster-autoscaler" or len(missing) == len(own)):
             # A node group per zone never launches where its type is missing; Karpenter and
             # Auto Mode only launch where it is offered, so they fail only if it is nowhere.
+            verb = "does" if len(missing) == 1 else "do"
+            if usable:
+                which = "the cluster's zones" if existing else f"the zones of {region}"
+                advice = f"{which} that do: {', '.join(usable)}: choose among them"
+            else:
+                advice = (
+                    f"none of the cluster's zones do; {region} offers it in {where}: give the "
+                    "cluster subnets there (cluster.existing.subnets_by_zone), or choose "
+                    "another type"
+                )
             yield error(
                 "GP-REGION-02",
                 f"{prefix}.zones",
-                f"{', '.join(missing)} {'does' if len(missing) == 1 else 'do'} not offer "
-                f"'{name}' ({_CACHED}); the zones of {region} that do: {where}: choose among "
-                "them",
+                f"{', '.join(missing)} {verb} not offer '{name}' ({_CACHED}); {advice}",
             )
         elif not own and cluster and not set(cluster) & set(offered):
+            zones = (
+                "subnets in one of those zones (cluster.existing.subnets_by_zone)"
+                if existing
+                else "one of those zones (cluster.zones, before its first deploy)"
+            )
             yield error(
                 "GP-REGION-03",
                 f"{prefix}.instance_types",
                 f"'{name}' is offered in none of the cluster's zones ({', '.join(cluster)}); "
                 f"{region} offers it in {where} ({_CACHED}): choose another type, or give the "
-                "cluster one of those zones (cluster.zones, before its first deploy; "
-                "cluster.existing.subnets_by_zone)",
+                f"cluster {zones}",
             )
 
 

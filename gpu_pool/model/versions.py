@@ -41,6 +41,25 @@ KUBERNETES_RELEASES: dict[str, KubernetesRelease] = {
         date(2026, 3, 23),
         None,
     ),
+    # Past extended support too (EKS calendar: 1.30 until 2026-07-23, 1.31 until 2026-11-26),
+    # but EKS upgrades such clusters at a time of its choosing, so an existing cluster looked up
+    # may still run them: layers PyPI aws-cdk.lambda-layer-kubectl-v30 2.0.4 and -v31 2.1.0.
+    # CA: 1.31.5 is the last 1.31 patch (kubernetes/autoscaler#8637, the 2025-09 round of
+    # #8568 for 1.31-1.33; later rounds start at 1.32); no 1.30 tag could be verified here.
+    "1.30": KubernetesRelease(
+        "1.30",
+        "aws_cdk.lambda_layer_kubectl_v30",
+        "KubectlV30Layer",
+        date(2026, 7, 23),
+        None,
+    ),
+    "1.31": KubernetesRelease(
+        "1.31",
+        "aws_cdk.lambda_layer_kubectl_v31",
+        "KubectlV31Layer",
+        date(2026, 11, 26),
+        "v1.31.5",
+    ),
     # CA 1.32.5: promoted in kubernetes/k8s.io#8815.
     "1.32": KubernetesRelease(
         "1.32",

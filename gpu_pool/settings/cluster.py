@@ -150,14 +150,17 @@ class ClusterSettings(_Settings):
     """The cluster's Kubernetes minor, e.g. 1.36; node groups follow it on upgrade. The app's
     cdk.json sets it, so that a gpu-pool release with a newer default never upgrades a deployed
     cluster by itself: raise it there, on purpose (docs/day2.md). An existing cluster's is looked
-    up (DescribeCluster) and wins: node groups are never newer than its control plane."""
+    up (DescribeCluster) and wins; until the lookup answers, the stack's placeholders use this
+    one (a hand-set cluster, nothing looked up, keeps it)."""
     kubectl_layer_version: str | None = None
     """kubectl layer minor; defaults to the cluster's minor, which is what kubectl needs."""
     zones: list[str] = Field(default_factory=list)
     """The new VPC's Availability Zones (no Local Zone), where the cluster's subnets are (EKS
     needs two or more). Empty: the region's first three Availability Zones in the cached lookup
     (two in an environment-agnostic stack). Pools never change them: a change replaces the
-    VPC's subnets, its NAT gateway and every node group (docs/day2.md)."""
+    VPC's subnets, its NAT gateway and every node group (docs/day2.md). A created cluster's
+    only, like nat_gateways, endpoint_access, public_access_cidrs, logging and system_nodes:
+    set with `existing`, each is an error (GP-APP-18), never silently ignored."""
     auto_mode: bool | None = None
     """EKS Auto Mode compute, block storage and load balancing on the new cluster. None: on
     while some pool uses provisioner auto-mode. true keeps it on with no such pool. Turning it
@@ -182,9 +185,15 @@ class ClusterSettings(_Settings):
     @field_validator("existing", mode="before")
     @classmethod
     def _existing_true(cls, value: Any) -> Any:
-        """`existing: true` is the cluster with every fact looked up; false, none."""
+        """`existing: true` is the cluster with every fact looked up; false, none. Any other
+        value that is not a mapping (`yes`, `"true"`, 1) is refused naming both forms."""
         if value is True:
             return {}
         if value is False:
             return None
+        if value is not None and not isinstance(value, dict):
+            raise ValueError(
+                f"must be true (every fact looked up: docs/existing-clusters.md), false, or a "
+                f"mapping of settings such as {{subnets_by_zone: ...}} (got {value!r})"
+            )
         return value

@@ -488,16 +488,16 @@ CASES = {
             ),
             (
                 "E",
-                "cluster.kubernetes_version: no Cluster Autoscaler image is pinned for 1.29 (its minor must equal the cluster's); choose another version, set autoscaler.image_tag, or set autoscaler.enabled: false",
+                "cluster.kubernetes_version: no Cluster Autoscaler image is pinned for 1.29 (its minor must equal the cluster's): set autoscaler.image_tag to a v1.29.x release, move the cluster to another minor (an existing cluster's is its control plane's: upgrade it), or set autoscaler.enabled: false",
             ),
         ],
     ),
     "unsupported-version": (
-        {"cluster": {"kubernetes_version": "1.31"}},
+        {"cluster": {"kubernetes_version": "1.28"}},
         [
             (
                 "E",
-                "cluster.kubernetes_version: '1.31' is not supported; choose one of 1.32, 1.33, 1.34, 1.35, 1.36",
+                "cluster.kubernetes_version: '1.28' is not supported; choose one of 1.32, 1.33, 1.34, 1.35, 1.36",
             ),
         ],
     ),
@@ -647,7 +647,7 @@ CASES = {
         [
             (
                 "E",
-                "cluster.zones: set, but the app does not create this cluster (cluster.existing): its pools use the zones of cluster.existing.subnets_by_zone; remove it",
+                "cluster.zones: set, but the app does not create this cluster (cluster.existing), and its pools use the zones of cluster.existing.subnets_by_zone: remove it",
             ),
         ],
     ),

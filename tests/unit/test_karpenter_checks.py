@@ -193,7 +193,7 @@ CASES = {
         [
             (
                 "W",
-                "cluster.kubernetes_version: 1.29 left EKS extended support on 2026-03-23; EKS upgrades such clusters itself: set the cluster's current minor here",
+                "cluster.kubernetes_version: 1.29 left EKS extended support on 2026-03-23, and EKS upgrades such clusters itself at a time of its choosing: upgrade gpu-pool on yours (aws eks update-cluster-version); the stack follows once it reads the new minor, from the cluster's lookup taken again (`cdk context --reset` its entry) or, where nothing is looked up, from cluster.kubernetes_version",
             ),
             (
                 "E",

@@ -88,7 +88,7 @@ def test_a_type_in_none_of_the_clusters_zones_names_the_zones_that_offer_it():
             "pools.gpu.instance_types: 'p5.48xlarge' is offered in none of the cluster's zones "
             "(us-east-1a, us-east-1b, us-east-1c); us-east-1 offers it in us-east-1d, "
             f"us-east-1f ({CACHED}): choose another type, or give the cluster one of those zones "
-            "(cluster.zones, before its first deploy; cluster.existing.subnets_by_zone)",
+            "(cluster.zones, before its first deploy)",
         )
     ]
     # Some of them is enough: the node group launches in the zones that have it.
@@ -106,8 +106,72 @@ def test_an_existing_clusters_zones_are_its_subnets_zones():
     }
     app = {"cluster": {"name": "platform", "existing": existing}}
     found = _found(POOL, _offered({"p5.48xlarge": ["us-east-1b"]}), app=app)
-    assert [message.split(":")[0] for _, message in found] == ["pools.gpu.instance_types"]
-    assert "none of the cluster's zones (us-east-1a)" in found[0][1]
+    assert found == [
+        (
+            "E",
+            "pools.gpu.instance_types: 'p5.48xlarge' is offered in none of the cluster's zones "
+            f"(us-east-1a); us-east-1 offers it in us-east-1b ({CACHED}): choose another type, "
+            "or give the cluster subnets in one of those zones "
+            "(cluster.existing.subnets_by_zone)",
+        )
+    ]
+
+
+EXISTING_TWO_ZONES = {
+    "cluster": {
+        "name": "platform",
+        "existing": {
+            "kubectl_provider_service_token": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:k",
+            "kubectl_provider_role_arn": f"arn:aws:iam::{ACCOUNT}:role/kubectl-handler",
+            "subnets_by_zone": {
+                "us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"],
+                "us-east-1b": ["subnet-0bbbbbbbbbbbbbbbb"],
+            },
+        },
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("zone", "expected"),
+    [
+        # A zone of another Region: said so, not "does not offer the type".
+        ("us-west-2a", "pools.gpu.zones: 'us-west-2a' is not in region us-east-1"),
+        # A zone the cluster has no subnet in (or that does not exist): its subnets are missing.
+        (
+            "us-east-1z",
+            "pools.gpu.zones: us-east-1z not in cluster.existing.subnets_by_zone (us-east-1a, "
+            "us-east-1b): add its subnets or drop the zone",
+        ),
+    ],
+    ids=["other-region", "no-subnet-there"],
+)
+def test_an_existing_clusters_pool_zone_is_judged_by_what_is_wrong_with_it(zone, expected):
+    offered = _offered({"p5.48xlarge": ["us-east-1b", "us-east-1c"]})
+    found = _found({**POOL, "zones": [zone]}, offered, app=EXISTING_TWO_ZONES)
+    assert found == [("E", expected)]
+
+
+def test_an_existing_clusters_advice_names_only_zones_it_has_subnets_in():
+    pool = {**POOL, "zones": ["us-east-1a"]}
+    offered = _offered({"p5.48xlarge": ["us-east-1b", "us-east-1c"]})
+    found = _found(pool, offered, app=EXISTING_TWO_ZONES)
+    assert found == [
+        (
+            "E",
+            f"pools.gpu.zones: us-east-1a does not offer 'p5.48xlarge' ({CACHED}); the cluster's "
+            "zones that do: us-east-1b: choose among them",
+        )
+    ]
+    none = _found(pool, _offered({"p5.48xlarge": ["us-east-1c"]}), app=EXISTING_TWO_ZONES)
+    assert none == [
+        (
+            "E",
+            f"pools.gpu.zones: us-east-1a does not offer 'p5.48xlarge' ({CACHED}); none of the "
+            "cluster's zones do; us-east-1 offers it in us-east-1c: give the cluster subnets "
+            "there (cluster.existing.subnets_by_zone), or choose another type",
+        )
+    ]
 
 
 def test_nothing_looked_up_judges_nothing():

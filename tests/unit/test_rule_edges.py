@@ -370,8 +370,12 @@ def test_a_target_rule_names_its_id(pool, minor, region, expected):
             [
                 (
                     "W",
-                    "cluster.kubernetes_version: 1.34 left EKS extended support on 2027-12-02; "
-                    "EKS upgrades such clusters itself: set the cluster's current minor here",
+                    "cluster.kubernetes_version: 1.34 left EKS extended support on 2027-12-02, "
+                    "and EKS upgrades such clusters itself at a time of its choosing: upgrade "
+                    "gpu-pool on yours (aws eks update-cluster-version); the stack follows once "
+                    "it reads the new minor, from the cluster's lookup taken again (`cdk context "
+                    "--reset` its entry) or, where nothing is looked up, from "
+                    "cluster.kubernetes_version",
                 )
             ],
         ),
