@@ -82,8 +82,9 @@ __all__ = sorted(_EXPORTS)
 
 
 def __dir__() -> list[str]:
-    """The exports too, though they load on first use."""
-    return sorted({*globals(), *__all__})
+    """The public API alone (what `__all__` lists), though it loads on first use: not this
+    module's own helpers (import_module, TYPE_CHECKING, Any), which are no part of it."""
+    return sorted(__all__)
 
 
 def __getattr__(name: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpu_pool.checks import check_settings
 from gpu_pool.cli.errors import CliError
-from gpu_pool.model.findings import Finding
+from gpu_pool.model.findings import UNCHECKED_METADATA, Finding
 from gpu_pool.plan.existing_cluster import ClusterFacts, cluster_context_key, with_cluster_facts
 from gpu_pool.plan.pool import plan_pools
 from gpu_pool.plan.record import POOL_RECORD_TYPE, PoolRecord, RecordError, pool_record
@@ -188,6 +188,24 @@ class StackPools:
     account: str | None
     region: str | None
     records: tuple[PoolRecord, ...]
+    unchecked: tuple[str, ...] = ()
+    """The settings whose facts its synth left unchecked (gpu-pool:unchecked metadata)."""
+
+    def notes(self) -> tuple[str, ...]:
+        """What to say beside its pools: an existing cluster not looked up yet, whose version,
+        subnets and add-ons the pools above rest on as placeholders."""
+        if EXISTING_CLUSTER_SETTING not in self.unchecked:
+            return ()
+        return (
+            f"Stack {self.name}: its existing cluster is not looked up yet: the Kubernetes "
+            "version, subnets and add-ons of its pools are placeholders until a synth with "
+            f"credentials of account {self.account} caches them (the synth's GP-REGION-08 "
+            "warning names the command that reads them); its deploy is refused until then",
+        )
+
+
+# The setting an existing cluster's unchecked lookup names (cdk/lookups/cluster.py).
+EXISTING_CLUSTER_SETTING = "cluster.existing"
 
 
 def assembly_pools(out: Path, stack: str | None = None) -> Pools:
@@ -195,7 +213,9 @@ def assembly_pools(out: Path, stack: str | None = None) -> Pools:
     assemblies (stages) included; only stack `stack`'s when given (a fleet's one cluster)."""
     stacks = assembly_stacks(out)
     if stack is None:
-        return Pools([r for s in stacks for r in s.records], f"the pool records in '{out}'")
+        notes = tuple(n for s in stacks for n in s.notes())
+        records = [r for s in stacks for r in s.records]
+        return Pools(records, f"the pool records in '{out}'", notes=notes)
     names = [s.name for s in stacks]
     if stack not in names and stack in short_names(names):
         stack = short_names(names)[stack]
@@ -203,7 +223,8 @@ def assembly_pools(out: Path, stack: str | None = None) -> Pools:
     if not chosen:
         listed = ", ".join(s.name for s in stacks if s.records) or "none with pool records"
         raise CliError(f"--stack: no stack '{stack}' in '{out}' (stacks with pools: {listed})")
-    return Pools([r for s in chosen for r in s.records], f"stack {stack} in '{out}'")
+    notes = tuple(n for s in chosen for n in s.notes())
+    return Pools([r for s in chosen for r in s.records], f"stack {stack} in '{out}'", notes=notes)
 
 
 def short_names(names: Sequence[str]) -> dict[str, str]:
@@ -227,7 +248,7 @@ def assembly_stacks(out: Path) -> list[StackPools]:
     for directory, artifact_id, artifact in _stack_artifacts(out):
         name = artifact.get("displayName", artifact_id)
         records = []
-        for data in _records(directory, artifact):
+        for data in _metadata(directory, artifact, POOL_RECORD_TYPE):
             try:
                 records.append(PoolRecord.from_json(data))
             except RecordError as err:
@@ -243,6 +264,11 @@ def assembly_stacks(out: Path) -> list[StackPools]:
                 account,
                 None if region in ("", "unknown-region") else region,
                 tuple(replace(r, account=r.account or account) for r in records),
+                tuple(
+                    str(data.get("message", "")).split(":", 1)[0]
+                    for data in _metadata(directory, artifact, UNCHECKED_METADATA)
+                    if isinstance(data, dict)
+                ),
             )
         )
     return stacks
@@ -285,16 +311,17 @@ def _stack_artifacts(out: Path) -> Iterator[tuple[Path, str, dict[str, Any]]]:
             yield out, artifact_id, artifact
 
 
-def _records(out: Path, artifact: dict[str, Any]) -> Iterator[Any]:
-    """The data of a stack's pool record entries. Its metadata is in the manifest or, with
-    current CDK versions, in the file its `additionalMetadataFile` names (same schema: construct
-    path -> entries; aws-cdk-lib cloud_assembly_schema.ArtifactManifest)."""
+def _metadata(out: Path, artifact: dict[str, Any], kind: str) -> Iterator[Any]:
+    """The data of a stack's metadata entries of type `kind` (its pool records, its unchecked
+    facts). Its metadata is in the manifest or, with current CDK versions, in the file its
+    `additionalMetadataFile` names (same schema: construct path -> entries; aws-cdk-lib
+    cloud_assembly_schema.ArtifactManifest)."""
     by_path = dict(artifact.get("metadata", {}))
     if "additionalMetadataFile" in artifact:
         by_path.update(_json(out / artifact["additionalMetadataFile"]))
     for entries in by_path.values():
         for entry in entries:
-            if entry.get("type") == POOL_RECORD_TYPE:
+            if entry.get("type") == kind:
                 yield entry.get("data")
 
 

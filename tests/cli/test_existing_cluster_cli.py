@@ -152,3 +152,30 @@ def test_a_context_of_another_accounts_cluster_of_that_name_is_refused(tmp_path)
         "--context of account 999999999999's, or write it with `aws eks update-kubeconfig "
         "--name inference --region eu-west-1` using credentials of account 999999999999"
     )
+
+
+@pytest.mark.parametrize("looked_up", [False, True], ids=["not-yet", "looked-up"])
+def test_the_plan_after_a_synth_says_when_the_cluster_is_not_looked_up_yet(
+    tmp_path, capsys, looked_up
+):
+    """#53 item 8: `./dev synth` prints `gpu-pool plan --cdk-out cdk.out`; an assembly built on
+    an existing cluster's placeholders says so below the table, one built on its answer not."""
+    from gpu_pool.cdk.stack import GpuPoolStack
+    from gpu_pool.settings import load_settings
+    from tests.support.cfn import unvalidated_app
+
+    key = cluster_context_key("123456789012", "us-east-1", "inference")
+    context = {key: ANSWER} if looked_up else {}
+    app = unvalidated_app(context=context, outdir=str(tmp_path / "out"))
+    GpuPoolStack(app, "GpuPool", settings=load_settings(EXISTING_BY_NAME, None))
+    app.synth()
+    capsys.readouterr()
+    assert main(["plan", "--cdk-out", str(tmp_path / "out")]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    note = (
+        "Stack GpuPool: its existing cluster is not looked up yet: the Kubernetes version, "
+        "subnets and add-ons of its pools are placeholders until a synth with credentials of "
+        "account 123456789012 caches them (the synth's GP-REGION-08 warning names the command "
+        "that reads them); its deploy is refused until then"
+    )
+    assert (last == note) is not looked_up
