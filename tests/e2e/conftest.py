@@ -5,10 +5,12 @@ and a step of `./dev test`), never under xdist: one control plane serves them al
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
+from tests.e2e.harness.autoscaler_build import autoscaler_version, build_autoscaler, source_tree
 from tests.e2e.harness.build import build
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.control_plane import ControlPlane
@@ -44,3 +46,16 @@ def scenario(cluster: Cluster) -> Iterator[Scenario]:
         yield running
     finally:
         running.cleanup()
+
+
+@pytest.fixture(scope="session")
+def autoscaler_binary() -> Path:
+    """The real Cluster Autoscaler, built from its release source (or found in the cache)."""
+    return build_autoscaler()
+
+
+@pytest.fixture(scope="session")
+def autoscaler_chart() -> Path:
+    """The cluster-autoscaler chart the same release tree carries (harness/autoscaler.py)."""
+    tree, _ = source_tree(autoscaler_version())
+    return tree / "charts" / "cluster-autoscaler"

@@ -78,7 +78,7 @@ def _ldflags() -> str:
     )
 
 
-def _environment() -> dict[str, str]:
+def go_environment() -> dict[str, str]:
     # GOTOOLCHAIN=local: this machine's Go builds it (go.mod asks for no newer one); GOFLAGS
     # -mod=readonly: go.mod and go.sum are used as committed, never rewritten by a build;
     # -buildvcs=false: the binaries do not depend on the checkout's git state.
@@ -106,11 +106,11 @@ _BINARY_SHAPING = (
 
 def _cache_key() -> str:
     go_version = subprocess.run(
-        ["go", "version"], check=True, capture_output=True, text=True, env=_environment()
+        ["go", "version"], check=True, capture_output=True, text=True, env=go_environment()
     ).stdout
     # Everything a build depends on: the Go version, the flags and the environment it sets,
     # every component's package, then the pins and our own sources.
-    build_env = {k: v for k, v in _environment().items() if k in _BINARY_SHAPING}
+    build_env = {k: v for k, v in go_environment().items() if k in _BINARY_SHAPING}
     recipe = json.dumps([_ldflags(), build_env, [c.package for c in BINARIES]], sort_keys=True)
     digest = hashlib.sha256(go_version.encode() + recipe.encode())
     for path in sorted([COMPONENTS / "go.mod", COMPONENTS / "go.sum", *COMPONENTS.glob("*/*.go")]):
@@ -123,7 +123,7 @@ def cache_root() -> Path:
     return Path(os.environ.get("GPU_POOL_E2E_CACHE", default))
 
 
-def _log(message: str) -> None:
+def log(message: str) -> None:
     print(f"==> e2e: {message}", file=sys.stderr, flush=True)
 
 
@@ -147,14 +147,14 @@ def build() -> Path:
 
 def _build(missing: list[Component], bin_dir: Path) -> None:
     versions = pinned_versions()
-    _log(
+    log(
         f"building {len(missing)} components from the Go module proxy into {bin_dir} "
         "(cold: about 10 minutes on 2 cores, 20 under load; later runs reuse them)"
     )
     started = time.monotonic()
     for index, component in enumerate(missing, 1):
         began = time.monotonic()
-        _log(
+        log(
             f"[{index}/{len(missing)}] {component.name} "
             f"({component.module} {versions[component.module]})"
         )
@@ -172,11 +172,11 @@ def _build(missing: list[Component], bin_dir: Path) -> None:
             ],
             cwd=COMPONENTS,
             check=True,
-            env=_environment(),
+            env=go_environment(),
         )
         partial.rename(bin_dir / component.name)
-        _log(f"[{index}/{len(missing)}] {component.name}: {time.monotonic() - began:.0f} s")
-    _log(f"built in {time.monotonic() - started:.0f} s")
+        log(f"[{index}/{len(missing)}] {component.name}: {time.monotonic() - began:.0f} s")
+    log(f"built in {time.monotonic() - started:.0f} s")
 
 
 def module_dir(module: str, version: str) -> Path:
@@ -191,7 +191,7 @@ def module_dir(module: str, version: str) -> Path:
         cwd=COMPONENTS,
         capture_output=True,
         text=True,
-        env=_environment(),
+        env=go_environment(),
     )
     answer = json.loads(listed.stdout or "{}")
     if "Dir" in answer:
@@ -225,9 +225,13 @@ def reported_versions(bin_dir: Path) -> dict[str, str]:
 
 
 def main() -> None:
+    from tests.e2e.harness.autoscaler_build import build_autoscaler, reported_version
+
     bin_dir = build()
+    autoscaler = build_autoscaler()
     for name, version in reported_versions(bin_dir).items():
         print(f"{name}: {version}")
+    print(f"cluster-autoscaler: {reported_version(autoscaler)}")
 
 
 if __name__ == "__main__":

@@ -9,13 +9,15 @@ EKS user guide, "Managed node groups"), the node group's own labels and taints (
 AWS::EKS::Nodegroup Labels and Taints) and, on the AL2023 NVIDIA AMI with kubelet 1.35 or
 newer, nodeadm's `nvidia.com/gpu.present=true` (awslabs/amazon-eks-ami, nodeadm, since release
 v20260209). Capacity comes from the instance type's EC2 facts (DescribeInstanceTypes, as moto
-ships them): vCPUs, memory, and no `nvidia.com/gpu` at all.
+ships them): vCPUs, memory, and no `nvidia.com/gpu` at all; allocatable is less, by what the
+AMI's nodeadm reserves for the kubelet and the system and its max pods (node_resources).
 
 The GPUs appear only once a device plugin pod is Running on the node, as with a real kubelet,
 whose device manager advertises what a plugin registers (Kubernetes docs, "Device Plugins").
 Which pod lands where is decided by the real DaemonSet controller and scheduler; kwok then runs
 it. GpuAdvertiser plays the plugin's registration: a plugin pod Running on a node makes that
-node's capacity and allocatable carry the instance type's GPU count.
+node's capacity and allocatable carry what that plugin advertises, read from the config its
+release rendered (plugin_resources: the instance type's GPUs, or their time-sliced shares).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import moto
+import yaml
 
 from tests.e2e.harness.control_plane import KWOK_NODE_ANNOTATION
 
@@ -92,19 +95,64 @@ def node_group_node(
         }
         for t in nodegroup.get("Taints", [])
     ]
-    capacity = {
-        "cpu": str(facts["VCpuInfo"]["DefaultVCpus"]),
-        "memory": f"{facts['MemoryInfo']['SizeInMiB']}Mi",
-        "pods": "110",
-        "ephemeral-storage": f"{nodegroup.get('DiskSize', 20)}Gi",
-    }
+    capacity, allocatable = node_resources(instance_type, nodegroup.get("DiskSize", 20))
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": name, "labels": labels, "annotations": dict(KWOK_NODE_ANNOTATION)},
         "spec": {"taints": taints} if taints else {},
-        "status": {"capacity": capacity, "allocatable": dict(capacity)},
+        "status": {"capacity": capacity, "allocatable": allocatable},
     }
+
+
+def max_pods(instance_type: str) -> int:
+    """The kubelet's maxPods on the AL2023 AMI: the ENIs of the default network card times
+    their IPv4 addresses less one, plus 2 host-network pods (awslabs/amazon-eks-ami nodeadm,
+    internal/kubelet/max_pods.go and its eni-max-pods.txt: g5.xlarge 58, p5.48xlarge 100)."""
+    network = instance_type_facts(instance_type)["NetworkInfo"]
+    cards = {c["NetworkCardIndex"]: c for c in network.get("NetworkCards", [])}
+    default = cards.get(network.get("DefaultNetworkCardIndex", 0), {})
+    enis = int(default.get("MaximumNetworkInterfaces", network["MaximumNetworkInterfaces"]))
+    return enis * (int(network["Ipv4AddressesPerInterface"]) - 1) + 2
+
+
+def _reserved_millicores(vcpus: int) -> int:
+    """nodeadm's getCPUMillicoresToReserve: 6% of the first core, 1% of the second, 0.5% of
+    the third and fourth, 0.25% of the rest."""
+    total, reserved = vcpus * 1000, 0
+    for start, end, per_ten_thousand in (
+        (0, 1000, 600),
+        (1000, 2000, 100),
+        (2000, 4000, 50),
+        (4000, total, 25),
+    ):
+        if total > start:
+            reserved += (min(total, end) - start) * per_ten_thousand // 10000
+    return reserved
+
+
+def node_resources(instance_type: str, disk_gib: int) -> tuple[dict[str, str], dict[str, str]]:
+    """(capacity, allocatable) of the kubelet nodeadm configures (internal/kubelet/config.go):
+    allocatable is capacity less kubeReserved (CPU by _reserved_millicores, memory 11 MiB a pod
+    plus 255 MiB, 1 GiB of ephemeral storage) and evictionHard (100 MiB of memory, 10% of the
+    node's disk); pods: max_pods."""
+    facts = instance_type_facts(instance_type)
+    vcpus, memory = int(facts["VCpuInfo"]["DefaultVCpus"]), int(facts["MemoryInfo"]["SizeInMiB"])
+    pods = max_pods(instance_type)
+    disk = disk_gib * 1024**3
+    capacity = {
+        "cpu": str(vcpus),
+        "memory": f"{memory}Mi",
+        "pods": str(pods),
+        "ephemeral-storage": str(disk),
+    }
+    allocatable = {
+        "cpu": f"{vcpus * 1000 - _reserved_millicores(vcpus)}m",
+        "memory": f"{memory - (11 * pods + 255) - 100}Mi",
+        "pods": str(pods),
+        "ephemeral-storage": str(disk - 1024**3 - disk // 10),
+    }
+    return capacity, allocatable
 
 
 # The NVIDIA DRA driver's image (dra-driver-nvidia-gpu chart 0.4.1 values.yaml image.repository);
@@ -232,11 +280,11 @@ class GpuAdvertiser:
 
     def advertise_once(self) -> None:
         pods = self._core.list_pod_for_all_namespaces(field_selector="status.phase=Running")
-        with_plugin = {
-            pod.spec.node_name
+        plugin_pods = [
+            pod
             for pod in pods.items
             if any(c.image.startswith(DEVICE_PLUGIN_IMAGE) for c in pod.spec.containers)
-        }
+        ]
         published = {
             (s.spec.driver, s.spec.node_name) for s in self._resource.list_resource_slice().items
         }
@@ -252,13 +300,68 @@ class GpuAdvertiser:
             }
             for name in with_driver - {n for d, n in published if d == driver}:
                 self._resource.create_resource_slice(publish(self._core.read_node(name)))
-        for name in with_plugin:
-            node = self._core.read_node(name)
-            instance_type = node.metadata.labels.get("node.kubernetes.io/instance-type", "")
-            gpus = str(gpu_count(instance_type)) if instance_type else "0"
-            if (node.status.allocatable or {}).get(GPU_RESOURCE) == gpus:
+        for pod in plugin_pods:
+            node = self._core.read_node(pod.spec.node_name)
+            advertised = plugin_resources(self._core, pod, node)
+            allocatable = node.status.allocatable or {}
+            if all(allocatable.get(k) == str(v) for k, v in advertised.items()):
                 continue
+            counts = {k: str(v) for k, v in advertised.items()}
             self._core.patch_node_status(
-                name,
-                {"status": {"capacity": {GPU_RESOURCE: gpus}, "allocatable": {GPU_RESOURCE: gpus}}},
+                node.metadata.name, {"status": {"capacity": counts, "allocatable": counts}}
             )
+
+
+# The device plugin's config-manager (the chart's sidecar when the release carries configs):
+# which node label names the node's config, the config without one, and the volume holding
+# them (nvidia-device-plugin chart 0.20.0, templates/daemonset-device-plugin.yml).
+_CONFIG_VOLUME = "available-configs"
+
+
+def _env(pod: Any, name: str) -> str | None:
+    for container in [*(pod.spec.init_containers or []), *pod.spec.containers]:
+        for variable in container.env or []:
+            if variable.name == name:
+                return str(variable.value)
+    return None
+
+
+def plugin_config(core: Any, pod: Any, node: Any) -> dict[str, Any]:
+    """The config file the plugin on `node` reads, as its config-manager picks it: the
+    ConfigMap's entry the node's label names (NODE_LABEL), else DEFAULT_CONFIG; {} for a
+    release without configs (the plugin's defaults: every GPU whole)."""
+    volumes = {v.name: v for v in pod.spec.volumes or []}
+    if _CONFIG_VOLUME not in volumes:
+        return {}
+    config_map = core.read_namespaced_config_map(
+        volumes[_CONFIG_VOLUME].config_map.name, pod.metadata.namespace
+    )
+    label = _env(pod, "NODE_LABEL") or ""
+    name = (node.metadata.labels or {}).get(label) or _env(pod, "DEFAULT_CONFIG") or ""
+    return dict(yaml.safe_load(config_map.data[name]) or {})
+
+
+def plugin_resources(core: Any, pod: Any, node: Any) -> dict[str, int]:
+    """What the plugin makes the kubelet advertise on `node`, from its config (the plugin's
+    README, "Shared Access to GPUs"): each GPU whole as nvidia.com/gpu; with time-slicing,
+    `replicas` shares of each GPU under the resource's name, or `<name>.shared` with
+    renameByDefault (or its own `rename`), the whole GPUs then not advertised. MIG is not
+    modelled here (its instances come from the GPU Operator's MIG manager): a MIG config fails
+    loudly rather than advertising what no plugin would."""
+    instance_type = (node.metadata.labels or {}).get("node.kubernetes.io/instance-type", "")
+    gpus = gpu_count(instance_type) if instance_type else 0
+    config = plugin_config(core, pod, node)
+    strategy = config.get("flags", {}).get("migStrategy", "none")
+    if strategy != "none":
+        raise NotImplementedError(f"e2e: migStrategy {strategy} is not modelled")
+    slicing = config.get("sharing", {}).get("timeSlicing", {})
+    advertised = {GPU_RESOURCE: gpus}
+    for resource in slicing.get("resources", []):
+        name = resource["name"]
+        renamed = resource.get("rename") or (
+            f"{name}.shared" if slicing.get("renameByDefault") else name
+        )
+        if renamed != name:
+            advertised.pop(name, None)
+        advertised[renamed] = gpus * int(resource["replicas"])
+    return advertised

@@ -66,10 +66,15 @@ def _attribute(logical_id: str, attribute: str) -> str:
     return _name(f"{logical_id}-{attribute}")
 
 
-def deployed(value: Any, types: dict[str, str] | None = None) -> Any:
+def deployed(
+    value: Any,
+    types: dict[str, str] | None = None,
+    resolved: dict[tuple[str, str], str] | None = None,
+) -> Any:
     """`value` with its intrinsic functions resolved to deploy-shaped strings (`types`: the
-    template's resource types by logical id, for the shape of a Ref)."""
-    types = types or {}
+    template's resource types by logical id, for the shape of a Ref; `resolved`: attributes a
+    test's world knows, (logical id, attribute) -> value, such as the ASG names moto gave)."""
+    types, resolved = types or {}, resolved or {}
     if isinstance(value, dict) and len(value) == 1:
         ((function, argument),) = value.items()
         if function == "Ref":
@@ -81,20 +86,20 @@ def deployed(value: Any, types: dict[str, str] | None = None) -> Any:
             logical_id, attribute = (
                 argument if isinstance(argument, list) else argument.split(".", 1)
             )
-            return _attribute(logical_id, attribute)
+            return resolved.get((logical_id, attribute)) or _attribute(logical_id, attribute)
         if function == "Fn::Join":
             separator, parts = argument
-            return separator.join(str(deployed(p, types)) for p in parts)
+            return separator.join(str(deployed(p, types, resolved)) for p in parts)
         if function == "Fn::Select":
             index, items = argument
-            return deployed(items, types)[int(index)]
+            return deployed(items, types, resolved)[int(index)]
         if function == "Fn::Split":
             separator, text = argument
-            return str(deployed(text, types)).split(separator)
+            return str(deployed(text, types, resolved)).split(separator)
     if isinstance(value, dict):
-        return {k: deployed(v, types) for k, v in value.items()}
+        return {k: deployed(v, types, resolved) for k, v in value.items()}
     if isinstance(value, list):
-        return [deployed(v, types) for v in value]
+        return [deployed(v, types, resolved) for v in value]
     return value
 
 
@@ -120,12 +125,14 @@ class Release:
     create_namespace: bool
 
 
-def manifests(template: Template) -> list[Manifest]:
+def manifests(
+    template: Template, resolved: dict[tuple[str, str], str] | None = None
+) -> list[Manifest]:
     types = _types(template)
     return [
         Manifest(
             logical_id,
-            json.loads(deployed(resource["Properties"]["Manifest"], types)),
+            json.loads(deployed(resource["Properties"]["Manifest"], types, resolved)),
             str(resource["Properties"].get("Overwrite", "false")).lower() == "true",
         )
         for logical_id, resource in template.find_resources(MANIFEST).items()

@@ -1,0 +1,273 @@
+"""The real Cluster Autoscaler, run with the arguments the stack's chart gives it, against the
+real control plane and the world's node groups in moto.
+
+The arguments: the stack's cluster-autoscaler release values rendered by the chart's own
+deployment template with the real helm (the chart the CA release tree carries,
+charts/cluster-autoscaler; the stack pins chart 9.59.0, the 1.36.1 tree carries 9.58.0, whose
+argument rendering, `extraArgs` keys `name_1` as repeated `--name`, is the same), the container's
+`command` taken as it is. Then, each a test's need and said here:
+- `--kubeconfig`: the chart runs CA in the cluster with its service account; here it runs beside
+  the API server with the admin's kubeconfig (RBAC is not what these tests judge);
+- `--cloud-config`: moto's endpoints, in the AWS provider's own `[ServiceOverride]` sections
+  (cloudprovider/aws/aws_sdk_provider.go), which CA reads where AWS_ENDPOINT_URL is ignored;
+- `--scan-interval` and the scale-down times shortened (the stack's are minutes);
+- `--leader-elect=false`: one replica;
+- `--bypassed-scheduler-names` naming no scheduler any pod uses: CA then does not hold a scale-up
+  until the oldest unschedulable GPU pod is 30 s old (core/static_autoscaler.go allPodsAreNew,
+  unschedulablePodWithGpuTimeBuffer, a constant). It changes when CA scales, never whether or
+  which group: the tests keep their time, and `./dev bench` runs without it to measure the
+  real latency.
+The environment: credentials, the Region, and AWS_ENDPOINT_URL, which the one client CA builds
+from the SDK's bare config honours (cloudprovider/aws/aws_util.go GenerateEC2InstanceTypes:
+DescribeInstanceTypes at start, which would otherwise go to AWS's own endpoint and fall back to
+CA's static list); every other call goes through the `[ServiceOverride]` sections.
+A new instance is unknown to CA until its ASG cache refreshes, once a minute
+(cloudprovider/aws/aws_manager.go refreshInterval, a constant): its node cannot be scaled down
+before. `restart()` makes CA read its ASGs again at once, as it does on start; `./dev bench`
+waits the minute instead.
+Its log goes to a file the test reads (CA's reasons are in it and in its pod events).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aws_cdk.assertions import Template
+
+from gpu_pool.cdk.autoscaling.autoscaler import PRIORITIES_CONFIG_MAP
+from tests.e2e.harness.aws_world import InstanceNodes, World
+from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.scenario import Scenario
+from tests.e2e.harness.stack_objects import REGION, Release, manifests, releases
+
+# Shortened for the tests (the stack renders minutes): how often CA looks, and how soon an
+# empty node goes (docs/day2.md has the stack's own).
+TEST_TIMINGS = {
+    "scan-interval": "1s",
+    "scale-down-unneeded-time": "5s",
+    "scale-down-delay-after-add": "0s",
+    "scale-down-delay-after-delete": "0s",
+    "scale-down-delay-after-failure": "1s",
+}
+# A scheduler name no pod uses (see the module docstring).
+NO_SCHEDULER = "gpu-pool-e2e-no-such-scheduler"
+_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
+
+
+def _die_with_parent() -> None:
+    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: ends with the test process
+
+
+def chart_arguments(helm: Path, chart: Path, release: Release, work_dir: Path) -> list[str]:
+    """The cluster-autoscaler container's command as the chart renders the release's values."""
+    values = work_dir / "cluster-autoscaler-values.yaml"
+    values.write_text(yaml.safe_dump(release.values))
+    rendered = subprocess.run(
+        [
+            str(helm),
+            "template",
+            release.release,
+            str(chart),
+            "-n",
+            release.namespace,
+            "-f",
+            str(values),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    (deployment,) = [d for d in yaml.safe_load_all(rendered) if d and d.get("kind") == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return [str(a) for a in container["command"]]
+
+
+def cloud_config(endpoint: str) -> str:
+    """The AWS provider's gcfg config sending EC2, Auto Scaling and EKS to `endpoint`."""
+    sections = ["[Global]"]
+    for number, service in enumerate(("autoscaling", "ec2", "eks"), start=1):
+        sections += [
+            f'[ServiceOverride "{number}"]',
+            f"Service = {service}",
+            f"Region = {REGION}",
+            f"URL = {endpoint}",
+            f"SigningRegion = {REGION}",
+        ]
+    return "\n".join(sections) + "\n"
+
+
+def _with(arguments: list[str], overrides: dict[str, str]) -> list[str]:
+    """`arguments` with each override's flag replaced (or added)."""
+    kept = [a for a in arguments if a.split("=", 1)[0].lstrip("-") not in overrides]
+    return kept + [f"--{name}={value}" for name, value in overrides.items()]
+
+
+@dataclass
+class ClusterAutoscaler:
+    """One Cluster Autoscaler process: started with `start`, ended with `stop`."""
+
+    binary: Path
+    arguments: list[str]
+    kubeconfig: Path
+    endpoint: str
+    work_dir: Path
+    wait_for_new_gpu_pods: bool = False
+    log_file: Path = field(default=Path())
+    _process: subprocess.Popen[bytes] | None = None
+
+    def command(self) -> list[str]:
+        config = self.work_dir / "cloud-config"
+        config.write_text(cloud_config(self.endpoint))
+        overrides = {
+            **TEST_TIMINGS,
+            "kubeconfig": str(self.kubeconfig),
+            "cloud-config": str(config),
+            "leader-elect": "false",
+        }
+        if not self.wait_for_new_gpu_pods:
+            overrides["bypassed-scheduler-names"] = NO_SCHEDULER
+        # The chart's first element is the binary's path in its image.
+        return [str(self.binary), *_with(self.arguments[1:], overrides)]
+
+    def start(self) -> ClusterAutoscaler:
+        self.log_file = self.work_dir / "cluster-autoscaler.log"
+        environment = {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_REGION": REGION,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "PATH": "/usr/bin:/bin",
+        }
+        with self.log_file.open("ab") as log:
+            self._process = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=environment,
+                preexec_fn=_die_with_parent,
+            )
+        return self
+
+    def restart(self) -> None:
+        """A new process with the same arguments (see the module docstring), its log appended."""
+        self.stop()
+        self.start()
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+    def log(self) -> str:
+        return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+
+    def check_running(self) -> None:
+        if self._process is not None and self._process.poll() is not None:
+            raise AssertionError(
+                f"e2e: cluster-autoscaler exited ({self._process.returncode}):\n"
+                + self.log()[-3000:]
+            )
+
+    def logged(self, pattern: str) -> list[str]:
+        """The log lines matching `pattern` (a regular expression), klog's header cut."""
+        return [
+            line.split("] ", 1)[-1] for line in self.log().splitlines() if re.search(pattern, line)
+        ]
+
+
+def wait(what: str, probe: Any, autoscaler: ClusterAutoscaler, timeout: float) -> Any:
+    """Polls `probe` until truthy; fails naming `what` and CA's last log lines."""
+    deadline = time.monotonic() + timeout
+    while True:
+        autoscaler.check_running()
+        found = probe()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            tail = "\n".join(autoscaler.log().splitlines()[-25:])
+            raise AssertionError(
+                f"e2e: timed out after {timeout:.0f} s waiting for {what}:\n{tail}"
+            )
+        time.sleep(0.2)
+
+
+@dataclass
+class Autoscaled:
+    """A running autoscaler over a world, with the bridge that makes its instances Nodes."""
+
+    autoscaler: ClusterAutoscaler
+    nodes: InstanceNodes
+    cluster: Cluster
+
+    def wait(self, what: str, probe: Any, timeout: float = 60.0) -> Any:
+        if self.nodes.last_error is not None:
+            what += f" (the instance bridge fails: {self.nodes.last_error!r})"
+        return wait(what, probe, self.autoscaler, timeout)
+
+    def event(self, pod: str, reason: str, timeout: float = 60.0) -> str:
+        """The message of CA's event `reason` (TriggeredScaleUp, NotTriggerScaleUp) on `pod`."""
+
+        def found() -> str | None:
+            events = self.cluster.core.list_namespaced_event(
+                "default", field_selector=f"involvedObject.name={pod},reason={reason}"
+            )
+            return next(
+                (e.message for e in events.items if e.source.component == "cluster-autoscaler"),
+                None,
+            )
+
+        return str(self.wait(f"{reason} on pod {pod}", found, timeout))
+
+
+@contextmanager
+def autoscaled(
+    cluster: Cluster,
+    scenario: Scenario,
+    template: Template,
+    world: World,
+    binary: Path,
+    chart: Path,
+    *,
+    wait_for_new_gpu_pods: bool = False,
+) -> Iterator[Autoscaled]:
+    """The stack's Cluster Autoscaler over `world`: its priority expander ConfigMap applied
+    (naming the world's ASGs), its device plugin releases installed, CA started with the
+    chart's arguments, and the instances it launches registering as Nodes; all stopped after."""
+    (release,) = [r for r in releases(template) if r.chart == "cluster-autoscaler"]
+    for manifest in manifests(template, world.asg_names()):
+        if any(o["metadata"]["name"] == PRIORITIES_CONFIG_MAP for o in manifest.objects):
+            cluster.apply(manifest.objects, overwrite=manifest.overwrite)
+    for plugin in (r for r in releases(template) if r.chart == "nvidia-device-plugin"):
+        scenario.install(plugin)
+    work = cluster.work_dir / f"autoscaler-{time.monotonic_ns()}"
+    work.mkdir()
+    autoscaler = ClusterAutoscaler(
+        binary,
+        chart_arguments(cluster.helm_binary, chart, release, work),
+        cluster.plane.kubeconfig,
+        world.endpoint,
+        work,
+        wait_for_new_gpu_pods,
+    ).start()
+    try:
+        with InstanceNodes(world, cluster.core, scenario.node) as nodes:
+            yield Autoscaled(autoscaler, nodes, cluster)
+            autoscaler.stop()
+    finally:
+        autoscaler.stop()
+        cluster.core.delete_namespaced_config_map(PRIORITIES_CONFIG_MAP, "kube-system")
