@@ -4,6 +4,13 @@ Written from cluster-autoscaler/cloudprovider/aws (aws_manager.go, extract*FromA
 of gpu_pool's tag writer: label tags by prefix; taint tags only when the value matches
 `(.*):(NoSchedule|NoExecute|PreferNoSchedule)`, split at the first ':'; resource tags only when
 the value parses as a quantity.
+
+Our reading, kept only where the real CA does not run here: tests/e2e/test_cluster_autoscaler.py
+runs the 1.36.1 binary on the label, taint (EKS's spelling dropped), discovery and GPU resource
+tags, time-sliced and renamed shares, mixed MIG slices and its binpacking of them (so the
+estimate of nodes per pod count left this module), and which group the priority expander picks.
+What stays on this reading: the unit and synth tests of templates no e2e world builds (EFA
+interfaces and hugepages, training pools, every instance type of the catalog).
 """
 
 import re
@@ -37,32 +44,3 @@ def pod_fits_template(pod: dict, template: dict) -> bool:
             if int(amount) > int(template["allocatable"].get(resource, "0")):
                 return False
     return pod_fits_node(spec, template["labels"], template["taints"])
-
-
-def _requests(pod: dict) -> dict[str, int]:
-    totals: dict[str, int] = {}
-    for container in pod["spec"]["containers"]:
-        for resource, amount in container["resources"].get("limits", {}).items():
-            totals[resource] = totals.get(resource, 0) + int(amount)
-    return totals
-
-
-def estimate_nodes(pods: list[dict], template: dict) -> int:
-    """How many new nodes of this template CA asks for to run `pods`: its binpacking estimator
-    (cluster-autoscaler estimator/binpacking_estimator.go), which places each pod on a node it
-    has already added if the pod fits there, and adds a node only for a pod that fits none."""
-    free: list[dict[str, int]] = []
-    for pod in pods:
-        if not pod_fits_template(pod, template):
-            raise ValueError("the pod fits no node of this template")
-        wanted = _requests(pod)
-        node = next(
-            (n for n in free if all(n.get(r, 0) >= amount for r, amount in wanted.items())),
-            None,
-        )
-        if node is None:
-            node = {r: int(v) for r, v in template["allocatable"].items() if v.isdigit()}
-            free.append(node)
-        for resource, amount in wanted.items():
-            node[resource] = node.get(resource, 0) - amount
-    return len(free)

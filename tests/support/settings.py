@@ -410,3 +410,30 @@ IN_PARTITION = {
     }
     for partition, region in PARTITION_REGIONS.items()
 }
+
+
+MIXED_LAYOUT = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
+
+# One cluster, four pools: time-slicing on 1- and 4-GPU types, renamed shares, whole GPUs, and
+# mixed MIG through the GPU Operator.
+SHARING = {
+    "pools": {
+        "slices": {
+            "instance_types": ["g6.xlarge", "g6.12xlarge"],
+            "labels": {"workload": "slices"},
+            "sharing": {"mode": "time-slicing", "replicas": 4},
+        },
+        "shared": {
+            "instance_types": ["g5.xlarge"],
+            "labels": {"workload": "shared"},
+            "sharing": {"mode": "time-slicing", "replicas": 8, "rename": True},
+        },
+        "whole": {"instance_types": ["g6e.xlarge"], "labels": {"workload": "whole"}},
+        "mig": {
+            "instance_types": ["p5.48xlarge"],
+            "labels": {"workload": "mig"},
+            "gpu_software": "gpu-operator",
+            "sharing": {"mode": "mig", "strategy": "mixed", "layout": MIXED_LAYOUT},
+        },
+    }
+}

@@ -9,7 +9,6 @@ from gpu_pool.model.scheduling import pod_fits_node
 from gpu_pool.plan.gpu_software import _operator_device_plugin_pod
 from gpu_pool.plan.pool import plan_pool
 from gpu_pool.settings import PoolSettings, deep_merge
-from tests.support.ca_template import estimate_nodes, node_template, pod_fits_template
 from tests.support.cfn import (
     helm_values,
     node_of,
@@ -19,38 +18,12 @@ from tests.support.cfn import (
 )
 from tests.support.chart_defaults import DEVICE_PLUGIN_CHART_DEFAULTS
 from tests.support.helm import DEVICE_PLUGIN_CHART, helm_template
+from tests.support.settings import MIXED_LAYOUT, SHARING
 
 HELM = "Custom::AWSCDK-EKS-HelmChart"
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
 RESOURCE = "k8s.io/cluster-autoscaler/node-template/resources/"
 GPU_LABEL = "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator"
-MIXED_LAYOUT = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
-
-# One cluster, four pools: time-slicing on 1- and 4-GPU types, renamed shares, whole GPUs, and
-# mixed MIG through the GPU Operator.
-SHARING = {
-    "pools": {
-        "slices": {
-            "instance_types": ["g6.xlarge", "g6.12xlarge"],
-            "labels": {"workload": "slices"},
-            "sharing": {"mode": "time-slicing", "replicas": 4},
-        },
-        "shared": {
-            "instance_types": ["g5.xlarge"],
-            "labels": {"workload": "shared"},
-            "sharing": {"mode": "time-slicing", "replicas": 8, "rename": True},
-        },
-        "whole": {"instance_types": ["g6e.xlarge"], "labels": {"workload": "whole"}},
-        "mig": {
-            "instance_types": ["p5.48xlarge"],
-            "labels": {"workload": "mig"},
-            "gpu_software": "gpu-operator",
-            "sharing": {"mode": "mig", "strategy": "mixed", "layout": MIXED_LAYOUT},
-        },
-    }
-}
-
-
 @pytest.fixture(scope="module")
 def template():
     return synth(SHARING)
@@ -214,45 +187,6 @@ def test_node_template_tags_advertise_what_the_nodes_will(
     }
     assert advertised == resources
     assert tags.get(GPU_LABEL) == gpu_label
-
-
-def pod(resource, amount=1, pool="slices"):
-    return {
-        "spec": {
-            "nodeSelector": {"gpu-pool.io/pool": pool},
-            "tolerations": [
-                {
-                    "key": "nvidia.com/gpu",
-                    "operator": "Equal",
-                    "value": "true",
-                    "effect": "NoSchedule",
-                }
-            ],
-            "containers": [{"resources": {"limits": {resource: str(amount)}}}],
-        }
-    }
-
-
-@pytest.mark.parametrize(
-    ("instance_type", "resource", "pool", "per_node"),
-    [
-        ("g6.xlarge", "nvidia.com/gpu", "slices", 4),
-        ("g6.12xlarge", "nvidia.com/gpu", "slices", 16),
-        ("g5.xlarge", "nvidia.com/gpu.shared", "shared", 8),
-        ("p5.48xlarge", "nvidia.com/mig-1g.10gb", "mig", 16),
-        ("p5.48xlarge", "nvidia.com/mig-3g.40gb", "mig", 8),
-    ],
-)
-def test_cluster_autoscaler_fits_slices_on_a_zero_node_group(
-    template, instance_type, resource, pool, per_node
-):
-    """On CA's own template rules: a pod asking one slice fits the zero-node group; one node
-    holds `per_node` of them, so per_node + 1 pods ask for two nodes, not per_node + 1."""
-    node = node_template(template_tags(template)[(instance_type,)])
-    assert pod_fits_template(pod(resource, pool=pool), node)
-    assert estimate_nodes([pod(resource, pool=pool)] * per_node, node) == 1
-    assert estimate_nodes([pod(resource, pool=pool)] * (per_node + 1), node) == 2
-
 
 
 def test_the_real_chart_renders_each_pools_config_for_its_nodes_only(template, helm, tmp_path):

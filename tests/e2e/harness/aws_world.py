@@ -4,7 +4,7 @@ For each node group of a pool, what a deploy leaves in the account: the EKS node
 labels, taints and scaling, as DescribeNodegroup answers them), the Auto Scaling group EKS makes
 for it with a launch template of its instance type and EKS's own tags (eks:cluster-name,
 eks:nodegroup-name, the discovery tags and kubernetes.io/cluster/<name>: EKS user guide,
-"Managed node groups"), min and max as the stack's scaling resource sets them and desired 0;
+"Managed node groups"), min, max and desired size as the stack's scaling resource creates them;
 then the stack's tag resource is run through gpu-pool's own handler (cdk/nodegroups/handler),
 which writes the node-template tags as a deploy does. `eks_api=False` removes the node groups
 from EKS afterwards: the world of an autoscaler that may not call eks:DescribeNodegroup, which
@@ -73,15 +73,21 @@ class World:
     def client(self, service: str) -> Any:
         return _session().client(service, endpoint_url=self.endpoint)
 
-    def group(self, pool: str) -> NodeGroupInMoto:
-        (found,) = [g for g in self.groups if g.properties["Labels"].get(POOL_LABEL) == pool]
+    def group(self, pool: str, instance_type: str | None = None) -> NodeGroupInMoto:
+        """The pool's node group (its group of `instance_type`, for a pool of several)."""
+        (found,) = [
+            g
+            for g in self.groups
+            if g.properties["Labels"].get(POOL_LABEL) == pool
+            and instance_type in (None, *g.properties["InstanceTypes"])
+        ]
         return found
 
-    def asg(self, pool: str) -> dict[str, Any]:
+    def asg(self, pool: str, instance_type: str | None = None) -> dict[str, Any]:
         """The pool's Auto Scaling group as DescribeAutoScalingGroups answers it now."""
         autoscaling = self.client("autoscaling")
         (group,) = autoscaling.describe_auto_scaling_groups(
-            AutoScalingGroupNames=[self.group(pool).asg]
+            AutoScalingGroupNames=[self.group(pool, instance_type).asg]
         )["AutoScalingGroups"]
         return dict(group)
 
@@ -208,6 +214,7 @@ def _node_group(
     """The EKS node group and the ASG EKS makes for it; returns the ASG's name."""
     ec2, eks, autoscaling = world.client("ec2"), world.client("eks"), world.client("autoscaling")
     low, high = int(sizes["MinSize"]), int(sizes["MaxSize"])
+    desired = int(sizes["DesiredSizeOnCreate"])
     created = eks.create_nodegroup(
         clusterName=world.cluster,
         nodegroupName=name,
@@ -219,7 +226,7 @@ def _node_group(
             {"key": t["Key"], "value": t.get("Value", ""), "effect": t["Effect"]}
             for t in properties.get("Taints", [])
         ],
-        scalingConfig={"minSize": low, "maxSize": high, "desiredSize": 0},
+        scalingConfig={"minSize": low, "maxSize": high, "desiredSize": desired},
         capacityType=properties.get("CapacityType", "ON_DEMAND"),
     )["nodegroup"]
     asg = created["resources"]["autoScalingGroups"][0]["name"]
@@ -239,7 +246,7 @@ def _node_group(
         LaunchTemplate={"LaunchTemplateName": asg, "Version": "$Latest"},
         MinSize=low,
         MaxSize=high,
-        DesiredCapacity=0,
+        DesiredCapacity=desired,
         VPCZoneIdentifier=",".join(s["SubnetId"] for s in subnets),
         Tags=[_tag(asg, k, v) for k, v in eks_tags.items()],
     )
