@@ -78,7 +78,22 @@ def located(
         ]
         if len(named) == 1:
             args.context = named[0]
+        elif len(named) > 1 and current not in named:
+            # One name in several Regions (or accounts): which one the pools are on is not
+            # known here, and the current context is none of them.
+            raise CliError(
+                f"the kubeconfig has a context for cluster {name} in each of "
+                f"{', '.join(_where(c) for c in named)}: give --context of the one the pools "
+                "are on (or the settings' region)"
+            )
     chosen = _CLUSTER_ARN.match(args.context or current or "")
+    if chosen and chosen["name"] != name:
+        given = "--context" if args.context else "the kubeconfig's current context"
+        raise CliError(
+            f"{given} {chosen.group(0)} is cluster {chosen['name']}, but the pools are on "
+            f"cluster {name}: give --context of {name}'s, or write it with `aws eks "
+            f"update-kubeconfig --name {name}" + (f" --region {region}" if region else "") + "`"
+        )
     if chosen and chosen["name"] == name and account not in (None, chosen["account"]):
         raise CliError(
             f"the kubeconfig context {chosen.group(0)} is cluster {name} of account "
@@ -90,6 +105,12 @@ def located(
     if region is None and chosen and chosen["name"] == name:
         region = chosen["region"]
     return name, region
+
+
+def _where(context: str) -> str:
+    """An EKS context's account and Region, as a message names them."""
+    found = _CLUSTER_ARN.match(context)
+    return f"{found['region']} (account {found['account']})" if found else context
 
 
 def kube_contexts(args: argparse.Namespace) -> tuple[set[str], str | None]:

@@ -179,3 +179,95 @@ def test_the_plan_after_a_synth_says_when_the_cluster_is_not_looked_up_yet(
         "that reads them); its deploy is refused until then"
     )
     assert (last == note) is not looked_up
+
+
+def _two_region_kubeconfig(tmp_path, current="kind-local"):
+    """Cluster `inference` in two Regions (one name for prod in each), and `training`."""
+    contexts = [
+        "arn:aws:eks:eu-west-1:123456789012:cluster/inference",
+        "arn:aws:eks:us-east-1:123456789012:cluster/inference",
+        "arn:aws:eks:us-east-1:123456789012:cluster/training",
+        "kind-local",
+    ]
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": current,
+                "clusters": [
+                    {"name": c, "cluster": {"server": "https://127.0.0.1:1"}} for c in contexts
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": c, "context": {"cluster": c, "user": "u"}} for c in contexts],
+            }
+        )
+    )
+    return str(path)
+
+
+def test_one_name_in_two_regions_without_the_settings_region_is_refused(tmp_path):
+    """#53 item 11: which of the two the pools are on is not known; the current context
+    (another cluster) is neither: refused, naming both, rather than verifying the wrong one."""
+    args = argparse.Namespace(kubeconfig=_two_region_kubeconfig(tmp_path), context=None)
+    with pytest.raises(CliError) as refused:
+        located(args, ("inference", None))
+    assert str(refused.value) == (
+        "the kubeconfig has a context for cluster inference in each of eu-west-1 (account "
+        "123456789012), us-east-1 (account 123456789012): give --context of the one the pools "
+        "are on (or the settings' region)"
+    )
+    # The settings' Region, or the current context being one of them, decides.
+    args = argparse.Namespace(kubeconfig=_two_region_kubeconfig(tmp_path), context=None)
+    assert located(args, ("inference", "us-east-1")) == ("inference", "us-east-1")
+    assert args.context == "arn:aws:eks:us-east-1:123456789012:cluster/inference"
+    current = "arn:aws:eks:eu-west-1:123456789012:cluster/inference"
+    args = argparse.Namespace(kubeconfig=_two_region_kubeconfig(tmp_path, current), context=None)
+    assert located(args, ("inference", None)) == ("inference", "eu-west-1")
+
+
+def test_a_current_context_of_another_eks_cluster_is_refused(tmp_path):
+    """The pools' cluster has no context, and the current one is another EKS cluster's: verify
+    would run its GPU pod there."""
+    current = "arn:aws:eks:us-east-1:123456789012:cluster/training"
+    args = argparse.Namespace(kubeconfig=_two_region_kubeconfig(tmp_path, current), context=None)
+    with pytest.raises(CliError) as refused:
+        located(args, ("batch", "us-east-1"))
+    assert str(refused.value) == (
+        "the kubeconfig's current context arn:aws:eks:us-east-1:123456789012:cluster/training is "
+        "cluster training, but the pools are on cluster batch: give --context of batch's, or "
+        "write it with `aws eks update-kubeconfig --name batch --region us-east-1`"
+    )
+
+
+@pytest.mark.parametrize("verb", ["verify", "doctor"])
+def test_verify_and_doctor_refuse_an_ambiguous_context_before_touching_a_cluster(
+    tmp_path, capsys, verb
+):
+    """Through the verbs' own call sites: settings naming only the cluster (no region), two
+    Regions' contexts of that name; each verb stops with the message, exit 2, no API call (the
+    contexts' servers answer nothing)."""
+    (tmp_path / "cdk.json").write_text((ROOT / "cdk.json").read_text())
+    settings = {k: v for k, v in EXISTING_BY_NAME.items() if k not in ("account", "region")}
+    settings["cluster"] = {
+        **settings["cluster"],
+        "existing": {
+            "kubectl_provider_service_token": "arn:aws:lambda:us-east-1:123456789012:function:k",
+            "kubectl_provider_role_arn": "arn:aws:iam::123456789012:role/k",
+            "subnets_by_zone": {"us-east-1a": ["subnet-0aaaaaaaaaaaaaaaa"]},
+        },
+    }
+    config = tmp_path / "inference.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    argv = [
+        verb,
+        "--cdk-json",
+        str(tmp_path / "cdk.json"),
+        "--config",
+        str(config),
+        "--kubeconfig",
+        _two_region_kubeconfig(tmp_path),
+    ]
+    assert main(argv) == 2
+    assert "give --context of the one the pools are on" in capsys.readouterr().err
