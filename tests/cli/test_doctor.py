@@ -154,6 +154,40 @@ CASES = {
         "same pending pods",
         1,
     ),
+    # #53 item 12: an autoscaler pinned by digest, or pulled through a mirror with a port, is
+    # still one (the port's colon was once taken for a tag's, and the image went unseen).
+    "a-second-cluster-autoscaler-by-digest-from-a-mirror": (
+        Scenario(
+            deployments=[
+                deployment(
+                    "autoscaling",
+                    "platform-autoscaler",
+                    "mirror.example.com:5000/autoscaling/cluster-autoscaler@sha256:" + "0" * 64,
+                )
+            ]
+        ),
+        GOOD_TAGS,
+        "[fail] autoscaler: a second autoscaler runs beside gpu-pool's kube-system/"
+        "cluster-autoscaler: autoscaling/platform-autoscaler (Cluster Autoscaler); both would "
+        "add nodes for the same pending pods",
+        1,
+    ),
+    # gpu-pool's own autoscaler absent: its own verdict says so; the other is no "second".
+    "only-another-autoscaler": (
+        Scenario(
+            autoscaler=None,
+            deployments=[
+                deployment(
+                    "autoscaling",
+                    "platform-autoscaler",
+                    "registry.k8s.io/autoscaling/cluster-autoscaler:v1.36.1",
+                )
+            ],
+        ),
+        GOOD_TAGS,
+        "[fail] autoscaler: no Deployment cluster-autoscaler in kube-system",
+        1,
+    ),
     "autoscaler-not-discovering": (
         Scenario(autoscaler=autoscaler(cluster="other")),
         GOOD_TAGS,
@@ -226,6 +260,8 @@ def test_each_doctor_verdict_and_its_exit_code(
 FIXES = {
     "a-second-cluster-autoscaler": "keep yours with autoscaler.enabled: false (a deploy then "
     "removes gpu-pool's), or remove autoscaling/platform-autoscaler",
+    "a-second-cluster-autoscaler-by-digest-from-a-mirror": "keep yours with autoscaler.enabled: "
+    "false (a deploy then removes gpu-pool's), or remove autoscaling/platform-autoscaler",
     "a-karpenter-beside-the-autoscaler": "keep yours with autoscaler.enabled: false (a deploy "
     "then removes gpu-pool's), or remove karpenter/karpenter",
     "node-not-ready": "see kubelet",
@@ -235,6 +271,8 @@ FIXES = {
     "plugin-partly-ready": "kubectl -n kube-system describe ds nvidia-device-plugin-gpu",
     "plugin-missing": "deploy the stack with pool.gpu_software: device-plugin",
     "autoscaler-missing": "deploy the stack with autoscaler.enabled: true, or install Cluster "
+    "Autoscaler",
+    "only-another-autoscaler": "deploy the stack with autoscaler.enabled: true, or install Cluster "
     "Autoscaler",
     "autoscaler-not-ready": "kubectl -n kube-system logs deploy/cluster-autoscaler",
     "autoscaler-not-discovering": "its --node-group-auto-discovery must name "
@@ -282,3 +320,78 @@ def test_an_unknown_aws_profile_is_no_aws_access_not_a_traceback(tmp_path, capsy
     assert "[warn] ASG tags: not checked: no AWS credentials or region" in (
         capsys.readouterr().out.splitlines()
     )
+
+
+@pytest.mark.parametrize(
+    ("image", "repository"),
+    [
+        (
+            "registry.k8s.io/autoscaling/cluster-autoscaler:v1.36.1",
+            "registry.k8s.io/autoscaling/cluster-autoscaler",
+        ),
+        (
+            "registry.k8s.io/autoscaling/cluster-autoscaler@sha256:" + "a" * 64,
+            "registry.k8s.io/autoscaling/cluster-autoscaler",
+        ),
+        (
+            "mirror:5000/karpenter/controller:1.15.0@sha256:" + "b" * 64,
+            "mirror:5000/karpenter/controller",
+        ),
+        ("mirror:5000/karpenter/controller", "mirror:5000/karpenter/controller"),
+    ],
+)
+def test_an_images_repository_leaves_its_registrys_port(image, repository):
+    from gpu_pool.cli.inspect.cluster import image_repository
+
+    assert image_repository(image) == repository
+
+
+def _deployments(*entries):
+    from types import SimpleNamespace as Object
+
+    items = [
+        Object(
+            metadata=Object(namespace=namespace, name=name),
+            spec=Object(
+                template=Object(spec=Object(containers=[Object(image=image, command=None)]))
+            ),
+        )
+        for namespace, name, image in entries
+    ]
+    return Object(list_deployment_for_all_namespaces=lambda: Object(items=items))
+
+
+OWN_CA = (
+    "kube-system",
+    "cluster-autoscaler",
+    "registry.k8s.io/autoscaling/cluster-autoscaler:v1.36.1",
+)
+OWN_KARPENTER = ("kube-system", "karpenter", "public.ecr.aws/karpenter/controller:1.15.0")
+USERS_CA = ("ops", "autoscaler", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.2")
+
+
+@pytest.mark.parametrize(
+    ("provisioners", "deployments", "expected"),
+    [
+        # Mixed provisioners: gpu-pool's two controllers are neither one's "second".
+        ({"cluster-autoscaler", "karpenter"}, [OWN_CA, OWN_KARPENTER], []),
+        # A Karpenter-only app beside the cluster's own Cluster Autoscaler: both scale.
+        ({"karpenter"}, [OWN_KARPENTER, USERS_CA], ["ops/autoscaler (Cluster Autoscaler)"]),
+        (
+            {"cluster-autoscaler", "karpenter"},
+            [OWN_KARPENTER, USERS_CA],
+            ["ops/autoscaler (Cluster Autoscaler)"],
+        ),
+        # None of gpu-pool's runs: the cluster keeps its own (autoscaler.enabled false).
+        ({"cluster-autoscaler"}, [USERS_CA], []),
+        ({"auto-mode"}, [USERS_CA], []),
+    ],
+    ids=["mixed-own", "karpenter-only", "mixed-one-running", "own-absent", "auto-mode"],
+)
+def test_a_second_autoscaler_is_judged_beside_whichever_gpu_pool_runs(
+    provisioners, deployments, expected
+):
+    from gpu_pool.cli.inspect.cluster import other_autoscalers
+
+    found = other_autoscalers(_deployments(*deployments), provisioners)
+    assert [v.detail.split(": ", 1)[1].split(";")[0] for v in found] == expected

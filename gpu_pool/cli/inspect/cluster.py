@@ -212,25 +212,26 @@ _OWN_AUTOSCALERS = {
 
 
 def other_autoscalers(apps: Any, provisioners: set[str]) -> list[Verdict]:
-    """For pools of these provisioners, Cluster Autoscaler's among them: a node autoscaler
-    beside gpu-pool's, another Cluster Autoscaler or a Karpenter (any namespace), which AWS
-    cannot show, so the stack installed its own. Both would scale the same pending pods' nodes.
-    Nothing where gpu-pool's does not run (a cluster that keeps its own: autoscaler.enabled
-    false)."""
+    """For pools of these provisioners: a node autoscaler beside the ones gpu-pool installed
+    for them (its Cluster Autoscaler, its Karpenter), another Cluster Autoscaler or Karpenter in
+    any namespace, which AWS cannot show. Both would scale nodes for the same pending pods.
+    Nothing where none of gpu-pool's runs (a cluster that keeps its own: autoscaler.enabled
+    false; one gone missing is its own controller verdict's to say)."""
     found = {
         (d.metadata.namespace, d.metadata.name): kind
         for d in apps.list_deployment_for_all_namespaces().items
         if (kind := _autoscaler_kind(d)) is not None
     }
-    own = {_OWN_AUTOSCALERS[p] for p in provisioners if p in _OWN_AUTOSCALERS}
-    ours = (SYSTEM_NAMESPACE, AUTOSCALER_DEPLOYMENT)
-    if ours not in found:
+    own = {_OWN_AUTOSCALERS[p] for p in sorted(provisioners) if p in _OWN_AUTOSCALERS}
+    running = sorted(own & set(found))
+    if not running:
         return []
+    ours = ", ".join(f"{namespace}/{name}" for namespace, name in running)
     return [
         Verdict(
             "fail",
             "autoscaler",
-            f"a second autoscaler runs beside gpu-pool's {ours[0]}/{ours[1]}: "
+            f"a second autoscaler runs beside gpu-pool's {ours}: "
             f"{namespace}/{name} ({found[(namespace, name)]}); both would add nodes for the "
             "same pending pods",
             "keep yours with autoscaler.enabled: false (a deploy then removes gpu-pool's), or "
@@ -240,12 +241,22 @@ def other_autoscalers(apps: Any, provisioners: set[str]) -> list[Verdict]:
     ]
 
 
+def image_repository(image: str) -> str:
+    """An image reference without its digest and tag: `registry:5000/a/b:v1@sha256:...` ->
+    `registry:5000/a/b` (a tag is a colon after the last slash; a registry's port is not)."""
+    name = image.split("@", 1)[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    return name[:colon] if colon > slash else name
+
+
 def _autoscaler_kind(deployment: Any) -> str | None:
     """Which autoscaler a Deployment runs, from its containers' images (Cluster Autoscaler:
     registry.k8s.io/autoscaling/cluster-autoscaler; Karpenter:
-    public.ecr.aws/karpenter/controller) or Cluster Autoscaler's command; None: neither."""
+    public.ecr.aws/karpenter/controller), by tag or by digest, from any registry (a mirror),
+    or from Cluster Autoscaler's command; None: neither."""
     for container in deployment.spec.template.spec.containers:
-        repository = (container.image or "").split("@")[0].rsplit(":", 1)[0]
+        repository = image_repository(container.image or "")
         command = " ".join(container.command or [])
         if repository.endswith("/cluster-autoscaler") or "cluster-autoscaler" in command:
             return "Cluster Autoscaler"

@@ -84,9 +84,10 @@ def doctor_verdicts(
     verdicts += _reservation_verdicts(pools, aws)
     if metrics in EXPORTER_PODS:
         verdicts += _metrics_verdicts(core, gpu_nodes, metrics)
+    # Beside gpu-pool's Cluster Autoscaler or Karpenter, whichever of them the pools use.
+    verdicts += other_autoscalers(apps, {pool.provisioner for pool in pools})
     if any(pool.provisioner == "cluster-autoscaler" for pool in pools):
         verdicts.append(autoscaler_state(apps, cluster_name))
-        verdicts += other_autoscalers(apps, {pool.provisioner for pool in pools})
         if aws is None:
             verdicts.append(
                 Verdict("warn", "ASG tags", "not checked: no AWS credentials or region")
