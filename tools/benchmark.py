@@ -13,8 +13,9 @@ with their synth time and total template size per cluster against one cluster's 
 or better, at most 1.05x of one cluster's per cluster); last, the test suite's own cost: pytest
 as `./dev test` runs it (target: under 90 s on 2 workers) and the whole `./dev test` on a fresh
 clone, set-up included, as CI runs it (target: under 6.5 minutes, the e2e step's 90 s included),
-with the e2e tests on warm components between them (target: under 90 s). Exits 1 if a target is
-missed.
+with the e2e tests on warm components between them (target: under 90 s). Before the suite, the
+real Cluster Autoscaler's latency as the stack deploys it (no target: tests/e2e/harness/latency.py).
+Exits 1 if a target is missed.
 """
 
 from __future__ import annotations
@@ -195,6 +196,7 @@ def main() -> int:
     failures += _pools_table()
     failures += training_row()
     failures += _fleet_table()
+    _autoscaler_row()
     failures += _suite_table()
     for failure in failures:
         print(f"TARGET MISSED: {failure}")
@@ -292,6 +294,27 @@ def _fleet_table() -> list[str]:
                 f"{size_ratio:.2f}x the template of one cluster (target <= 1.05x)"
             )
     return failures
+
+
+def _autoscaler_row() -> None:
+    """The real Cluster Autoscaler as the stack deploys it, on the default pool
+    (tests/e2e/harness/latency.py): no target, a figure to know."""
+    print("\n| Cluster Autoscaler 1.36.1, as deployed | pod to scale-up decision | pod to running "
+          "| pod deleted to node removed |")
+    print("|---|---|---|---|")
+    progress("the real Cluster Autoscaler, the stack's own timings (about 7 minutes)")
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.e2e.harness.latency"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    figures = json.loads(out.strip().splitlines()[-1])
+    print(
+        f"| default pool (g5.xlarge, 0 -> 1 -> 0) | {figures['decision_s']:.1f} s | "
+        f"{figures['running_s']:.1f} s | {figures['idle_before_removal_s'] / 60:.1f} min |"
+    )
 
 
 def _suite_row(what: str, target_s: int, command: list[str], **where: Any) -> list[str]:

@@ -127,7 +127,9 @@ def test_each_pod_starts_the_group_the_priority_expander_ranks_first_that_fits_i
     template = synth(SEVERAL_POOLS)
     world = build_world(template, aws_endpoint)
     nvidia = {"accelerator": "nvidia"}
-    with autoscaled(cluster, scenario, template, world, autoscaler_binary, autoscaler_chart) as run:
+    with autoscaled(
+        cluster, scenario, template, world, autoscaler_binary, autoscaler_chart, nodes=False
+    ) as run:
         one = scenario.pod(_pod("one-gpu", 1, nvidia, [GPU_TAINT]))
         eight = scenario.pod(_pod("eight-gpus", 8, nvidia, [GPU_TAINT]))
         training = scenario.pod(
@@ -240,7 +242,9 @@ def test_broken_tag_twins_scale_the_wrong_group_or_none_and_ca_says_why(
         "undiscovered",
         drop=("k8s.io/cluster-autoscaler/enabled", f"k8s.io/cluster-autoscaler/{world.cluster}"),
     )
-    with autoscaled(cluster, scenario, template, world, autoscaler_binary, autoscaler_chart) as run:
+    with autoscaled(
+        cluster, scenario, template, world, autoscaler_binary, autoscaler_chart, nodes=False
+    ) as run:
         pods = {
             pool: scenario.pod(_pod(f"gpu-for-{pool}", 1, {POOL_LABEL: pool}, [GPU_TAINT]))
             for pool in ("tagged", "unlabelled", "undiscovered")

@@ -121,7 +121,9 @@ class ClusterAutoscaler:
     kubeconfig: Path
     endpoint: str
     work_dir: Path
-    wait_for_new_gpu_pods: bool = False
+    as_deployed: bool = False
+    """True: only the three overrides CA needs to run here (kubeconfig, cloud config, one
+    replica), the stack's timings and the 30 s wait kept: what `./dev bench` measures."""
     log_file: Path = field(default=Path())
     _process: subprocess.Popen[bytes] | None = None
 
@@ -129,13 +131,12 @@ class ClusterAutoscaler:
         config = self.work_dir / "cloud-config"
         config.write_text(cloud_config(self.endpoint))
         overrides = {
-            **TEST_TIMINGS,
             "kubeconfig": str(self.kubeconfig),
             "cloud-config": str(config),
             "leader-elect": "false",
         }
-        if not self.wait_for_new_gpu_pods:
-            overrides["bypassed-scheduler-names"] = NO_SCHEDULER
+        if not self.as_deployed:
+            overrides |= {**TEST_TIMINGS, "bypassed-scheduler-names": NO_SCHEDULER}
         # The chart's first element is the binary's path in its image.
         return [str(self.binary), *_with(self.arguments[1:], overrides)]
 
@@ -243,17 +244,21 @@ def autoscaled(
     binary: Path,
     chart: Path,
     *,
-    wait_for_new_gpu_pods: bool = False,
+    as_deployed: bool = False,
+    nodes: bool = True,
 ) -> Iterator[Autoscaled]:
     """The stack's Cluster Autoscaler over `world`: its priority expander ConfigMap applied
     (naming the world's ASGs), its device plugin releases installed, CA started with the
-    chart's arguments, and the instances it launches registering as Nodes; all stopped after."""
+    chart's arguments, and the instances it launches registering as Nodes; all stopped after.
+    `nodes=False`: CA's decisions only (no instance joins, no plugin is installed), for the
+    scenarios that judge which group CA scales and by how much."""
     (release,) = [r for r in releases(template) if r.chart == "cluster-autoscaler"]
     for manifest in manifests(template, world.asg_names()):
         if any(o["metadata"]["name"] == PRIORITIES_CONFIG_MAP for o in manifest.objects):
             cluster.apply(manifest.objects, overwrite=manifest.overwrite)
     for plugin in (r for r in releases(template) if r.chart == "nvidia-device-plugin"):
-        scenario.install(plugin)
+        if nodes:
+            scenario.install(plugin)
     work = cluster.work_dir / f"autoscaler-{time.monotonic_ns()}"
     work.mkdir()
     autoscaler = ClusterAutoscaler(
@@ -262,11 +267,15 @@ def autoscaled(
         cluster.plane.kubeconfig,
         world.endpoint,
         work,
-        wait_for_new_gpu_pods,
+        as_deployed,
     ).start()
     try:
-        with InstanceNodes(world, cluster.core, scenario.node) as nodes:
-            yield Autoscaled(autoscaler, nodes, cluster)
+        bridge = InstanceNodes(world, cluster.core, scenario.node)
+        if not nodes:
+            yield Autoscaled(autoscaler, bridge, cluster)
+            return
+        with bridge:
+            yield Autoscaled(autoscaler, bridge, cluster)
             autoscaler.stop()
     finally:
         autoscaler.stop()
