@@ -151,6 +151,37 @@ def test_each_pod_starts_the_group_the_priority_expander_ranks_first_that_fits_i
         assert [_desired(world, p) for p in ("small", "big", "training")] == [1, 1, 1]
 
 
+# The same type twice: On-Demand, and launched into an On-Demand Capacity Reservation (paid for
+# whether used or not).
+RESERVED_AND_ON_DEMAND = {
+    "pools": {
+        "on-demand": {"instance_types": ["g5.xlarge"], "max_size": 4},
+        "reserved": {
+            "instance_types": ["g5.xlarge"],
+            "max_size": 4,
+            "capacity_reservation": {"type": "odcr", "id": "cr-0fedcba9876543210"},
+        },
+    }
+}
+
+
+def test_a_reserved_group_is_scaled_before_an_on_demand_one_of_the_same_type(
+    cluster, scenario, aws_endpoint, autoscaler_binary, autoscaler_chart
+):
+    """Both groups fit the pod alike (least-waste would pick at random): the priority expander
+    ranks the reserved group first, so the reservation's paid-for capacity is used."""
+    template = synth(RESERVED_AND_ON_DEMAND)
+    world = build_world(template, aws_endpoint)
+    with autoscaled(
+        cluster, scenario, template, world, autoscaler_binary, autoscaler_chart, nodes=False
+    ) as run:
+        pod = scenario.pod(_pod("one-gpu", 1, {"accelerator": "nvidia"}, [GPU_TAINT]))
+        assert run.event(pod, "TriggeredScaleUp") == (
+            f"pod triggered scale-up: [{_scaled(world, 'reserved', 1)}]"
+        )
+        assert _desired(world, "on-demand") == 0
+
+
 # The shared pools (tests/support/settings.py SHARING): 4 time-sliced shares of each GPU,
 # 8 renamed shares (nvidia.com/gpu.shared), and mixed MIG slices on p5.48xlarge (two 1g.10gb
 # a GPU). The stack tags each zero-node template with what its nodes will advertise; the twin,

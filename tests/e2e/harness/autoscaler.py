@@ -221,11 +221,13 @@ class Autoscaled:
         return wait(what, probe, self.autoscaler, timeout)
 
     def event(self, pod: str, reason: str, timeout: float = 60.0) -> str:
-        """The message of CA's event `reason` (TriggeredScaleUp, NotTriggerScaleUp) on `pod`."""
+        """The message of CA's event `reason` (TriggeredScaleUp, NotTriggerScaleUp) on `pod`:
+        this pod's, by its uid (an earlier test's pod of the same name has events too)."""
+        uid = self.cluster.core.read_namespaced_pod(pod, "default").metadata.uid
 
         def found() -> str | None:
             events = self.cluster.core.list_namespaced_event(
-                "default", field_selector=f"involvedObject.name={pod},reason={reason}"
+                "default", field_selector=f"involvedObject.uid={uid},reason={reason}"
             )
             return next(
                 (e.message for e in events.items if e.source.component == "cluster-autoscaler"),
