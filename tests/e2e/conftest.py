@@ -12,6 +12,8 @@ import pytest
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
 from tests.e2e.harness.autoscaler_build import autoscaler_version, build_autoscaler, source_tree
 from tests.e2e.harness.build import build
+from tests.e2e.harness.crds import karpenter_module
+from tests.e2e.harness.karpenter_build import build_karpenter
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.control_plane import ControlPlane
 from tests.e2e.harness.layer import layer_binaries
@@ -59,3 +61,15 @@ def autoscaler_chart() -> Path:
     """The cluster-autoscaler chart the same release tree carries (harness/autoscaler.py)."""
     tree, _ = source_tree(autoscaler_version())
     return tree / "charts" / "cluster-autoscaler"
+
+
+@pytest.fixture(scope="session")
+def karpenter_binary() -> Path:
+    """The real Karpenter controller, built from its Go module (or found in the cache)."""
+    return build_karpenter()
+
+
+@pytest.fixture(scope="session")
+def karpenter_chart() -> Path:
+    """The karpenter chart of the pinned module (the one the stack installs)."""
+    return karpenter_module() / "charts" / "karpenter"

@@ -225,13 +225,15 @@ def reported_versions(bin_dir: Path) -> dict[str, str]:
 
 
 def main() -> None:
-    from tests.e2e.harness.autoscaler_build import build_autoscaler, reported_version
+    from tests.e2e.harness import autoscaler_build, karpenter_build
 
     bin_dir = build()
-    autoscaler = build_autoscaler()
+    autoscaler = autoscaler_build.build_autoscaler()
+    karpenter = karpenter_build.build_karpenter()
     for name, version in reported_versions(bin_dir).items():
         print(f"{name}: {version}")
-    print(f"cluster-autoscaler: {reported_version(autoscaler)}")
+    print(f"cluster-autoscaler: {autoscaler_build.reported_version(autoscaler)}")
+    print(f"karpenter: {karpenter_build.reported_version(karpenter)}")
 
 
 if __name__ == "__main__":

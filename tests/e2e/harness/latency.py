@@ -55,7 +55,12 @@ def measure(work: Path) -> dict[str, float]:
             world = build_world(template, f"http://127.0.0.1:{port}")
             try:
                 with autoscaled(
-                    cluster, scenario, template, world, build_autoscaler(), chart,
+                    cluster,
+                    scenario,
+                    template,
+                    world,
+                    build_autoscaler(),
+                    chart,
                     as_deployed=True,
                 ) as run:
                     created = time.monotonic()
@@ -64,8 +69,9 @@ def measure(work: Path) -> dict[str, float]:
                     decided = time.monotonic()
                     run.wait(
                         "the pod running",
-                        lambda: cluster.core.read_namespaced_pod(name, "default").status.phase
-                        in RAN,
+                        lambda: (
+                            cluster.core.read_namespaced_pod(name, "default").status.phase in RAN
+                        ),
                         timeout=120,
                     )
                     running = time.monotonic()

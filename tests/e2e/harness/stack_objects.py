@@ -72,14 +72,17 @@ def deployed(
     resolved: dict[tuple[str, str], str] | None = None,
 ) -> Any:
     """`value` with its intrinsic functions resolved to deploy-shaped strings (`types`: the
-    template's resource types by logical id, for the shape of a Ref; `resolved`: attributes a
-    test's world knows, (logical id, attribute) -> value, such as the ASG names moto gave)."""
+    template's resource types by logical id, for the shape of a Ref; `resolved`: what a test's
+    world knows, (logical id, attribute or "Ref") -> value, such as the ASG names or the subnet
+    ids moto gave)."""
     types, resolved = types or {}, resolved or {}
     if isinstance(value, dict) and len(value) == 1:
         ((function, argument),) = value.items()
         if function == "Ref":
             if argument in PSEUDO:
                 return PSEUDO[argument]
+            if (argument, "Ref") in resolved:
+                return resolved[(argument, "Ref")]
             shape = _REF_SHAPES.get(types.get(argument, ""), "{name}")
             return shape.format(hex=_hex(argument), name=_name(argument))
         if function == "Fn::GetAtt":

@@ -1,0 +1,450 @@
+"""The real Karpenter controller, run with the environment the stack's chart gives it, against
+the real control plane and moto; and what EKS and the kubelet do with the instances it launches.
+
+The environment: the stack's karpenter release values rendered by the chart the pinned module
+carries (charts/karpenter) with the real helm, the controller container's `env` taken as it is
+(cluster name, feature gates, the interruption queue, batch windows, the refresh intervals),
+its `valueFrom` entries as the kubelet would fill them. Then, each a test's need:
+- KUBECONFIG and CLUSTER_ENDPOINT: the chart runs it in the cluster;
+- DISABLE_LEADER_ELECTION: one replica; METRICS_PORT and HEALTH_PROBE_PORT: free loopback ports;
+- ISOLATED_VPC: no Pricing API calls (moto serves none; the controller then prices from the
+  table built into its release, as in an isolated VPC);
+- AWS_ENDPOINT_URL: moto, for EC2, SSM, IAM, EKS and SQS (Karpenter's SDK config honours it);
+- a shorter BATCH_MAX_DURATION.
+Its log (JSON lines) goes to a file the tests read.
+
+The world (`karpenter_world`): what a deploy leaves for Karpenter in the account, as the
+stack's EC2NodeClass names it: the cluster in EKS, its subnets and security group (the
+NodeClass's selector terms resolve to moto's ids), the node role (Karpenter makes the instance
+profile), the interruption queue, and the EKS NVIDIA AMI's public SSM parameter of the alias's
+release, as AWS publishes it (moto refuses /aws/ names through PutParameter, so it is seeded in
+moto's SSM backend, which runs in this process).
+
+NodeClaimNodes plays EKS and the kubelet: a NodeClaim that has launched (status.providerID)
+registers as its Node, named by the instance's private DNS name, with the NodeClaim's labels,
+its taints and startup taints and Karpenter's `karpenter.sh/unregistered` taint (which
+Karpenter removes), capacity and allocatable as nodeadm configures them. It also gives the
+instance the NodeClass's security groups, as EC2 does from the launch template's network
+interfaces: moto 5.2.5's CreateFleet drops them (its fleet launches take the template's
+GroupSet only), which Karpenter would read as drift and replace every node.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aws_cdk.assertions import Template
+
+from tests.e2e.harness.aws_world import reset
+from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.control_plane import KWOK_NODE_ANNOTATION
+from tests.e2e.harness.nodes import NODEADM_GPU_LABEL, gpu_count, node_resources
+from tests.e2e.harness.scenario import Scenario
+from tests.e2e.harness.stack_objects import ACCOUNT, REGION, Release, manifests, releases
+
+NODECLAIMS = ("karpenter.sh", "v1", "nodeclaims")
+NODEPOOLS = ("karpenter.sh", "v1", "nodepools")
+EC2NODECLASSES = ("karpenter.k8s.aws", "v1", "ec2nodeclasses")
+UNREGISTERED = {"key": "karpenter.sh/unregistered", "effect": "NoExecute"}
+# moto's default images include this x86_64 one; the seeded parameter points at it.
+AMI = "ami-12c6146b"
+ZONES = (f"{REGION}a", f"{REGION}b")
+TEST_ENVIRONMENT = {"BATCH_MAX_DURATION": "3s", "BATCH_IDLE_DURATION": "1s"}
+_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
+
+
+def _die_with_parent() -> None:
+    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def chart_environment(helm: Path, chart: Path, release: Release, work: Path) -> dict[str, str]:
+    """The controller container's env as the chart renders the release's values; valueFrom
+    entries as the kubelet fills them (the namespace, the CPU request in millicores, the
+    memory limit in bytes)."""
+    values = work / "karpenter-values.yaml"
+    values.write_text(yaml.safe_dump(release.values))
+    rendered = subprocess.run(
+        [
+            str(helm),
+            "template",
+            release.release,
+            str(chart),
+            "-n",
+            release.namespace,
+            "-f",
+            str(values),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    (deployment,) = [d for d in yaml.safe_load_all(rendered) if d and d.get("kind") == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    resources = container.get("resources", {})
+    environment = {}
+    for variable in container["env"]:
+        source = variable.get("valueFrom", {})
+        if "value" in variable:
+            environment[variable["name"]] = str(variable["value"])
+        elif "fieldRef" in source:
+            environment[variable["name"]] = release.namespace
+        elif source.get("resourceFieldRef", {}).get("resource") == "requests.cpu":
+            environment[variable["name"]] = str(_millicores(resources["requests"]["cpu"]))
+        elif source.get("resourceFieldRef", {}).get("resource") == "limits.memory":
+            environment[variable["name"]] = str(_bytes(resources["limits"]["memory"]))
+    return environment
+
+
+def _millicores(cpu: str) -> int:
+    return int(cpu[:-1]) if cpu.endswith("m") else int(float(cpu) * 1000)
+
+
+def _bytes(memory: str) -> int:
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+    for suffix, factor in units.items():
+        if memory.endswith(suffix):
+            return int(memory[: -len(suffix)]) * factor
+    return int(memory)
+
+
+@dataclass
+class KarpenterController:
+    """One controller process: started with `start`, ended with `stop`."""
+
+    binary: Path
+    environment: dict[str, str]
+    cluster: Cluster
+    endpoint: str
+    work_dir: Path
+    log_file: Path = field(default=Path())
+    _process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> KarpenterController:
+        self.log_file = self.work_dir / "karpenter.log"
+        environment = {
+            **self.environment,
+            **TEST_ENVIRONMENT,
+            "KUBECONFIG": str(self.cluster.plane.kubeconfig),
+            "CLUSTER_ENDPOINT": self.cluster.plane.server,
+            "DISABLE_LEADER_ELECTION": "true",
+            "ISOLATED_VPC": "true",
+            "METRICS_PORT": str(_free_port()),
+            "HEALTH_PROBE_PORT": str(_free_port()),
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_REGION": REGION,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "PATH": "/usr/bin:/bin",
+        }
+        with self.log_file.open("ab") as log:
+            self._process = subprocess.Popen(
+                [str(self.binary)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=environment,
+                preexec_fn=_die_with_parent,
+            )
+        return self
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+    def check_running(self) -> None:
+        if self._process is not None and self._process.poll() is not None:
+            raise AssertionError(
+                f"e2e: karpenter exited ({self._process.returncode}):\n" + self.log()[-3000:]
+            )
+
+    def log(self) -> str:
+        return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+
+    def messages(self) -> list[dict[str, Any]]:
+        """Its JSON log lines."""
+        found = []
+        for line in self.log().splitlines():
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                continue
+        return found
+
+    def wait(self, what: str, probe: Any, timeout: float = 60.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            self.check_running()
+            found = probe()
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                tail = "\n".join(self.log().splitlines()[-15:])
+                raise AssertionError(
+                    f"e2e: timed out after {timeout:.0f} s waiting for {what}:\n{tail}"
+                )
+            time.sleep(0.3)
+
+
+@dataclass
+class KarpenterWorld:
+    """The account as the stack leaves it for Karpenter."""
+
+    endpoint: str
+    cluster: str
+    resolved: dict[tuple[str, str], str]
+
+    def client(self, service: str) -> Any:
+        import boto3
+
+        session = boto3.Session(
+            region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing"
+        )
+        return session.client(service, endpoint_url=self.endpoint)
+
+    def instance(self, instance_id: str) -> dict[str, Any]:
+        (reservation,) = self.client("ec2").describe_instances(InstanceIds=[instance_id])[
+            "Reservations"
+        ]
+        return dict(reservation["Instances"][0])
+
+
+def _seed_ami_parameter(name: str) -> None:
+    """The public parameter EKS publishes for an AMI release (its path as Karpenter reads it:
+    pkg/providers/amifamily/al2023.go resolvePath), in moto's SSM backend."""
+    from moto.ssm.models import Parameter, ssm_backends
+
+    parameters = ssm_backends[ACCOUNT][REGION]._parameters
+    defaultdict.__getitem__(parameters, name).append(
+        Parameter(
+            account_id=ACCOUNT,
+            name=name,
+            value=AMI,
+            parameter_type="String",
+            description=None,
+            allowed_pattern=None,
+            keyid=None,
+            last_modified_date=datetime.now(UTC),
+            version=1,
+            data_type="text",
+        )
+    )
+
+
+def karpenter_world(template: Template, endpoint: str, kubernetes_minor: str) -> KarpenterWorld:
+    """moto holding what the template's Karpenter pools need (see the module docstring)."""
+    reset(endpoint)
+    types = {k: r["Type"] for k, r in template.to_json()["Resources"].items()}
+    (release,) = [r for r in releases(template) if r.chart == "karpenter"]
+    settings = release.values["settings"]
+    world = KarpenterWorld(endpoint, settings["clusterName"], {})
+    ec2, iam, eks, sqs = (world.client(s) for s in ("ec2", "iam", "eks", "sqs"))
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    subnets = [
+        ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=zone)["Subnet"][
+            "SubnetId"
+        ]
+        for i, zone in enumerate(ZONES, start=1)
+    ]
+    group = ec2.create_security_group(GroupName="cluster", Description="cluster", VpcId=vpc)
+    eks.create_cluster(
+        name=world.cluster,
+        version=kubernetes_minor,
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks-cluster",
+        resourcesVpcConfig={"subnetIds": subnets},
+    )
+    # The NodeClass's selector terms name the stack's subnets and security group by Ref: the
+    # world's stand in for them, in the template's order.
+    refs = {
+        "AWS::EC2::Subnet": iter(subnets * 8),
+        "AWS::EC2::SecurityGroup": iter([group["GroupId"]] * 8),
+    }
+    for logical_id, kind in types.items():
+        if kind in refs:
+            world.resolved[(logical_id, "Ref")] = next(refs[kind])
+        if kind == "AWS::EKS::Cluster":
+            world.resolved[(logical_id, "ClusterSecurityGroupId")] = group["GroupId"]
+    for manifest in manifests(template):
+        for document in manifest.objects:
+            if document.get("kind") == "EC2NodeClass":
+                iam.create_role(
+                    RoleName=document["spec"]["role"],
+                    AssumeRolePolicyDocument=json.dumps(
+                        {
+                            "Statement": [
+                                {
+                                    "Effect": "Allow",
+                                    "Principal": {"Service": "ec2.amazonaws.com"},
+                                    "Action": "sts:AssumeRole",
+                                }
+                            ]
+                        }
+                    ),
+                )
+                alias = document["spec"]["amiSelectorTerms"][0]["alias"]
+                release_tag = alias.split("@", 1)[1]
+                _seed_ami_parameter(
+                    f"/aws/service/eks/optimized-ami/{kubernetes_minor}/amazon-linux-2023/x86_64/"
+                    f"nvidia/amazon-eks-node-al2023-x86_64-nvidia-{kubernetes_minor}-"
+                    f"{release_tag}/image_id"
+                )
+    if settings.get("interruptionQueue"):
+        sqs.create_queue(QueueName=settings["interruptionQueue"])
+    return world
+
+
+def karpenter_objects(template: Template, world: KarpenterWorld) -> list[dict[str, Any]]:
+    """The stack's NodePools and EC2NodeClasses, their Refs resolved to the world's ids."""
+    return [
+        document
+        for manifest in manifests(template, world.resolved)
+        for document in manifest.objects
+        if document.get("kind") in ("NodePool", "EC2NodeClass")
+    ]
+
+
+class NodeClaimNodes:
+    """Registers each launched NodeClaim as its Node (see the module docstring), polled every
+    0.3 s; records when each registered."""
+
+    def __init__(
+        self, world: KarpenterWorld, cluster: Cluster, on_node: Callable[[dict[str, Any]], Any]
+    ) -> None:
+        self._world, self._cluster, self._on_node = world, cluster, on_node
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.registered: dict[str, float] = {}
+        self.last_error: Exception | None = None
+
+    def __enter__(self) -> NodeClaimNodes:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.3):
+            try:
+                self.sync_once()
+                self.last_error = None
+            except Exception as error:  # kept for the waits
+                self.last_error = error
+
+    def sync_once(self) -> None:
+        custom, core = self._cluster.custom, self._cluster.core
+        claims = custom.list_cluster_custom_object(*NODECLAIMS)["items"]
+        registered = {n.spec.provider_id for n in core.list_node().items if n.spec.provider_id}
+        for claim in claims:
+            provider = claim.get("status", {}).get("providerID")
+            if not provider or provider in registered or claim["metadata"].get("deletionTimestamp"):
+                continue
+            instance_id = provider.rsplit("/", 1)[-1]
+            instance = self._world.instance(instance_id)
+            if instance["State"]["Name"] != "running":
+                continue
+            self._security_groups(claim, instance_id)
+            node = self._node(claim, instance)
+            self._on_node(node)
+            self.registered[node["metadata"]["name"]] = time.monotonic()
+
+    def _security_groups(self, claim: dict[str, Any], instance_id: str) -> None:
+        name = claim["spec"]["nodeClassRef"]["name"]
+        node_class = self._cluster.custom.get_cluster_custom_object(*EC2NODECLASSES, name)
+        groups = [g["id"] for g in node_class.get("status", {}).get("securityGroups", [])]
+        if groups:
+            self._world.client("ec2").modify_instance_attribute(
+                InstanceId=instance_id, Groups=groups
+            )
+
+    def _node(self, claim: dict[str, Any], instance: dict[str, Any]) -> dict[str, Any]:
+        labels = dict(claim["metadata"].get("labels", {}))
+        instance_type = instance["InstanceType"]
+        zone = instance["Placement"]["AvailabilityZone"]
+        name = instance["PrivateDnsName"]
+        labels |= {
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "node.kubernetes.io/instance-type": instance_type,
+            "topology.kubernetes.io/zone": zone,
+            "topology.kubernetes.io/region": REGION,
+            **(NODEADM_GPU_LABEL if gpu_count(instance_type) else {}),
+        }
+        spec = claim["spec"]
+        taints = [*spec.get("taints", []), *spec.get("startupTaints", []), UNREGISTERED]
+        capacity, allocatable = node_resources(instance_type, 200)
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels, "annotations": dict(KWOK_NODE_ANNOTATION)},
+            "spec": {"providerID": claim["status"]["providerID"], "taints": taints},
+            "status": {"capacity": capacity, "allocatable": allocatable},
+        }
+
+
+@contextmanager
+def karpenter_running(
+    cluster: Cluster,
+    scenario: Scenario,
+    template: Template,
+    world: KarpenterWorld,
+    binary: Path,
+    chart: Path,
+    *,
+    consolidate_after: str = "5s",
+) -> Iterator[tuple[KarpenterController, NodeClaimNodes]]:
+    """The stack's NodePools and EC2NodeClasses applied (their consolidateAfter shortened for
+    the test), its device plugin releases installed, the controller started with the chart's
+    environment and its launches registering as Nodes; after, every NodePool and NodeClass is
+    deleted while the controller runs (it finalizes their NodeClaims), then it stops."""
+    objects = karpenter_objects(template, world)
+    for document in objects:
+        if document["kind"] == "NodePool":
+            document["spec"]["disruption"]["consolidateAfter"] = consolidate_after
+    cluster.apply(objects)
+    for plugin in (r for r in releases(template) if r.chart == "nvidia-device-plugin"):
+        scenario.install(plugin)
+    (release,) = [r for r in releases(template) if r.chart == "karpenter"]
+    work = cluster.work_dir / f"karpenter-{time.monotonic_ns()}"
+    work.mkdir()
+    environment = chart_environment(cluster.helm_binary, chart, release, work)
+    controller = KarpenterController(binary, environment, cluster, world.endpoint, work).start()
+    bridge = NodeClaimNodes(world, cluster, scenario.node)
+    try:
+        with bridge:
+            yield controller, bridge
+            for document in objects:
+                plural = NODEPOOLS if document["kind"] == "NodePool" else EC2NODECLASSES
+                cluster.custom.delete_cluster_custom_object(*plural, document["metadata"]["name"])
+            controller.wait(
+                "the NodeClaims finalized",
+                lambda: not cluster.custom.list_cluster_custom_object(*NODECLAIMS)["items"],
+                timeout=60,
+            )
+    finally:
+        controller.stop()
