@@ -12,10 +12,10 @@ import pytest
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION
 from tests.e2e.harness.autoscaler_build import autoscaler_version, build_autoscaler, source_tree
 from tests.e2e.harness.build import build
-from tests.e2e.harness.crds import karpenter_module
-from tests.e2e.harness.karpenter_build import build_karpenter
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.control_plane import ControlPlane
+from tests.e2e.harness.crds import karpenter_module
+from tests.e2e.harness.karpenter_build import build_karpenter
 from tests.e2e.harness.layer import layer_binaries
 from tests.e2e.harness.scenario import Scenario
 

@@ -6,12 +6,18 @@ controller did: its NodeClaims, the instance it launched, the node."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.e2e.harness.karpenter import NODECLAIMS, karpenter_running, karpenter_world
+from tests.e2e.harness.karpenter import (
+    NODECLAIMS,
+    karpenter_objects,
+    karpenter_running,
+    karpenter_world,
+)
 from tests.e2e.harness.nodes import GPU_RESOURCE
 from tests.e2e.harness.pools import POOL_LABEL, smoke_test_pod
 from tests.e2e.harness.scenario import plugin_pods_on
@@ -98,3 +104,128 @@ def test_a_pending_gpu_pod_gets_a_node_of_the_pools_types_and_consolidation_remo
             "the instance terminated",
             lambda: world.instance(instance_id)["State"]["Name"] in ("shutting-down", "terminated"),
         )
+
+
+SEVERAL = {
+    "pools": {
+        # Two GPUs at most: the NodePool's limits.
+        "small": {"provisioner": "karpenter", "instance_types": ["g5.xlarge"], "max_size": 2},
+        # 1-GPU nodes only, room for eight.
+        "single": {"provisioner": "karpenter", "instance_types": ["g5.xlarge"], "max_size": 8},
+        "big": {
+            "provisioner": "karpenter",
+            "instance_types": ["g5.xlarge", "g5.48xlarge"],
+            "max_size": 2,
+        },
+    }
+}
+GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+
+
+def _gpu_pod(name: str, pool: str, gpus: int) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeSelector": {POOL_LABEL: pool},
+            "tolerations": [GPU_TAINT],
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "public.ecr.aws/docker/library/busybox:1.37",
+                    "resources": {"limits": {GPU_RESOURCE: str(gpus)}},
+                }
+            ],
+        },
+    }
+
+
+def _pool_claims(cluster, pool: str) -> list[dict]:
+    """The pool's NodeClaims that have launched (an instance, its type known)."""
+    return [
+        c
+        for c in _claims(cluster)
+        if c["metadata"]["labels"].get(POOL_LABEL) == pool and c.get("status", {}).get("providerID")
+    ]
+
+
+def _karpenter_event(cluster, pod: str) -> str | None:
+    """Karpenter's last word on the pod (its events: where it should schedule, or why not)."""
+    uid = cluster.core.read_namespaced_pod(pod, "default").metadata.uid
+    events = cluster.core.list_namespaced_event(
+        "default", field_selector=f"involvedObject.uid={uid}"
+    )
+    said = [e.message for e in events.items if e.source.component == "karpenter"]
+    return said[-1] if said else None
+
+
+def _twin_excluding_every_gpu_type(template, world) -> dict:
+    """The small pool's NodePool as a broken twin: pool `twin`, its instance types CPU ones."""
+    (pool,) = [
+        o
+        for o in karpenter_objects(template, world)
+        if o["kind"] == "NodePool" and o["metadata"]["name"] == "gpu-pool-small"
+    ]
+    twin = copy.deepcopy(pool)
+    twin["metadata"] = {"name": "gpu-pool-twin"}
+    twin["spec"]["template"]["metadata"]["labels"][POOL_LABEL] = "twin"
+    for requirement in twin["spec"]["template"]["spec"]["requirements"]:
+        if requirement["key"] == "node.kubernetes.io/instance-type":
+            requirement["values"] = ["m5.large"]
+    return twin
+
+
+def test_limits_stop_a_launch_an_8_gpu_pod_gets_the_big_type_only_where_listed_and_a_twin_none(
+    cluster, scenario, aws_endpoint, karpenter_binary, karpenter_chart
+):
+    """Three 1-GPU pods on the pool of two GPUs at most: two nodes, and the third waits (its
+    NodePool's limits, as Karpenter says); an 8-GPU pod gets a g5.48xlarge from the pool that
+    lists it, none from the pool that does not; the broken twin, a NodePool whose requirements
+    allow no GPU type (what gpu-pool refuses at synth: GP-CATALOG-02), launches nothing and
+    Karpenter says why."""
+    with_crds(cluster)
+    template = synth(SEVERAL)
+    world = karpenter_world(template, aws_endpoint, MINOR)
+    with karpenter_running(
+        cluster, scenario, template, world, karpenter_binary, karpenter_chart
+    ) as (karpenter, _):
+        cluster.apply([_twin_excluding_every_gpu_type(template, world)])
+        small = [scenario.pod(_gpu_pod(f"small-{i}", "small", 1)) for i in range(3)]
+        big = scenario.pod(_gpu_pod("big-8", "big", 8))
+        too_big = scenario.pod(_gpu_pod("single-8", "single", 8))
+        twin = scenario.pod(_gpu_pod("twin-1", "twin", 1))
+        (claim,) = karpenter.wait("the big pool's NodeClaim", lambda: _pool_claims(cluster, "big"))
+        assert claim["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "g5.48xlarge"
+        claims = karpenter.wait(
+            "the small pool's two NodeClaims",
+            lambda: len(found := _pool_claims(cluster, "small")) == 2 and found,
+        )
+        assert {c["metadata"]["labels"]["node.kubernetes.io/instance-type"] for c in claims} == {
+            "g5.xlarge"
+        }
+        said = {
+            pod: karpenter.wait(
+                f"Karpenter's word on {pod}", lambda pod=pod: _karpenter_event(cluster, pod)
+            )
+            for pod in (*small, big, too_big, twin)
+        }
+        assert said[big] == f"Pod should schedule on: nodeclaim/{claim['metadata']['name']}"
+        # Which of the three pods waits is Karpenter's choice; that one waits for the limits.
+        waiting = [m for pod, m in said.items() if pod in small and m.startswith("Failed")]
+        assert len(waiting) == 1
+        assert waiting[0].startswith(
+            "Failed to schedule pod, all available instance types exceed limits for nodepool "
+            "(NodePool=gpu-pool-small)"
+        )
+        assert "no instance type has enough resources" in said[too_big]
+        assert "node.kubernetes.io/instance-type In [g5.xlarge]" in said[too_big]
+        assert _pool_claims(cluster, "single") == [] and _pool_claims(cluster, "twin") == []
+        twin_skipped = [
+            m
+            for m in karpenter.messages()
+            if m.get("message") == "skipping, nodepool requirements filtered out all instance types"
+            and m.get("NodePool", {}).get("name") == "gpu-pool-twin"
+        ]
+        assert twin_skipped
+        assert len(_pool_claims(cluster, "small")) == 2

@@ -48,6 +48,7 @@ from typing import Any
 
 import yaml
 from aws_cdk.assertions import Template
+from kubernetes.client.exceptions import ApiException
 
 from tests.e2e.harness.aws_world import reset
 from tests.e2e.harness.cluster import Cluster
@@ -288,9 +289,11 @@ def karpenter_world(template: Template, endpoint: str, kubernetes_minor: str) ->
             world.resolved[(logical_id, "Ref")] = next(refs[kind])
         if kind == "AWS::EKS::Cluster":
             world.resolved[(logical_id, "ClusterSecurityGroupId")] = group["GroupId"]
+    roles: set[str] = set()
     for manifest in manifests(template):
         for document in manifest.objects:
-            if document.get("kind") == "EC2NodeClass":
+            if document.get("kind") == "EC2NodeClass" and document["spec"]["role"] not in roles:
+                roles.add(document["spec"]["role"])
                 iam.create_role(
                     RoleName=document["spec"]["role"],
                     AssumeRolePolicyDocument=json.dumps(
@@ -438,13 +441,45 @@ def karpenter_running(
     try:
         with bridge:
             yield controller, bridge
-            for document in objects:
-                plural = NODEPOOLS if document["kind"] == "NodePool" else EC2NODECLASSES
-                cluster.custom.delete_cluster_custom_object(*plural, document["metadata"]["name"])
-            controller.wait(
-                "the NodeClaims finalized",
-                lambda: not cluster.custom.list_cluster_custom_object(*NODECLAIMS)["items"],
-                timeout=60,
-            )
     finally:
-        controller.stop()
+        try:
+            _remove_pools(cluster, controller, objects)
+        finally:
+            controller.stop()
+            _drop_finalizers(cluster)
+
+
+def _remove_pools(
+    cluster: Cluster, controller: KarpenterController, objects: list[dict[str, Any]]
+) -> None:
+    """Every NodePool and EC2NodeClass deleted while the controller runs, which then drains
+    and terminates their NodeClaims' nodes and removes their finalizers."""
+    pools = [*cluster.custom.list_cluster_custom_object(*NODEPOOLS)["items"], *objects]
+    for document in pools:
+        plural = NODEPOOLS if document["kind"] == "NodePool" else EC2NODECLASSES
+        try:
+            cluster.custom.delete_cluster_custom_object(*plural, document["metadata"]["name"])
+        except ApiException as gone:
+            if gone.status != 404:
+                raise
+    controller.wait(
+        "the NodeClaims finalized",
+        lambda: not cluster.custom.list_cluster_custom_object(*NODECLAIMS)["items"],
+        timeout=60,
+    )
+
+
+def _drop_finalizers(cluster: Cluster) -> None:
+    """What a failed test leaves to a stopped controller: its finalizers on NodeClaims, Nodes
+    and NodeClasses, removed so the next test's cluster is empty."""
+    for claim in cluster.custom.list_cluster_custom_object(*NODECLAIMS)["items"]:
+        cluster.custom.patch_cluster_custom_object(
+            *NODECLAIMS, claim["metadata"]["name"], {"metadata": {"finalizers": None}}
+        )
+    for node_class in cluster.custom.list_cluster_custom_object(*EC2NODECLASSES)["items"]:
+        cluster.custom.patch_cluster_custom_object(
+            *EC2NODECLASSES, node_class["metadata"]["name"], {"metadata": {"finalizers": None}}
+        )
+    for node in cluster.core.list_node().items:
+        if node.metadata.finalizers:
+            cluster.core.patch_node(node.metadata.name, {"metadata": {"finalizers": None}})
