@@ -84,10 +84,10 @@ def test_plan_refuses_what_the_synth_refuses_of_the_looked_up_cluster(tmp_path, 
     assert "aws eks update-cluster-config --name inference" in capsys.readouterr().err
 
 
-def _kubeconfig(tmp_path):
-    """Two clusters' contexts as `aws eks update-kubeconfig` writes them, and a current one of
-    another cluster."""
-    contexts = [
+def _kubeconfig(tmp_path, contexts=None, current="kind-local"):
+    """Contexts as `aws eks update-kubeconfig` writes them (default: two clusters' and a
+    current one of another cluster)."""
+    contexts = contexts or [
         "arn:aws:eks:eu-west-1:123456789012:cluster/inference",
         "arn:aws:eks:us-east-1:123456789012:cluster/training",
         "kind-local",
@@ -98,7 +98,7 @@ def _kubeconfig(tmp_path):
             {
                 "apiVersion": "v1",
                 "kind": "Config",
-                "current-context": "kind-local",
+                "current-context": current,
                 "clusters": [
                     {"name": c, "cluster": {"server": "https://127.0.0.1:1"}} for c in contexts
                 ],
@@ -189,22 +189,7 @@ def _two_region_kubeconfig(tmp_path, current="kind-local"):
         "arn:aws:eks:us-east-1:123456789012:cluster/training",
         "kind-local",
     ]
-    path = tmp_path / "kubeconfig"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": current,
-                "clusters": [
-                    {"name": c, "cluster": {"server": "https://127.0.0.1:1"}} for c in contexts
-                ],
-                "users": [{"name": "u", "user": {"token": "t"}}],
-                "contexts": [{"name": c, "context": {"cluster": c, "user": "u"}} for c in contexts],
-            }
-        )
-    )
-    return str(path)
+    return _kubeconfig(tmp_path, contexts, current)
 
 
 def test_one_name_in_two_regions_without_the_settings_region_is_refused(tmp_path):

@@ -7,14 +7,12 @@ bug would write, and name the reason from CA's own events."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.e2e.harness.autoscaler import autoscaled
 from tests.e2e.harness.aws_world import build_world
 from tests.e2e.harness.nodes import GPU_RESOURCE
-from tests.e2e.harness.pools import POOL_LABEL, smoke_test_pod
+from tests.e2e.harness.pools import POOL_LABEL, smoke_test_pod, workload_pod
 from tests.e2e.harness.scenario import plugin_pods_on
 from tests.support.cfn import synth
 from tests.support.settings import GPU_TAINT, SHARING
@@ -83,33 +81,6 @@ SEVERAL_POOLS = {
 }
 
 
-def _pod(
-    name: str,
-    gpus: int,
-    selector: dict[str, str],
-    tolerations: list[dict[str, str]],
-    resource: str = GPU_RESOURCE,
-) -> dict[str, Any]:
-    """A pod asking for `gpus` of `resource` (none: a CPU pod), on nodes with `selector`."""
-    limits = {resource: str(gpus)} if gpus else {"cpu": "500m"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {
-            "nodeSelector": selector,
-            "tolerations": [{**t, "operator": "Equal"} for t in tolerations],
-            "containers": [
-                {
-                    "name": "app",
-                    "image": "public.ecr.aws/docker/library/busybox:1.37",
-                    "resources": {"limits": limits, "requests": limits},
-                }
-            ],
-        },
-    }
-
-
 def _scaled(world, pool: str, to: int, instance_type: str | None = None) -> str:
     """CA's event text for one scale-up of the pool's ASG (its group of `instance_type`, for
     a pool of several) from 0."""
@@ -130,12 +101,12 @@ def test_each_pod_starts_the_group_the_priority_expander_ranks_first_that_fits_i
     with autoscaled(
         cluster, scenario, template, world, autoscaler_binary, autoscaler_chart, nodes=False
     ) as run:
-        one = scenario.pod(_pod("one-gpu", 1, nvidia, [GPU_TAINT]))
-        eight = scenario.pod(_pod("eight-gpus", 8, nvidia, [GPU_TAINT]))
+        one = scenario.pod(workload_pod("one-gpu", 1, nvidia, [GPU_TAINT]))
+        eight = scenario.pod(workload_pod("eight-gpus", 8, nvidia, [GPU_TAINT]))
         training = scenario.pod(
-            _pod("training", 1, {"workload": "training"}, [GPU_TAINT, TRAINING_TAINT])
+            workload_pod("training", 1, {"workload": "training"}, [GPU_TAINT, TRAINING_TAINT])
         )
-        cpu = scenario.pod(_pod("cpu-work", 0, {}, []))
+        cpu = scenario.pod(workload_pod("cpu-work", 0, {}, []))
         assert run.event(one, "TriggeredScaleUp") == (
             f"pod triggered scale-up: [{_scaled(world, 'small', 1)}]"
         )
@@ -175,7 +146,7 @@ def test_a_reserved_group_is_scaled_before_an_on_demand_one_of_the_same_type(
     with autoscaled(
         cluster, scenario, template, world, autoscaler_binary, autoscaler_chart, nodes=False
     ) as run:
-        pod = scenario.pod(_pod("one-gpu", 1, {"accelerator": "nvidia"}, [GPU_TAINT]))
+        pod = scenario.pod(workload_pod("one-gpu", 1, {"accelerator": "nvidia"}, [GPU_TAINT]))
         assert run.event(pod, "TriggeredScaleUp") == (
             f"pod triggered scale-up: [{_scaled(world, 'reserved', 1)}]"
         )
@@ -222,7 +193,9 @@ def test_shared_pools_scale_by_their_shares_and_the_twin_without_the_tag_by_whol
         first = {}
         for pool, resource, per_node, _ in SHARE_CASES:
             names = [
-                scenario.pod(_pod(f"{pool}-{i}", 1, {POOL_LABEL: pool}, [GPU_TAINT], resource))
+                scenario.pod(
+                    workload_pod(f"{pool}-{i}", 1, {POOL_LABEL: pool}, [GPU_TAINT], resource)
+                )
                 for i in range(per_node + 1)
             ]
             first[pool] = names
@@ -277,10 +250,10 @@ def test_broken_tag_twins_scale_the_wrong_group_or_none_and_ca_says_why(
         cluster, scenario, template, world, autoscaler_binary, autoscaler_chart, nodes=False
     ) as run:
         pods = {
-            pool: scenario.pod(_pod(f"gpu-for-{pool}", 1, {POOL_LABEL: pool}, [GPU_TAINT]))
+            pool: scenario.pod(workload_pod(f"gpu-for-{pool}", 1, {POOL_LABEL: pool}, [GPU_TAINT]))
             for pool in ("tagged", "unlabelled", "undiscovered")
         }
-        cpu = scenario.pod(_pod("cpu-work", 0, {}, []))
+        cpu = scenario.pod(workload_pod("cpu-work", 0, {}, []))
         assert run.event(pods["tagged"], "TriggeredScaleUp") == (
             f"pod triggered scale-up: [{_scaled(world, 'tagged', 1)}]"
         )

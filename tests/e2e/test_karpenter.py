@@ -19,10 +19,11 @@ from tests.e2e.harness.karpenter import (
     karpenter_world,
 )
 from tests.e2e.harness.nodes import GPU_RESOURCE
-from tests.e2e.harness.pools import POOL_LABEL, smoke_test_pod
+from tests.e2e.harness.pools import POOL_LABEL, smoke_test_pod, workload_pod
 from tests.e2e.harness.scenario import plugin_pods_on
 from tests.e2e.verdicts import with_crds
 from tests.support.cfn import synth
+from tests.support.settings import GPU_TAINT
 
 pytestmark = pytest.mark.e2e
 
@@ -119,26 +120,6 @@ SEVERAL = {
         },
     }
 }
-GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
-
-
-def _gpu_pod(name: str, pool: str, gpus: int) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {
-            "nodeSelector": {POOL_LABEL: pool},
-            "tolerations": [GPU_TAINT],
-            "containers": [
-                {
-                    "name": "app",
-                    "image": "public.ecr.aws/docker/library/busybox:1.37",
-                    "resources": {"limits": {GPU_RESOURCE: str(gpus)}},
-                }
-            ],
-        },
-    }
 
 
 def _pool_claims(cluster, pool: str) -> list[dict]:
@@ -191,10 +172,13 @@ def test_limits_stop_a_launch_an_8_gpu_pod_gets_the_big_type_only_where_listed_a
         cluster, scenario, template, world, karpenter_binary, karpenter_chart
     ) as (karpenter, _):
         cluster.apply([_twin_excluding_every_gpu_type(template, world)])
-        small = [scenario.pod(_gpu_pod(f"small-{i}", "small", 1)) for i in range(3)]
-        big = scenario.pod(_gpu_pod("big-8", "big", 8))
-        too_big = scenario.pod(_gpu_pod("single-8", "single", 8))
-        twin = scenario.pod(_gpu_pod("twin-1", "twin", 1))
+        small = [
+            scenario.pod(workload_pod(f"small-{i}", 1, {POOL_LABEL: "small"}, [GPU_TAINT]))
+            for i in range(3)
+        ]
+        big = scenario.pod(workload_pod("big-8", 8, {POOL_LABEL: "big"}, [GPU_TAINT]))
+        too_big = scenario.pod(workload_pod("single-8", 8, {POOL_LABEL: "single"}, [GPU_TAINT]))
+        twin = scenario.pod(workload_pod("twin-1", 1, {POOL_LABEL: "twin"}, [GPU_TAINT]))
         (claim,) = karpenter.wait("the big pool's NodeClaim", lambda: _pool_claims(cluster, "big"))
         assert claim["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "g5.48xlarge"
         claims = karpenter.wait(

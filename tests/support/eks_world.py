@@ -135,7 +135,12 @@ def looked_up_cluster(
     """A cluster of that name in moto, and the lookup's answer for it."""
     session = boto3.Session(region_name=REGION)
     vpc, subnet = network(session.client("ec2"), egress_a=egress_a, main_table=main_table)
-    session.client("eks").create_cluster(
+    eks = session.client("eks")
+    # A module fixture that xdist's work stealing sets up twice in one worker meets its own
+    # cluster in that worker's moto: the world is made anew.
+    if name in eks.list_clusters()["clusters"]:
+        eks.delete_cluster(name=name)
+    eks.create_cluster(
         name=name,
         version=version,
         roleArn=f"arn:aws:iam::{ACCOUNT}:role/eks-cluster",

@@ -30,25 +30,28 @@ Its log goes to a file the test reads (CA's reasons are in it and in its pod eve
 
 from __future__ import annotations
 
-import ctypes
 import re
-import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from aws_cdk.assertions import Template
 
 from gpu_pool.cdk.autoscaling.autoscaler import PRIORITIES_CONFIG_MAP
 from tests.e2e.harness.aws_world import InstanceNodes, World
 from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.processes import LoggedProcess
 from tests.e2e.harness.scenario import Scenario
-from tests.e2e.harness.stack_objects import REGION, Release, manifests, releases
+from tests.e2e.harness.stack_objects import (
+    REGION,
+    Release,
+    chart_container,
+    manifests,
+    releases,
+)
 
 # Shortened for the tests (the stack renders minutes): how often CA looks, and how soon an
 # empty node goes (docs/day2.md has the stack's own).
@@ -61,35 +64,11 @@ TEST_TIMINGS = {
 }
 # A scheduler name no pod uses (see the module docstring).
 NO_SCHEDULER = "gpu-pool-e2e-no-such-scheduler"
-_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
-
-
-def _die_with_parent() -> None:
-    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: ends with the test process
 
 
 def chart_arguments(helm: Path, chart: Path, release: Release, work_dir: Path) -> list[str]:
     """The cluster-autoscaler container's command as the chart renders the release's values."""
-    values = work_dir / "cluster-autoscaler-values.yaml"
-    values.write_text(yaml.safe_dump(release.values))
-    rendered = subprocess.run(
-        [
-            str(helm),
-            "template",
-            release.release,
-            str(chart),
-            "-n",
-            release.namespace,
-            "-f",
-            str(values),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    (deployment,) = [d for d in yaml.safe_load_all(rendered) if d and d.get("kind") == "Deployment"]
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    return [str(a) for a in container["command"]]
+    return [str(a) for a in chart_container(helm, chart, release, work_dir)["command"]]
 
 
 def cloud_config(endpoint: str) -> str:
@@ -112,20 +91,23 @@ def _with(arguments: list[str], overrides: dict[str, str]) -> list[str]:
     return kept + [f"--{name}={value}" for name, value in overrides.items()]
 
 
-@dataclass
-class ClusterAutoscaler:
-    """One Cluster Autoscaler process: started with `start`, ended with `stop`."""
+class ClusterAutoscaler(LoggedProcess):
+    """One Cluster Autoscaler process: started with `start`, ended with `stop`. `as_deployed`:
+    only the three overrides CA needs to run here (kubeconfig, cloud config, one replica), the
+    stack's timings and the 30 s wait kept: what `./dev bench` measures."""
 
-    binary: Path
-    arguments: list[str]
-    kubeconfig: Path
-    endpoint: str
-    work_dir: Path
-    as_deployed: bool = False
-    """True: only the three overrides CA needs to run here (kubeconfig, cloud config, one
-    replica), the stack's timings and the 30 s wait kept: what `./dev bench` measures."""
-    log_file: Path = field(default=Path())
-    _process: subprocess.Popen[bytes] | None = None
+    def __init__(
+        self,
+        binary: Path,
+        arguments: list[str],
+        kubeconfig: Path,
+        endpoint: str,
+        work_dir: Path,
+        as_deployed: bool = False,
+    ) -> None:
+        super().__init__("cluster-autoscaler", work_dir)
+        self.binary, self.arguments, self.kubeconfig = binary, arguments, kubeconfig
+        self.endpoint, self.work_dir, self.as_deployed = endpoint, work_dir, as_deployed
 
     def command(self) -> list[str]:
         config = self.work_dir / "cloud-config"
@@ -141,7 +123,6 @@ class ClusterAutoscaler:
         return [str(self.binary), *_with(self.arguments[1:], overrides)]
 
     def start(self) -> ClusterAutoscaler:
-        self.log_file = self.work_dir / "cluster-autoscaler.log"
         environment = {
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
@@ -150,14 +131,7 @@ class ClusterAutoscaler:
             "AWS_EC2_METADATA_DISABLED": "true",
             "PATH": "/usr/bin:/bin",
         }
-        with self.log_file.open("ab") as log:
-            self._process = subprocess.Popen(
-                self.command(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=environment,
-                preexec_fn=_die_with_parent,
-            )
+        self.launch(self.command(), environment)
         return self
 
     def restart(self) -> None:
@@ -165,46 +139,11 @@ class ClusterAutoscaler:
         self.stop()
         self.start()
 
-    def stop(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-
-    def log(self) -> str:
-        return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
-
-    def check_running(self) -> None:
-        if self._process is not None and self._process.poll() is not None:
-            raise AssertionError(
-                f"e2e: cluster-autoscaler exited ({self._process.returncode}):\n"
-                + self.log()[-3000:]
-            )
-
     def logged(self, pattern: str) -> list[str]:
         """The log lines matching `pattern` (a regular expression), klog's header cut."""
         return [
             line.split("] ", 1)[-1] for line in self.log().splitlines() if re.search(pattern, line)
         ]
-
-
-def wait(what: str, probe: Any, autoscaler: ClusterAutoscaler, timeout: float) -> Any:
-    """Polls `probe` until truthy; fails naming `what` and CA's last log lines."""
-    deadline = time.monotonic() + timeout
-    while True:
-        autoscaler.check_running()
-        found = probe()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            tail = "\n".join(autoscaler.log().splitlines()[-25:])
-            raise AssertionError(
-                f"e2e: timed out after {timeout:.0f} s waiting for {what}:\n{tail}"
-            )
-        time.sleep(0.2)
 
 
 @dataclass
@@ -218,7 +157,7 @@ class Autoscaled:
     def wait(self, what: str, probe: Any, timeout: float = 60.0) -> Any:
         if self.nodes.last_error is not None:
             what += f" (the instance bridge fails: {self.nodes.last_error!r})"
-        return wait(what, probe, self.autoscaler, timeout)
+        return self.autoscaler.wait(what, probe, timeout)
 
     def event(self, pod: str, reason: str, timeout: float = 60.0) -> str:
         """The message of CA's event `reason` (TriggeredScaleUp, NotTriggerScaleUp) on `pod`:

@@ -20,19 +20,17 @@ keyed by the source's hash, the Go version and the build's flags.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import tarfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_pool.model.versions import DEFAULT_KUBERNETES_VERSION, autoscaler_image_tag
-from tests.e2e.harness.build import cache_root, go_environment, log
+from tests.e2e.harness.build import built_once, cache_root, go_environment, log
 from tests.support.paths import ROOT
 
 ENVIRONMENT_SOURCE = "GPU_POOL_CA_SOURCE"
@@ -170,38 +168,16 @@ def build_autoscaler() -> Path:
     """The Cluster Autoscaler binary, built first where the cache has none."""
     version = autoscaler_version()
     tree, origin = source_tree(version)
-    bin_dir = cache_root() / f"cluster-autoscaler-{_key(tree, origin)}"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    binary = bin_dir / "cluster-autoscaler"
-    with open(bin_dir / "build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not binary.exists():
-            log(
-                f"building cluster-autoscaler {version} from {origin} (go build -tags "
-                f"{BUILD_TAGS}, the AWS provider only; cold: about 5 minutes on 2 cores)"
-            )
-            began = time.monotonic()
-            partial = bin_dir / ".cluster-autoscaler.partial"
-            subprocess.run(
-                [
-                    "go",
-                    "build",
-                    "-tags",
-                    BUILD_TAGS,
-                    "-trimpath",
-                    "-ldflags",
-                    LDFLAGS,
-                    "-o",
-                    str(partial),
-                    ".",
-                ],
-                cwd=tree,
-                check=True,
-                env=go_environment(),
-            )
-            partial.rename(binary)
-            log(f"cluster-autoscaler {version}: built in {time.monotonic() - began:.0f} s")
-    return binary
+    binary = cache_root() / f"cluster-autoscaler-{_key(tree, origin)}" / "cluster-autoscaler"
+    return built_once(
+        binary,
+        f"cluster-autoscaler {version} from {origin} (go build -tags {BUILD_TAGS}, the AWS "
+        "provider only)",
+        "about 7 minutes on 2 cores",
+        ["go", "build", "-tags", BUILD_TAGS, "-trimpath", "-ldflags", LDFLAGS, "."],
+        cwd=tree,
+        env=go_environment(),
+    )
 
 
 def reported_version(binary: Path) -> str:

@@ -27,7 +27,6 @@ terminated it), the Node goes, as the cloud node lifecycle controller deletes it
 from __future__ import annotations
 
 import os
-import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -43,6 +42,7 @@ from gpu_pool.cdk.nodegroups.handler.index import on_event
 from gpu_pool.cdk.nodegroups.scaling import RESOURCE_TYPE as SCALING
 from tests.e2e.harness.nodes import node_group_node
 from tests.e2e.harness.pools import POOL_LABEL
+from tests.e2e.harness.processes import Poller
 from tests.e2e.harness.stack_objects import ACCOUNT, REGION, deployed
 
 NODEGROUP = "AWS::EKS::Nodegroup"
@@ -253,34 +253,16 @@ def _node_group(
     return str(asg)
 
 
-class InstanceNodes:
+class InstanceNodes(Poller):
     """Registers each InService instance of the world's groups as its Node, and deletes the
     Node of an instance that is gone; polled every 0.3 s while the autoscaler runs. Records
     when each Node registered and left (the benchmark reads them)."""
 
     def __init__(self, world: World, core: Any, on_node: Callable[[dict[str, Any]], None]) -> None:
+        super().__init__()
         self._world, self._core, self._on_node = world, core, on_node
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
         self.registered: dict[str, float] = {}
         self.removed: dict[str, float] = {}
-        self.last_error: Exception | None = None
-
-    def __enter__(self) -> InstanceNodes:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.3):
-            try:
-                self.sync_once()
-                self.last_error = None
-            except Exception as error:  # kept for the test that waits on a node
-                self.last_error = error
 
     def sync_once(self) -> None:
         autoscaling, ec2 = self._world.client("autoscaling"), self._world.client("ec2")

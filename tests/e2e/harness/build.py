@@ -26,6 +26,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 COMPONENTS = Path(__file__).resolve().parent.parent / "components"
 
@@ -177,6 +178,23 @@ def _build(missing: list[Component], bin_dir: Path) -> None:
         partial.rename(bin_dir / component.name)
         log(f"[{index}/{len(missing)}] {component.name}: {time.monotonic() - began:.0f} s")
     log(f"built in {time.monotonic() - started:.0f} s")
+
+
+def built_once(binary: Path, what: str, cold: str, command: list[str], **where: Any) -> Path:
+    """`binary`, built by `command` (run `where`: cwd, env) unless it is there, one build at a
+    time (pytest workers, two shells: the others wait for it), with what it builds, `cold` (how
+    long a cold build takes) and how long it took printed."""
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    with open(binary.parent / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not binary.exists():
+            log(f"building {what} (cold: {cold})")
+            began = time.monotonic()
+            partial = binary.parent / f".{binary.name}.partial"
+            subprocess.run([*command, "-o", str(partial)], check=True, **where)
+            partial.rename(binary)
+            log(f"{what}: built in {time.monotonic() - began:.0f} s")
+    return binary
 
 
 def module_dir(module: str, version: str) -> Path:

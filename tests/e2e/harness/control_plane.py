@@ -12,9 +12,7 @@ run leaves nothing behind; stop() ends them in reverse order of start.
 
 from __future__ import annotations
 
-import ctypes
 import json
-import signal
 import socket
 import ssl
 import subprocess
@@ -25,6 +23,7 @@ from pathlib import Path
 
 from tests.e2e.harness.build import module_dir, pinned_versions
 from tests.e2e.harness.pki import Pki, make_pki
+from tests.e2e.harness.processes import die_with_parent
 
 # The annotation kwok's --manage-nodes-with-annotation-selector picks nodes by.
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
@@ -53,16 +52,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-# Loaded once here: between fork and exec (preexec_fn) only the call itself should run.
-_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
-
-
-def _die_with_parent() -> None:
-    # prctl(PR_SET_PDEATHSIG, SIGTERM): the kernel ends the component when the test process
-    # that started it dies, however it dies.
-    _LIBC.prctl(1, signal.SIGTERM)
 
 
 @dataclass
@@ -223,7 +212,7 @@ class ControlPlane:
             [str(self.bin_dir / name), *arguments],
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
             cwd=self.work_dir,
         )
         self._processes.append((name, process))

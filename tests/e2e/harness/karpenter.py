@@ -31,22 +31,17 @@ GroupSet only), which Karpenter would read as drift and replace every node.
 
 from __future__ import annotations
 
-import ctypes
 import json
-import signal
 import socket
-import subprocess
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
 from aws_cdk.assertions import Template
 from kubernetes.client.exceptions import ApiException
 
@@ -54,8 +49,16 @@ from tests.e2e.harness.aws_world import reset
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.control_plane import KWOK_NODE_ANNOTATION
 from tests.e2e.harness.nodes import NODEADM_GPU_LABEL, gpu_count, node_resources
+from tests.e2e.harness.processes import LoggedProcess, Poller
 from tests.e2e.harness.scenario import Scenario
-from tests.e2e.harness.stack_objects import ACCOUNT, REGION, Release, manifests, releases
+from tests.e2e.harness.stack_objects import (
+    ACCOUNT,
+    REGION,
+    Release,
+    chart_container,
+    manifests,
+    releases,
+)
 
 NODECLAIMS = ("karpenter.sh", "v1", "nodeclaims")
 NODEPOOLS = ("karpenter.sh", "v1", "nodepools")
@@ -65,11 +68,6 @@ UNREGISTERED = {"key": "karpenter.sh/unregistered", "effect": "NoExecute"}
 AMI = "ami-12c6146b"
 ZONES = (f"{REGION}a", f"{REGION}b")
 TEST_ENVIRONMENT = {"BATCH_MAX_DURATION": "3s", "BATCH_IDLE_DURATION": "1s"}
-_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
-
-
-def _die_with_parent() -> None:
-    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _free_port() -> int:
@@ -82,25 +80,7 @@ def chart_environment(helm: Path, chart: Path, release: Release, work: Path) -> 
     """The controller container's env as the chart renders the release's values; valueFrom
     entries as the kubelet fills them (the namespace, the CPU request in millicores, the
     memory limit in bytes)."""
-    values = work / "karpenter-values.yaml"
-    values.write_text(yaml.safe_dump(release.values))
-    rendered = subprocess.run(
-        [
-            str(helm),
-            "template",
-            release.release,
-            str(chart),
-            "-n",
-            release.namespace,
-            "-f",
-            str(values),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    (deployment,) = [d for d in yaml.safe_load_all(rendered) if d and d.get("kind") == "Deployment"]
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    container = chart_container(helm, chart, release, work)
     resources = container.get("resources", {})
     environment = {}
     for variable in container["env"]:
@@ -128,20 +108,26 @@ def _bytes(memory: str) -> int:
     return int(memory)
 
 
-@dataclass
-class KarpenterController:
+class KarpenterController(LoggedProcess):
     """One controller process: started with `start`, ended with `stop`."""
 
-    binary: Path
-    environment: dict[str, str]
-    cluster: Cluster
-    endpoint: str
-    work_dir: Path
-    log_file: Path = field(default=Path())
-    _process: subprocess.Popen[bytes] | None = None
+    def __init__(
+        self,
+        binary: Path,
+        environment: dict[str, str],
+        cluster: Cluster,
+        endpoint: str,
+        work_dir: Path,
+    ) -> None:
+        super().__init__("karpenter", work_dir)
+        self.binary, self.environment, self.cluster, self.endpoint = (
+            binary,
+            environment,
+            cluster,
+            endpoint,
+        )
 
     def start(self) -> KarpenterController:
-        self.log_file = self.work_dir / "karpenter.log"
         environment = {
             **self.environment,
             **TEST_ENVIRONMENT,
@@ -158,33 +144,8 @@ class KarpenterController:
             "AWS_EC2_METADATA_DISABLED": "true",
             "PATH": "/usr/bin:/bin",
         }
-        with self.log_file.open("ab") as log:
-            self._process = subprocess.Popen(
-                [str(self.binary)],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=environment,
-                preexec_fn=_die_with_parent,
-            )
+        self.launch([str(self.binary)], environment)
         return self
-
-    def stop(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-
-    def check_running(self) -> None:
-        if self._process is not None and self._process.poll() is not None:
-            raise AssertionError(
-                f"e2e: karpenter exited ({self._process.returncode}):\n" + self.log()[-3000:]
-            )
-
-    def log(self) -> str:
-        return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
 
     def messages(self) -> list[dict[str, Any]]:
         """Its JSON log lines."""
@@ -195,20 +156,6 @@ class KarpenterController:
             except ValueError:
                 continue
         return found
-
-    def wait(self, what: str, probe: Any, timeout: float = 60.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            self.check_running()
-            found = probe()
-            if found:
-                return found
-            if time.monotonic() > deadline:
-                tail = "\n".join(self.log().splitlines()[-15:])
-                raise AssertionError(
-                    f"e2e: timed out after {timeout:.0f} s waiting for {what}:\n{tail}"
-                )
-            time.sleep(0.3)
 
 
 @dataclass
@@ -330,34 +277,16 @@ def karpenter_objects(template: Template, world: KarpenterWorld) -> list[dict[st
     ]
 
 
-class NodeClaimNodes:
+class NodeClaimNodes(Poller):
     """Registers each launched NodeClaim as its Node (see the module docstring), polled every
     0.3 s; records when each registered."""
 
     def __init__(
         self, world: KarpenterWorld, cluster: Cluster, on_node: Callable[[dict[str, Any]], Any]
     ) -> None:
+        super().__init__()
         self._world, self._cluster, self._on_node = world, cluster, on_node
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
         self.registered: dict[str, float] = {}
-        self.last_error: Exception | None = None
-
-    def __enter__(self) -> NodeClaimNodes:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.3):
-            try:
-                self.sync_once()
-                self.last_error = None
-            except Exception as error:  # kept for the waits
-                self.last_error = error
 
     def sync_once(self) -> None:
         custom, core = self._cluster.custom, self._cluster.core

@@ -11,15 +11,13 @@ beside the other components, keyed by go.mod, go.sum, the toolchain and the flag
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import re
 import subprocess
-import time
 from pathlib import Path
 
-from tests.e2e.harness.build import cache_root, go_environment, log
+from tests.e2e.harness.build import built_once, cache_root, go_environment
 
 MODULE = Path(__file__).resolve().parent.parent / "components" / "karpenter"
 PACKAGE = "github.com/aws/karpenter-provider-aws/cmd/controller"
@@ -52,27 +50,15 @@ def build_karpenter() -> Path:
     digest = hashlib.sha256(recipe.encode())
     for name in ("go.mod", "go.sum"):
         digest.update((MODULE / name).read_bytes())
-    bin_dir = cache_root() / f"karpenter-{digest.hexdigest()[:16]}"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    binary = bin_dir / "karpenter-controller"
-    with open(bin_dir / "build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not binary.exists():
-            log(
-                f"building the Karpenter {karpenter_version()} controller ({PACKAGE}, Go "
-                f"{_toolchain()}; cold: about 5 minutes on 2 cores)"
-            )
-            began = time.monotonic()
-            partial = bin_dir / ".karpenter-controller.partial"
-            subprocess.run(
-                ["go", "build", "-trimpath", "-ldflags", _ldflags(), "-o", str(partial), PACKAGE],
-                cwd=MODULE,
-                check=True,
-                env=_environment(),
-            )
-            partial.rename(binary)
-            log(f"karpenter {karpenter_version()}: built in {time.monotonic() - began:.0f} s")
-    return binary
+    binary = cache_root() / f"karpenter-{digest.hexdigest()[:16]}" / "karpenter-controller"
+    return built_once(
+        binary,
+        f"the Karpenter {karpenter_version()} controller ({PACKAGE}, Go {_toolchain()})",
+        "about 5 minutes on 2 cores",
+        ["go", "build", "-trimpath", "-ldflags", _ldflags(), PACKAGE],
+        cwd=MODULE,
+        env=_environment(),
+    )
 
 
 def reported_version(binary: Path) -> str:

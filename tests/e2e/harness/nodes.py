@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import threading
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import moto
 import yaml
 
 from tests.e2e.harness.control_plane import KWOK_NODE_ANNOTATION
+from tests.e2e.harness.processes import Poller
 
 GPU_RESOURCE = "nvidia.com/gpu"
 # The device plugin's image repository (nvidia-device-plugin chart values.yaml image.repository):
@@ -248,35 +248,19 @@ def gpu_resource_slice(node: Any) -> dict[str, Any]:
     return _slice(node, DRA_GPU_DRIVER, devices)
 
 
-class GpuAdvertiser:
+class GpuAdvertiser(Poller):
     """Advertises a node's GPUs while a device plugin pod runs on it, and publishes its
     ResourceSlice while the DRA driver's kubelet plugin runs on it (polled every 0.2 s)."""
 
+    interval = 0.2
+
     def __init__(self, core: Any, resource: Any) -> None:
+        super().__init__()
         self._core = core
         self._resource = resource
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        # What the last round failed on (None once one succeeds): a wait that times out says it.
-        self.last_error: Exception | None = None
 
-    def __enter__(self) -> GpuAdvertiser:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            try:
-                self.advertise_once()
-                self.last_error = None
-            except Exception as error:  # kept for the wait that times out on it
-                if self._stop.is_set():
-                    return
-                self.last_error = error
+    def sync_once(self) -> None:
+        self.advertise_once()
 
     def advertise_once(self) -> None:
         pods = self._core.list_pod_for_all_namespaces(field_selector="status.phase=Running")

@@ -12,7 +12,7 @@ import yaml
 from aws_cdk.assertions import Template
 
 from gpu_pool.cli.main import main
-from tests.e2e.harness.nodes import node_group_node
+from tests.e2e.harness.nodes import GPU_RESOURCE, node_group_node
 from tests.e2e.harness.stack_objects import Release, deployed, releases
 from tests.support.paths import ROOT
 
@@ -63,3 +63,30 @@ def smoke_test_pod(settings_file: Path | None, pool: str) -> dict[str, Any]:
     """The smoke-test pod for a device plugin pool."""
     (pod,) = [o for o in smoke_test_objects(settings_file, pool) if o["kind"] == "Pod"]
     return pod
+
+
+def workload_pod(
+    name: str,
+    gpus: int,
+    selector: dict[str, str],
+    tolerations: list[dict[str, str]],
+    resource: str = GPU_RESOURCE,
+) -> dict[str, Any]:
+    """A pod asking for `gpus` of `resource` (none: a CPU pod), on nodes with `selector`."""
+    limits = {resource: str(gpus)} if gpus else {"cpu": "500m"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeSelector": selector,
+            "tolerations": [{**t, "operator": "Equal"} for t in tolerations],
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "public.ecr.aws/docker/library/busybox:1.37",
+                    "resources": {"limits": limits, "requests": limits},
+                }
+            ],
+        },
+    }

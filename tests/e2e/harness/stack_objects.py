@@ -175,3 +175,15 @@ def chart_directory(release: Release, karpenter_module: Path | None) -> Path | N
     if release.chart in ("karpenter", "karpenter-crd") and karpenter_module is not None:
         return karpenter_module / "charts" / release.chart
     return VENDORED_CHARTS.get(release.chart)
+
+
+def chart_container(helm: Path, chart: Path, release: Release, work: Path) -> dict[str, Any]:
+    """The only container of the only Deployment the chart renders for the release's values
+    (helm template with the real helm, in kube-system: where the stack installs both
+    autoscalers), as the controller that chart runs would be started."""
+    from tests.support.helm import helm_template
+
+    rendered = helm_template(helm, release.release, str(chart), release.values, work)
+    (deployment,) = [d for d in rendered if d.get("kind") == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return dict(container)
