@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.e2e.harness.autoscaler import autoscaled
+from tests.e2e.harness.aws_world import build_world
 from tests.e2e.harness.karpenter import (
     NODECLAIMS,
     karpenter_objects,
@@ -118,6 +120,12 @@ SEVERAL = {
             "instance_types": ["g5.xlarge", "g5.48xlarge"],
             "max_size": 2,
         },
+        "spot": {
+            "provisioner": "karpenter",
+            "instance_types": ["g5.xlarge"],
+            "capacity_type": "SPOT",
+            "max_size": 2,
+        },
     }
 }
 
@@ -157,14 +165,14 @@ def _twin_excluding_every_gpu_type(template, world) -> dict:
     return twin
 
 
-def test_limits_stop_a_launch_an_8_gpu_pod_gets_the_big_type_only_where_listed_and_a_twin_none(
+def test_limits_types_and_capacity_types_hold_and_a_twin_allowing_no_gpu_type_launches_none(
     cluster, scenario, aws_endpoint, karpenter_binary, karpenter_chart
 ):
     """Three 1-GPU pods on the pool of two GPUs at most: two nodes, and the third waits (its
     NodePool's limits, as Karpenter says); an 8-GPU pod gets a g5.48xlarge from the pool that
-    lists it, none from the pool that does not; the broken twin, a NodePool whose requirements
-    allow no GPU type (what gpu-pool refuses at synth: GP-CATALOG-02), launches nothing and
-    Karpenter says why."""
+    lists it, none from the pool that does not; the Spot pool's pod a Spot instance, the others
+    On-Demand; the broken twin, a NodePool whose requirements allow no GPU type (what gpu-pool
+    refuses at synth: GP-CATALOG-02), launches nothing and Karpenter says why."""
     with_crds(cluster)
     template = synth(SEVERAL)
     world = karpenter_world(template, aws_endpoint, MINOR)
@@ -179,6 +187,17 @@ def test_limits_stop_a_launch_an_8_gpu_pod_gets_the_big_type_only_where_listed_a
         big = scenario.pod(workload_pod("big-8", 8, {POOL_LABEL: "big"}, [GPU_TAINT]))
         too_big = scenario.pod(workload_pod("single-8", 8, {POOL_LABEL: "single"}, [GPU_TAINT]))
         twin = scenario.pod(workload_pod("twin-1", 1, {POOL_LABEL: "twin"}, [GPU_TAINT]))
+        scenario.pod(workload_pod("spot-1", 1, {POOL_LABEL: "spot"}, [GPU_TAINT]))
+        (spot,) = karpenter.wait("the Spot pool's NodeClaim", lambda: _pool_claims(cluster, "spot"))
+        # Spot as the pool says: the claim, and the instance CreateFleet launched.
+        assert spot["metadata"]["labels"]["karpenter.sh/capacity-type"] == "spot"
+        spot_instance = world.instance(spot["status"]["providerID"].rsplit("/", 1)[-1])
+        assert spot_instance.get("InstanceLifecycle") == "spot"
+        for pool in ("small", "big"):
+            assert {
+                c["metadata"]["labels"]["karpenter.sh/capacity-type"]
+                for c in _pool_claims(cluster, pool)
+            } <= {"on-demand"}
         (claim,) = karpenter.wait("the big pool's NodeClaim", lambda: _pool_claims(cluster, "big"))
         assert claim["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "g5.48xlarge"
         claims = karpenter.wait(
@@ -195,13 +214,18 @@ def test_limits_stop_a_launch_an_8_gpu_pod_gets_the_big_type_only_where_listed_a
             for pod in (*small, big, too_big, twin)
         }
         assert said[big] == f"Pod should schedule on: nodeclaim/{claim['metadata']['name']}"
-        # Which of the three pods waits is Karpenter's choice; that one waits for the limits.
-        waiting = [m for pod, m in said.items() if pod in small and m.startswith("Failed")]
+        # Which of the three pods waits is Karpenter's choice; that one waits for the limits,
+        # as its log says in full (the pod's event lists every pool's reason, in no set order).
+        waiting = [pod for pod, m in said.items() if pod in small and m.startswith("Failed")]
         assert len(waiting) == 1
-        assert waiting[0].startswith(
-            "Failed to schedule pod, all available instance types exceed limits for nodepool "
-            "(NodePool=gpu-pool-small)"
-        )
+        assert [
+            m
+            for m in karpenter.messages()
+            if m.get("message") == "could not schedule pod"
+            and m.get("Pod", {}).get("name") == waiting[0]
+            and "all available instance types exceed limits for nodepool (NodePool=gpu-pool-small)"
+            in m.get("error", "")
+        ]
         assert "no instance type has enough resources" in said[too_big]
         assert "node.kubernetes.io/instance-type In [g5.xlarge]" in said[too_big]
         assert _pool_claims(cluster, "single") == [] and _pool_claims(cluster, "twin") == []
@@ -213,3 +237,58 @@ def test_limits_stop_a_launch_an_8_gpu_pod_gets_the_big_type_only_where_listed_a
         ]
         assert twin_skipped
         assert len(_pool_claims(cluster, "small")) == 2
+
+
+# One cluster, both provisioners: a Cluster Autoscaler pool and a Karpenter pool.
+MIXED = {
+    "pools": {
+        "groups": {"instance_types": ["g5.xlarge"], "max_size": 2},
+        "claims": {"provisioner": "karpenter", "instance_types": ["g5.xlarge"], "max_size": 2},
+    }
+}
+
+
+def test_mixed_provisioners_each_scale_their_own_pools_pods_and_never_both(
+    cluster,
+    scenario,
+    aws_endpoint,
+    karpenter_binary,
+    karpenter_chart,
+    autoscaler_binary,
+    autoscaler_chart,
+):
+    """The real Cluster Autoscaler and the real Karpenter on one cluster: the node group pool's
+    pod starts its ASG and no NodeClaim; the Karpenter pool's pod a NodeClaim and no ASG (CA
+    says no group fits it)."""
+    with_crds(cluster)
+    template = synth(MIXED)
+    world = build_world(template, aws_endpoint)
+    claims_world = karpenter_world(template, aws_endpoint, MINOR, fresh=False)
+    with (
+        autoscaled(
+            cluster, scenario, template, world, autoscaler_binary, autoscaler_chart, nodes=False
+        ) as run,
+        karpenter_running(
+            cluster,
+            scenario,
+            template,
+            claims_world,
+            karpenter_binary,
+            karpenter_chart,
+            plugins=False,
+        ) as (karpenter, _),
+    ):
+        groups = scenario.pod(workload_pod("groups-1", 1, {POOL_LABEL: "groups"}, [GPU_TAINT]))
+        claims = scenario.pod(workload_pod("claims-1", 1, {POOL_LABEL: "claims"}, [GPU_TAINT]))
+        asg = world.asg("groups")
+        assert run.event(groups, "TriggeredScaleUp") == (
+            f"pod triggered scale-up: [{{{asg['AutoScalingGroupName']} 0->1 (max: 2)}}]"
+        )
+        (claim,) = karpenter.wait(
+            "the Karpenter pool's NodeClaim", lambda: _pool_claims(cluster, "claims")
+        )
+        assert claim["metadata"]["labels"][POOL_LABEL] == "claims"
+        assert run.event(claims, "NotTriggerScaleUp").startswith("pod didn't trigger scale-up:")
+        # Never both: no NodeClaim for the node group pool's pod, no ASG for the other's.
+        assert _pool_claims(cluster, "groups") == []
+        assert int(world.asg("groups")["DesiredCapacity"]) == 1

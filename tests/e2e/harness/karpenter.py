@@ -203,9 +203,13 @@ def _seed_ami_parameter(name: str) -> None:
     )
 
 
-def karpenter_world(template: Template, endpoint: str, kubernetes_minor: str) -> KarpenterWorld:
-    """moto holding what the template's Karpenter pools need (see the module docstring)."""
-    reset(endpoint)
+def karpenter_world(
+    template: Template, endpoint: str, kubernetes_minor: str, *, fresh: bool = True
+) -> KarpenterWorld:
+    """moto holding what the template's Karpenter pools need (see the module docstring);
+    `fresh=False` adds them to what moto holds (a Cluster Autoscaler world beside them)."""
+    if fresh:
+        reset(endpoint)
     types = {k: r["Type"] for k, r in template.to_json()["Resources"].items()}
     (release,) = [r for r in releases(template) if r.chart == "karpenter"]
     settings = release.values["settings"]
@@ -349,9 +353,11 @@ def karpenter_running(
     chart: Path,
     *,
     consolidate_after: str = "5s",
+    plugins: bool = True,
 ) -> Iterator[tuple[KarpenterController, NodeClaimNodes]]:
     """The stack's NodePools and EC2NodeClasses applied (their consolidateAfter shortened for
-    the test), its device plugin releases installed, the controller started with the chart's
+    the test), its device plugin releases installed (`plugins`: not where another harness
+    installed them), the controller started with the chart's
     environment and its launches registering as Nodes; after, every NodePool and NodeClass is
     deleted while the controller runs (it finalizes their NodeClaims), then it stops."""
     objects = karpenter_objects(template, world)
@@ -360,7 +366,8 @@ def karpenter_running(
             document["spec"]["disruption"]["consolidateAfter"] = consolidate_after
     cluster.apply(objects)
     for plugin in (r for r in releases(template) if r.chart == "nvidia-device-plugin"):
-        scenario.install(plugin)
+        if plugins:
+            scenario.install(plugin)
     (release,) = [r for r in releases(template) if r.chart == "karpenter"]
     work = cluster.work_dir / f"karpenter-{time.monotonic_ns()}"
     work.mkdir()
