@@ -15,6 +15,7 @@ import yaml
 from tests.e2e.harness.autoscaler import autoscaled
 from tests.e2e.harness.aws_world import build_world
 from tests.e2e.harness.karpenter import (
+    EC2NODECLASSES,
     NODECLAIMS,
     karpenter_objects,
     karpenter_running,
@@ -292,3 +293,56 @@ def test_mixed_provisioners_each_scale_their_own_pools_pods_and_never_both(
         # Never both: no NodeClaim for the node group pool's pod, no ASG for the other's.
         assert _pool_claims(cluster, "groups") == []
         assert int(world.asg("groups")["DesiredCapacity"]) == 1
+
+
+def test_a_twin_node_class_without_the_pools_role_launches_nothing_and_says_why(
+    cluster, scenario, aws_endpoint, karpenter_binary, karpenter_chart
+):
+    """The broken twin of the stack's EC2NodeClass: the same class with a role that does not
+    exist (the stack always names its node role: a KarpenterNodePool takes it from its
+    Karpenter, which the library requires). Karpenter cannot make its instance profile, says so
+    in the class's status, and launches nothing for the twin's pool."""
+    with_crds(cluster)
+    template = synth(KARPENTER_POOL)
+    world = karpenter_world(template, aws_endpoint, MINOR)
+    objects = karpenter_objects(template, world)
+    (node_class,) = [o for o in objects if o["kind"] == "EC2NodeClass"]
+    (pool,) = [o for o in objects if o["kind"] == "NodePool"]
+    twin_class = copy.deepcopy(node_class)
+    twin_class["metadata"] = {"name": "gpu-pool-norole"}
+    twin_class["spec"]["role"] = "gpu-pool-no-such-role"
+    twin_pool = copy.deepcopy(pool)
+    twin_pool["metadata"] = {"name": "gpu-pool-norole"}
+    twin_pool["spec"]["template"]["spec"]["nodeClassRef"]["name"] = "gpu-pool-norole"
+    twin_pool["spec"]["template"]["metadata"]["labels"][POOL_LABEL] = "norole"
+    with karpenter_running(
+        cluster, scenario, template, world, karpenter_binary, karpenter_chart, plugins=False
+    ) as (karpenter, _):
+        cluster.apply([twin_class, twin_pool])
+        scenario.pod(workload_pod("norole-1", 1, {POOL_LABEL: "norole"}, [GPU_TAINT]))
+
+        def refused() -> list[dict]:
+            return [
+                m
+                for m in karpenter.messages()
+                if m.get("EC2NodeClass", {}).get("name") == "gpu-pool-norole"
+                and m.get("role") == "gpu-pool-no-such-role"
+                and "role not found" in m.get("error", "")
+            ]
+
+        # Karpenter's own word: it cannot make the class's instance profile, and keeps the
+        # twin's NodePool out of provisioning.
+        karpenter.wait("Karpenter refusing the twin class's role", refused)
+        karpenter.wait(
+            "the twin's NodePool ignored",
+            lambda: [
+                m
+                for m in karpenter.messages()
+                if m.get("message") == "ignoring nodepool, not ready"
+                and m.get("NodePool", {}).get("name") == "gpu-pool-norole"
+            ],
+        )
+        status = cluster.custom.get_cluster_custom_object(*EC2NODECLASSES, "gpu-pool-norole")
+        ready = {c["type"]: c["status"] for c in status.get("status", {}).get("conditions", [])}
+        assert ready.get("Ready") != "True"
+        assert _pool_claims(cluster, "norole") == []
