@@ -6,8 +6,8 @@ serves every dependency, so the binary is built from the release tree itself as 
 
 1. `GPU_POOL_CA_SOURCE`: a `.tar.gz` of the `cluster-autoscaler/` directory (checked against
    SOURCES' sha256) or that directory itself (used as it is: a tree of your own);
-2. `../shared/upstream/cluster-autoscaler-<version>.tar.gz` beside the checkout (its README
-   names the tag and commit), checked against SOURCES;
+2. `../shared/upstream/cluster-autoscaler-<version>.tar.gz` beside the checkout, or beside the
+   checkout it was cloned from (its README names the tag and commit), checked against SOURCES;
 3. a shallow clone of the release tag from the autoscaler repository, checked against the tag's
    commit in SOURCES (a machine that reaches it).
 
@@ -110,7 +110,7 @@ def _cloned(version: str, expected: str, into: Path) -> Path:
     if not (clone / "cluster-autoscaler" / "go.mod").is_file():
         shutil.rmtree(clone, ignore_errors=True)
         log(f"cluster-autoscaler {version}: no archive here, cloning its release tag")
-        subprocess.run(
+        cloned = subprocess.run(
             [
                 "git",
                 "clone",
@@ -122,8 +122,14 @@ def _cloned(version: str, expected: str, into: Path) -> Path:
                 REPOSITORY,
                 str(clone),
             ],
-            check=True,
         )
+        if cloned.returncode != 0:
+            raise SystemExit(
+                f"e2e: no cluster-autoscaler {version} source: no {ENVIRONMENT_SOURCE}, no "
+                f"cluster-autoscaler-{version}.tar.gz in ../shared/upstream beside the checkout "
+                "(or beside the one it was cloned from), and its tag could not be cloned: set "
+                f"{ENVIRONMENT_SOURCE} to the release's archive or its cluster-autoscaler/ tree"
+            )
     head = subprocess.run(
         ["git", "-C", str(clone), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
     ).stdout.strip()
@@ -143,10 +149,26 @@ def source_tree(version: str) -> tuple[Path, str]:
         if path.is_dir():
             return path, f"{ENVIRONMENT_SOURCE}={path} (a tree of your own: not checked)"
         return _unpacked(path, pinned.sha256, into), f"{ENVIRONMENT_SOURCE}={path}"
-    archive = UPSTREAM / f"cluster-autoscaler-{version}.tar.gz"
-    if archive.is_file():
-        return _unpacked(archive, pinned.sha256, into), str(archive)
+    name = f"cluster-autoscaler-{version}.tar.gz"
+    for upstream in _upstream_folders():
+        if (upstream / name).is_file():
+            return _unpacked(upstream / name, pinned.sha256, into), str(upstream / name)
     return _cloned(version, pinned.commit, into), f"{REPOSITORY} tag cluster-autoscaler-{version}"
+
+
+def _upstream_folders() -> list[Path]:
+    """Where ../shared/upstream may be: beside this checkout (CI lays shared/ beside its clone),
+    else beside the checkout this one was cloned from (a fresh clone in a temporary folder, as
+    the development guide's pre-stop run makes)."""
+    folders = [UPSTREAM]
+    origin = subprocess.run(
+        ["git", "-C", str(ROOT), "remote", "get-url", "origin"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if origin and Path(origin).is_dir():
+        folders.append(Path(origin).resolve().parent / "shared" / "upstream")
+    return folders
 
 
 def _key(tree: Path, origin: str) -> str:
