@@ -85,7 +85,7 @@ class ClusterFacts:
         access is on, as aws-cdk-lib does for its own clusters (aws-eks-v2 cluster.ts: the
         kubectl provider gets the private subnets when `endpointAccess` has private access),
         and where the public endpoint is limited to some addresses, which only the VPC's
-        NAT addresses can be (docs/existing-clusters.md, "Endpoint access")."""
+        NAT addresses can be (docs/existing-clusters.md, "Where the kubectl handler runs")."""
         return self.private_endpoint or self.public_access_limited
 
     def node_subnets(self) -> dict[str, list[str]]:
@@ -154,17 +154,16 @@ def with_cluster_facts(settings: AppSettings, facts: ClusterFacts) -> AppSetting
     existing = settings.cluster.existing
     if existing is None:
         return settings
-    installed = facts.addons
     filled = existing.model_copy(
         update={
             "subnets_by_zone": existing.subnets_by_zone or facts.node_subnets(),
             "cluster_security_group_id": existing.cluster_security_group_id
             or facts.cluster_security_group_id,
             "node_monitoring_agent": _create_unless_installed(
-                existing.node_monitoring_agent, NODE_MONITORING_AGENT, installed
+                existing.node_monitoring_agent, NODE_MONITORING_AGENT, facts.addons
             ),
             "pod_identity_agent": _create_unless_installed(
-                existing.pod_identity_agent, POD_IDENTITY_AGENT, installed
+                existing.pod_identity_agent, POD_IDENTITY_AGENT, facts.addons
             ),
         }
     )

@@ -13,7 +13,7 @@ from tests.e2e.harness.autoscaler import autoscaled
 from tests.e2e.harness.aws_world import build_world
 from tests.e2e.harness.nodes import GPU_RESOURCE
 from tests.e2e.harness.pools import POOL_LABEL, smoke_test_pod, workload_pod
-from tests.e2e.harness.scenario import plugin_pods_on
+from tests.e2e.harness.scenario import ran_on
 from tests.support.cfn import synth
 from tests.support.settings import GPU_TAINT, SHARING
 
@@ -43,17 +43,7 @@ def test_a_pending_gpu_pod_scales_its_pool_from_zero_and_back(
         assert message == f"pod triggered scale-up: [{{{asg} 0->1 (max: 8)}}]"
         assert _desired(world, "gpu") == 1
         (node,) = run.wait("the instance's node", lambda: list(run.nodes.registered))
-        run.wait(
-            "the device plugin Running on it",
-            lambda: [p for p in plugin_pods_on(cluster, node) if p.status.phase == "Running"],
-        )
-        ran = run.wait(
-            "the smoke pod run on the new node",
-            lambda: (
-                (p := cluster.core.read_namespaced_pod(name, "default")).status.phase in RAN and p
-            ),
-        )
-        assert ran.spec.node_name == node
+        ran_on(cluster, run.wait, name, node)
         # CA learns the instance's group at its next ASG refresh (harness/autoscaler.py).
         run.autoscaler.restart()
         cluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)

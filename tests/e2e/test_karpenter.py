@@ -23,7 +23,7 @@ from tests.e2e.harness.karpenter import (
 )
 from tests.e2e.harness.nodes import GPU_RESOURCE
 from tests.e2e.harness.pools import POOL_LABEL, smoke_test_pod, workload_pod
-from tests.e2e.harness.scenario import plugin_pods_on
+from tests.e2e.harness.scenario import ran_on
 from tests.e2e.verdicts import with_crds
 from tests.support.cfn import synth
 from tests.support.settings import GPU_TAINT
@@ -83,17 +83,7 @@ def test_a_pending_gpu_pod_gets_a_node_of_the_pools_types_and_consolidation_remo
             == labels["node.kubernetes.io/instance-type"]
         )
         (node,) = karpenter.wait("the NodeClaim's node", lambda: list(nodes.registered))
-        karpenter.wait(
-            "the device plugin Running on it",
-            lambda: [p for p in plugin_pods_on(cluster, node) if p.status.phase == "Running"],
-        )
-        ran = karpenter.wait(
-            "the smoke pod run on the node",
-            lambda: (
-                (p := cluster.core.read_namespaced_pod(name, "default")).status.phase in RAN and p
-            ),
-        )
-        assert ran.spec.node_name == node
+        ran_on(cluster, karpenter.wait, name, node)
         joined = cluster.core.read_node(node)
         assert {(t.key, t.effect) for t in joined.spec.taints or []} >= {
             ("nvidia.com/gpu", "NoSchedule")

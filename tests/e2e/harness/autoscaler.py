@@ -43,7 +43,7 @@ from aws_cdk.assertions import Template
 from gpu_pool.cdk.autoscaling.autoscaler import PRIORITIES_CONFIG_MAP
 from tests.e2e.harness.aws_world import InstanceNodes, World
 from tests.e2e.harness.cluster import Cluster
-from tests.e2e.harness.processes import LoggedProcess
+from tests.e2e.harness.processes import LoggedProcess, moto_environment
 from tests.e2e.harness.scenario import Scenario
 from tests.e2e.harness.stack_objects import (
     REGION,
@@ -123,15 +123,7 @@ class ClusterAutoscaler(LoggedProcess):
         return [str(self.binary), *_with(self.arguments[1:], overrides)]
 
     def start(self) -> ClusterAutoscaler:
-        environment = {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_REGION": REGION,
-            "AWS_ENDPOINT_URL": self.endpoint,
-            "AWS_EC2_METADATA_DISABLED": "true",
-            "PATH": "/usr/bin:/bin",
-        }
-        self.launch(self.command(), environment)
+        self.launch(self.command(), moto_environment(self.endpoint))
         return self
 
     def restart(self) -> None:

@@ -13,7 +13,6 @@ run leaves nothing behind; stop() ends them in reverse order of start.
 from __future__ import annotations
 
 import json
-import socket
 import ssl
 import subprocess
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from tests.e2e.harness.build import module_dir, pinned_versions
 from tests.e2e.harness.pki import Pki, make_pki
-from tests.e2e.harness.processes import die_with_parent
+from tests.e2e.harness.processes import die_with_parent, free_port
 
 # The annotation kwok's --manage-nodes-with-annotation-selector picks nodes by.
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
@@ -48,12 +47,6 @@ NVIDIA_SMI_OUTPUT = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class ControlPlane:
     """A running control plane: its admin kubeconfig, API server URL and certificates."""
@@ -67,8 +60,8 @@ class ControlPlane:
 
     def start(self) -> ControlPlane:
         self.pki = make_pki(self.work_dir / "pki")
-        etcd_port, peer_port, api_port = _free_port(), _free_port(), _free_port()
-        kubelet_port = _free_port()
+        etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
+        kubelet_port = free_port()
         self.server = f"https://127.0.0.1:{api_port}"
         self.kubeconfig = self._write_kubeconfig()
         self._start(

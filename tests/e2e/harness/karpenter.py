@@ -32,7 +32,6 @@ GroupSet only), which Karpenter would read as drift and replace every node.
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -49,7 +48,7 @@ from tests.e2e.harness.aws_world import reset
 from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.control_plane import KWOK_NODE_ANNOTATION
 from tests.e2e.harness.nodes import NODEADM_GPU_LABEL, gpu_count, node_resources
-from tests.e2e.harness.processes import LoggedProcess, Poller
+from tests.e2e.harness.processes import LoggedProcess, Poller, free_port, moto_environment
 from tests.e2e.harness.scenario import Scenario
 from tests.e2e.harness.stack_objects import (
     ACCOUNT,
@@ -68,12 +67,6 @@ UNREGISTERED = {"key": "karpenter.sh/unregistered", "effect": "NoExecute"}
 AMI = "ami-12c6146b"
 ZONES = (f"{REGION}a", f"{REGION}b")
 TEST_ENVIRONMENT = {"BATCH_MAX_DURATION": "3s", "BATCH_IDLE_DURATION": "1s"}
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def chart_environment(helm: Path, chart: Path, release: Release, work: Path) -> dict[str, str]:
@@ -135,14 +128,9 @@ class KarpenterController(LoggedProcess):
             "CLUSTER_ENDPOINT": self.cluster.plane.server,
             "DISABLE_LEADER_ELECTION": "true",
             "ISOLATED_VPC": "true",
-            "METRICS_PORT": str(_free_port()),
-            "HEALTH_PROBE_PORT": str(_free_port()),
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_REGION": REGION,
-            "AWS_ENDPOINT_URL": self.endpoint,
-            "AWS_EC2_METADATA_DISABLED": "true",
-            "PATH": "/usr/bin:/bin",
+            "METRICS_PORT": str(free_port()),
+            "HEALTH_PROBE_PORT": str(free_port()),
+            **moto_environment(self.endpoint),
         }
         self.launch([str(self.binary)], environment)
         return self

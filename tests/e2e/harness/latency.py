@@ -10,7 +10,6 @@ figures as JSON. It starts its own control plane and moto, and takes 7 minutes o
 from __future__ import annotations
 
 import json
-import socket
 import tempfile
 import time
 from pathlib import Path
@@ -26,22 +25,17 @@ from tests.e2e.harness.cluster import Cluster
 from tests.e2e.harness.control_plane import ControlPlane
 from tests.e2e.harness.layer import layer_binaries
 from tests.e2e.harness.pools import smoke_test_pod
+from tests.e2e.harness.processes import free_port
 from tests.e2e.harness.scenario import Scenario
 from tests.support.cfn import synth
 
 RAN = ("Running", "Succeeded")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def measure(work: Path) -> dict[str, float]:
     """Seconds from the pod's creation to CA's decision and to the pod running, and from its
     deletion to the node's removal, on the default app's pool."""
-    port = _free_port()
+    port = free_port()
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     moto.start()
     plane = ControlPlane(build(), work / "control-plane").start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -14,6 +15,29 @@ from typing import Any
 
 # Loaded once here: between fork and exec (preexec_fn) only the call itself should run.
 _LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the kernel's pick for port 0)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def moto_environment(endpoint: str) -> dict[str, str]:
+    """What a Go AWS SDK client needs to talk to moto at `endpoint` and nowhere else: test
+    credentials, the Region, the endpoint (AWS_ENDPOINT_URL, which the SDK's default config
+    honours) and no instance metadata lookup."""
+    from tests.e2e.harness.stack_objects import REGION
+
+    return {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": REGION,
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "PATH": "/usr/bin:/bin",
+    }
 
 
 def die_with_parent() -> None:

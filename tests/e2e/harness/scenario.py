@@ -140,3 +140,22 @@ def daemon_set_settled(cluster: Cluster, name: str, namespace: str = "kube-syste
         return status if (status.number_ready or 0) == status.desired_number_scheduled else None
 
     return cluster.wait_for(f"DaemonSet {namespace}/{name} settled", settled)
+
+
+def ran_on(cluster: Cluster, wait: Callable[..., Any], pod: str, node: str) -> None:
+    """The device plugin Running on `node`, then `pod` run there (or done: our kwok Stage
+    completes the smoke pod), waited for with `wait` (a harness's, which names its component's
+    log when it times out)."""
+    wait(
+        "the device plugin Running on the node",
+        lambda: [p for p in plugin_pods_on(cluster, node) if p.status.phase == "Running"],
+    )
+    ran = wait(
+        f"{pod} run on the node",
+        lambda: (
+            (p := cluster.core.read_namespaced_pod(pod, "default")).status.phase
+            in ("Running", "Succeeded")
+            and p
+        ),
+    )
+    assert ran.spec.node_name == node
