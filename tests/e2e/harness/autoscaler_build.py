@@ -143,12 +143,12 @@ def source_tree(version: str) -> tuple[Path, str]:
     pinned = _source(version)
     into = cache_root() / f"cluster-autoscaler-{version}-source"
     into.mkdir(parents=True, exist_ok=True)
+    own = _own_tree()
+    if own is not None:
+        return own, f"{ENVIRONMENT_SOURCE}={own} (a tree of your own: not checked)"
     given = os.environ.get(ENVIRONMENT_SOURCE)
     if given:
-        path = Path(given)
-        if path.is_dir():
-            return path, f"{ENVIRONMENT_SOURCE}={path} (a tree of your own: not checked)"
-        return _unpacked(path, pinned.sha256, into), f"{ENVIRONMENT_SOURCE}={path}"
+        return _unpacked(Path(given), pinned.sha256, into), f"{ENVIRONMENT_SOURCE}={given}"
     name = f"cluster-autoscaler-{version}.tar.gz"
     for upstream in _upstream_folders():
         if (upstream / name).is_file():
@@ -171,14 +171,26 @@ def _upstream_folders() -> list[Path]:
     return folders
 
 
-def _key(tree: Path, origin: str) -> str:
+def _key(version: str, tree: Path) -> str:
+    """The build's cache key: the release (its archive and tag are both checked against the same
+    pin, so where the archive lies does not matter) or, for a tree of one's own, its path and
+    go.mod, go.sum and main.go; with the Go version and the build's flags."""
     go_version = subprocess.run(
         ["go", "version"], check=True, capture_output=True, text=True, env=go_environment()
     ).stdout
     recipe = json.dumps([BUILD_TAGS, LDFLAGS, go_version, sorted(_environment_shaping())])
-    # A tree of one's own is keyed by its go.mod and main.go; a pinned one by its hash.
-    files = b"".join((tree / name).read_bytes() for name in ("go.mod", "go.sum", "main.go"))
-    return hashlib.sha256(recipe.encode() + origin.encode() + files).hexdigest()[:16]
+    if _own_tree() is None:
+        identity = f"release {version} {_source(version).sha256}".encode()
+    else:
+        files = b"".join((tree / name).read_bytes() for name in ("go.mod", "go.sum", "main.go"))
+        identity = str(tree).encode() + files
+    return hashlib.sha256(recipe.encode() + identity).hexdigest()[:16]
+
+
+def _own_tree() -> Path | None:
+    """GPU_POOL_CA_SOURCE when it names a directory: a tree of one's own, not checked."""
+    given = os.environ.get(ENVIRONMENT_SOURCE)
+    return Path(given) if given and Path(given).is_dir() else None
 
 
 def _environment_shaping() -> list[tuple[str, str]]:
@@ -190,13 +202,14 @@ def build_autoscaler() -> Path:
     """The Cluster Autoscaler binary, built first where the cache has none."""
     version = autoscaler_version()
     tree, origin = source_tree(version)
-    binary = cache_root() / f"cluster-autoscaler-{_key(tree, origin)}" / "cluster-autoscaler"
+    binary = cache_root() / f"cluster-autoscaler-{_key(version, tree)}" / "cluster-autoscaler"
     return built_once(
         binary,
         f"cluster-autoscaler {version} from {origin} (go build -tags {BUILD_TAGS}, the AWS "
         "provider only)",
         "about 7 minutes on 2 cores",
-        ["go", "build", "-tags", BUILD_TAGS, "-trimpath", "-ldflags", LDFLAGS, "."],
+        ["go", "build", "-tags", BUILD_TAGS, "-trimpath", "-ldflags", LDFLAGS],
+        ".",
         cwd=tree,
         env=go_environment(),
     )

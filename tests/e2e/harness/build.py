@@ -180,10 +180,13 @@ def _build(missing: list[Component], bin_dir: Path) -> None:
     log(f"built in {time.monotonic() - started:.0f} s")
 
 
-def built_once(binary: Path, what: str, cold: str, command: list[str], **where: Any) -> Path:
-    """`binary`, built by `command` (run `where`: cwd, env) unless it is there, one build at a
-    time (pytest workers, two shells: the others wait for it), with what it builds, `cold` (how
-    long a cold build takes) and how long it took printed."""
+def built_once(
+    binary: Path, what: str, cold: str, build: list[str], package: str, **where: Any
+) -> Path:
+    """`binary`, built by `build` (`go build` and its flags) from `package` (run `where`: cwd,
+    env) unless it is there, one build at a time (pytest workers, two shells: the others wait for
+    it), with what it builds, `cold` (how long a cold build takes) and how long it took printed.
+    `-o` goes before the package: `go build` reads every word after it as another package."""
     binary.parent.mkdir(parents=True, exist_ok=True)
     with open(binary.parent / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -191,7 +194,7 @@ def built_once(binary: Path, what: str, cold: str, command: list[str], **where: 
             log(f"building {what} (cold: {cold})")
             began = time.monotonic()
             partial = binary.parent / f".{binary.name}.partial"
-            subprocess.run([*command, "-o", str(partial)], check=True, **where)
+            subprocess.run([*build, "-o", str(partial), package], check=True, **where)
             partial.rename(binary)
             log(f"{what}: built in {time.monotonic() - began:.0f} s")
     return binary

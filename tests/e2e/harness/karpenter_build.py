@@ -55,7 +55,8 @@ def build_karpenter() -> Path:
         binary,
         f"the Karpenter {karpenter_version()} controller ({PACKAGE}, Go {_toolchain()})",
         "about 5 minutes on 2 cores",
-        ["go", "build", "-trimpath", "-ldflags", _ldflags(), PACKAGE],
+        ["go", "build", "-trimpath", "-ldflags", _ldflags()],
+        PACKAGE,
         cwd=MODULE,
         env=_environment(),
     )
