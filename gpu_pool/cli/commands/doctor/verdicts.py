@@ -28,10 +28,11 @@ from gpu_pool.cli.inspect.dra import (
     kubelet_plugin_daemon_sets,
     kubelet_plugin_rollout,
 )
+from gpu_pool.cli.inspect.gpu_operator import operator_node_verdict
 from gpu_pool.cli.inspect.health import health_verdicts
 from gpu_pool.cli.inspect.reserved import efa_verdict, reservation_verdict
 from gpu_pool.cli.smoke_test import ultraserver, uses_dra
-from gpu_pool.model.labels import INSTANCE_TYPE_LABEL
+from gpu_pool.model.labels import GPU_RESOURCE, INSTANCE_TYPE_LABEL
 from gpu_pool.model.versions import NVIDIA_GPU_OPERATOR
 from gpu_pool.plan.metrics import CLOUDWATCH_DCGM_EXPORTER_INSTANCE_TYPES
 from gpu_pool.plan.record import PoolRecord
@@ -68,12 +69,15 @@ def doctor_verdicts(
     for pool in pools:
         listed = core.list_node(label_selector=pool_selector(pool)).items
         nodes = [as_dict(n) for n in listed]
-        verdicts += _node_verdicts(pool, nodes, daemon_sets, driver)
+        verdicts += _node_verdicts(core, pool, nodes, daemon_sets, driver)
         gpu_nodes += nodes
         health += health_verdicts(pool, listed, cluster_name)
     # Auto Mode's device plugin is part of its nodes, not a DaemonSet (EKS user guide,
-    # automode/auto-accelerated.adoc), and a DRA pool has none: without other pools, none to find.
-    if daemon_sets or any(p.provisioner != "auto-mode" and not uses_dra(p) for p in pools):
+    # automode/auto-accelerated.adoc), the GPU Operator runs its own, Bottlerocket's is in the
+    # AMI (gpu_software none) and a DRA pool has none: without other pools, none to find.
+    if daemon_sets or any(
+        p.provisioner != "auto-mode" and p.gpu_software == "device-plugin" for p in pools
+    ):
         verdicts += _device_plugin_rollout(daemon_sets)
     if any(uses_dra(pool) for pool in pools):
         # Auto Mode nodes run the driver in their runtime, not as our release's DaemonSet.
@@ -128,7 +132,11 @@ def _node_pool_verdicts(custom: Any, pools: Sequence[PoolRecord]) -> list[Verdic
 
 
 def _node_verdicts(
-    pool: PoolRecord, nodes: list[dict[str, Any]], daemon_sets: list[Any], driver: DriverReader
+    core: Any,
+    pool: PoolRecord,
+    nodes: list[dict[str, Any]],
+    daemon_sets: list[Any],
+    driver: DriverReader,
 ) -> list[Verdict]:
     verdicts = []
     if not nodes:
@@ -138,6 +146,7 @@ def _node_verdicts(
         ready, problems = node_ready(node)
         gpus = gpu_allocatable(node)
         expected = expected_gpu_resources(pool, node)
+        wanted = [r for r, count in (expected or {}).items() if count] or [GPU_RESOURCE]
         if not ready:
             verdicts.append(
                 Verdict("fail", f"node {name}", f"not Ready: {problems}", "see kubelet")
@@ -146,6 +155,13 @@ def _node_verdicts(
             verdicts += driver.node_verdicts(
                 name, ultraserver(pool), in_runtime=pool.provisioner == "auto-mode"
             )
+        elif pool.gpu_software == "gpu-operator" and not any(
+            allocatable(node, resource) for resource in wanted
+        ):
+            resources = " or ".join(wanted)
+            step = operator_node_verdict(core, node, resources)
+            detail = f"Ready, but 0 {resources}; {step.detail}"
+            verdicts.append(Verdict("fail", f"node {name}", detail, step.fix))
         elif pool.sharing is not None and expected is not None:
             verdicts.append(_shared_node_verdict(pool.name, pool.sharing.mode, node, expected))
         elif gpus == 0 and pool.provisioner == "auto-mode":

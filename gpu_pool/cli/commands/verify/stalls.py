@@ -8,10 +8,7 @@ from typing import Any
 
 from gpu_pool.cli.commands.verify.state import Failure, Run, Timeouts
 from gpu_pool.cli.inspect import karpenter as karpenter
-from gpu_pool.cli.inspect.cluster import (
-    as_dict,
-    pod_running,
-)
+from gpu_pool.cli.inspect.cluster import as_dict, node_ready, pod_running, pool_selector
 from gpu_pool.cli.inspect.dra import (
     compute_domain_state,
     imex_daemon_pods,
@@ -157,7 +154,9 @@ class StallDiagnosis:
         return Failure(
             "no NodeClaim although Karpenter runs: the NodePool's requirements, limits or "
             "EC2NodeClass let no instance type serve the pod",
-            [f"{c.subject}: {c.detail}" for c in resources] + self._pod_event_lines(),
+            [f"{c.subject}: {c.detail}" for c in resources]
+            + self._unready_pool_nodes()
+            + self._pod_event_lines(),
             "read the pod's events (Karpenter says which requirement failed) and its log: "
             f"kubectl -n kube-system logs deploy/karpenter | grep {self.pod_name}",
         )
@@ -217,6 +216,19 @@ class StallDiagnosis:
             f"the node role's {entry} and the subnets' route to the API server: "
             "`kubectl describe nodeclaim " + name + "`",
         )
+
+    def _unready_pool_nodes(self) -> list[str]:
+        """The pool's nodes that are not Ready, as evidence: each holds a place of the pool's
+        maximum size, and one that is still starting may be what the autoscaler waits for."""
+        found = []
+        for node in map(as_dict, self._pool_nodes()):
+            ready, problems = node_ready(node)
+            if not ready:
+                found.append(f"pool node {node['metadata']['name']}: not Ready: {problems}")
+        return found
+
+    def _pool_nodes(self) -> list[Any]:
+        return list(self.core.list_node(label_selector=pool_selector(self.pool)).items)
 
     def _pod_events(self) -> list[Any]:
         return list(

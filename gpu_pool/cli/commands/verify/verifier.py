@@ -45,7 +45,6 @@ from gpu_pool.cli.inspect.cluster import (
     device_plugin_daemon_sets,
     device_plugin_reaches,
     node_ready,
-    pool_selector,
     ready_since,
 )
 from gpu_pool.cli.inspect.dra import (
@@ -56,6 +55,7 @@ from gpu_pool.cli.inspect.dra import (
     node_devices,
     resource_api,
 )
+from gpu_pool.cli.inspect.gpu_operator import operator_node_verdict
 from gpu_pool.cli.inspect.health import HEALTH_STAGE, gpu_fault, utc_now
 from gpu_pool.cli.inspect.rbac import missing_right
 from gpu_pool.cli.smoke_test import (
@@ -66,6 +66,7 @@ from gpu_pool.cli.smoke_test import (
     uses_dra,
     uses_efa_dra,
 )
+from gpu_pool.model.labels import DEVICE_PLUGIN_CONFIG_LABEL
 from gpu_pool.plan.record import PoolRecord
 
 
@@ -345,12 +346,13 @@ class Verifier(StallDiagnosis):
         return [n.metadata.name for n in self._pool_nodes() if node_ready(as_dict(n))[0]]
 
     def _ready_pool_nodes_without_gpus(self) -> list[Any]:
-        """The device plugin pool's nodes (not the GPU Operator's, whose plugin doctor finds
-        elsewhere) Ready for longer than the GPU timeout yet without the resource: a node Ready
-        for less may still be starting its plugin, or a MIG reconfiguration."""
+        """The pool's nodes Ready for longer than the GPU timeout yet without the resource, where
+        a plugin of ours or the GPU Operator's should advertise it (not Auto Mode's or
+        Bottlerocket's own): a node Ready for less may still be starting its plugin, or a MIG
+        reconfiguration."""
         if (
             self.dra
-            or self.pool.gpu_software != "device-plugin"
+            or self.pool.gpu_software not in ("device-plugin", "gpu-operator")
             or (self.pool.provisioner == "auto-mode")
         ):
             return []
@@ -365,10 +367,34 @@ class Verifier(StallDiagnosis):
 
     def _plugin_failure(self, node: dict[str, Any]) -> Failure:
         """A Ready node of the pool without the resource: whether its device plugin reaches
-        it, and the fix."""
+        it, or for a GPU Operator pool the operator's first step not taken there, and the fix."""
+        if self.pool.gpu_software == "gpu-operator":
+            step = operator_node_verdict(self.core, node, self.resource)
+            return Failure(
+                f"the node is Ready but advertises no {self.resource} (GPU Operator)",
+                [f"{node['metadata']['name']}: {step.detail}"],
+                step.fix,
+            )
         verdict = device_plugin_reaches(node, device_plugin_daemon_sets(self.apps))
+        cause = f"the node is Ready but advertises no {self.resource} (device plugin)"
+        instead = ", ".join(
+            f"{resource}: {count}"
+            for resource, count in ((node.get("status") or {}).get("allocatable") or {}).items()
+            if resource.startswith("nvidia.com/") and count != "0"
+        )
+        if verdict.status == "ok" and instead:
+            # A sharing pool's plugin that runs without the pool's config advertises whole GPUs.
+            name = node["metadata"]["name"]
+            return Failure(
+                cause,
+                [f"{name} advertises {instead} instead", verdict.detail],
+                f"the plugin runs without the pool's sharing config: the node's label "
+                f"{DEVICE_PLUGIN_CONFIG_LABEL} must be {self.pool.name}, then restart the plugin "
+                f"(kubectl -n kube-system rollout restart daemonset "
+                f"nvidia-device-plugin-{self.pool.name})",
+            )
         return Failure(
-            f"the node is Ready but advertises no {self.resource} (device plugin)",
+            cause,
             [verdict.detail],
             verdict.fix or "the plugin runs there: check its pod logs on the node",
         )
@@ -386,9 +412,6 @@ class Verifier(StallDiagnosis):
             verdict.fix,
             stage=HEALTH_STAGE,
         )
-
-    def _pool_nodes(self) -> list[Any]:
-        return list(self.core.list_node(label_selector=pool_selector(self.pool)).items)
 
     # -- stalls --------------------------------------------------------------------------------
 
@@ -476,7 +499,7 @@ class Verifier(StallDiagnosis):
             )
             raise Failure(
                 cause,
-                [verdict.detail, *self._pod_event_lines()],
+                [verdict.detail, *self._unready_pool_nodes(), *self._pod_event_lines()],
                 verdict.fix
                 or f"read its log: kubectl -n kube-system logs deploy/cluster-autoscaler | "
                 f"grep {self.pod_name}",
