@@ -16,13 +16,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpu_pool.cdk.cluster.verifier import verify_reads_manifest, verify_writes_manifest
+from gpu_pool.model.versions import NVIDIA_GPU_OPERATOR
 from tests.e2e.harness.cluster import Cluster
+from tests.e2e.harness.nodes import DEVICE_PLUGIN_IMAGE
 from tests.e2e.harness.pools import device_plugin, gpu_pool, pool_node
 from tests.e2e.harness.scenario import daemon_set_settled
-from tests.e2e.harness.stack_objects import Release
+from tests.e2e.harness.stack_objects import Release, releases
+from tests.support.cfn import synth
 from tests.support.node_health import agent_reason
+from tests.support.settings import OPERATOR, SHARING
 
 pytestmark = pytest.mark.e2e
 
@@ -221,3 +226,90 @@ def test_doctor_reads_the_pool_and_a_gpu_fault_on_the_real_cluster(
         f"[fail] health {node}: AcceleratedHardwareReady=False for 4 min: NvidiaXID79Error "
         f"({message}); repair will replace it after 10 min"
     ) in lines, out
+
+
+def _settings_file(tmp_path: Path, settings: dict) -> str:
+    path = tmp_path / "settings.yaml"
+    path.write_text(yaml.safe_dump(settings))
+    return str(path)
+
+
+def _operator_plugin_pod(node: str) -> dict:
+    """The pod the GPU Operator's device plugin DaemonSet runs on `node` (NVIDIA/gpu-operator
+    v26.3.1 assets/state-device-plugin/0500_daemonset.yaml: its app label, the plugin's image
+    and the GPU taint's toleration), bound to the node as a DaemonSet's pod is."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "nvidia-device-plugin-daemonset-x7k2p",
+            "labels": {"app": "nvidia-device-plugin-daemonset"},
+        },
+        "spec": {
+            "nodeName": node,
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+            "containers": [
+                {"name": "nvidia-device-plugin", "image": f"{DEVICE_PLUGIN_IMAGE}:v0.19.0"}
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize("labelled", [True, False], ids=["labelled", "operator-has-not-labelled"])
+def test_verify_on_a_gpu_operator_pool_follows_the_operators_plugin(
+    cluster, scenario, tmp_path, verify_kubeconfig, labelled
+):
+    """A GPU Operator pool's node: gpu-pool's plugin releases do not serve it. Where the
+    operator labelled it for its device plugin and the plugin's pod runs there, the smoke pod
+    runs on its GPU; the broken twin, a node the operator has not labelled (so no plugin pod),
+    is named with the operator's step, read through the verify role's rights (nodes' labels,
+    and the operator namespace's pods by node) from the real API server."""
+    node = pool_node(synth(OPERATOR), POOL, NODE)
+    node["metadata"]["labels"]["feature.node.kubernetes.io/pci-10de.present"] = "true"
+    if labelled:
+        node["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] = "true"
+    scenario.node(node)
+    if labelled:
+        namespace = NVIDIA_GPU_OPERATOR.namespace
+        if not cluster.core.list_namespace(field_selector=f"metadata.name={namespace}").items:
+            cluster.core.create_namespace({"metadata": {"name": namespace}})
+        scenario.pod(_operator_plugin_pod(NODE), namespace)
+    settings = ["--config", _settings_file(tmp_path, OPERATOR)]
+    code, out, err = gpu_pool(
+        "verify", "--kubeconfig", str(verify_kubeconfig), *settings, "--pool", POOL, *TIMEOUTS
+    )
+    if labelled:
+        assert (code, err) == (0, ""), out
+        assert "scheduled: on ip-10-0-1-5.ec2.internal" in out
+        return
+    assert (code, err) == (1, ""), out
+    start = out.splitlines().index(
+        "verify: FAILED while waiting for 'scale-up': the node is Ready but advertises no "
+        "nvidia.com/gpu (GPU Operator)"
+    )
+    assert out.splitlines()[start + 1 : start + 3] == [
+        f"  evidence: {NODE}: the GPU Operator has not labelled it "
+        "nvidia.com/gpu.deploy.device-plugin=true, so its device plugin does not run there",
+        "  fix: kubectl get clusterpolicies -o jsonpath='{.items[0].status}' and kubectl -n "
+        "gpu-operator logs deploy/gpu-operator",
+    ], out
+
+
+def test_verify_runs_the_smoke_pod_on_a_time_sliced_share(
+    cluster, scenario, tmp_path, verify_kubeconfig
+):
+    """The renamed-share pool (tests/support/settings.py SHARING): its plugin release, with
+    the pool's config, makes the node advertise 8 nvidia.com/gpu.shared and no whole GPU;
+    verify asks for one share and the scheduler binds the pod there."""
+    template = synth(SHARING)
+    (plugin,) = [r for r in releases(template) if r.release == "nvidia-device-plugin-shared"]
+    scenario.install(plugin)
+    scenario.node(pool_node(template, "shared", NODE))
+    settings = ["--config", _settings_file(tmp_path, SHARING)]
+    code, out, err = gpu_pool(
+        "verify", "--kubeconfig", str(verify_kubeconfig), *settings, "--pool", "shared", *TIMEOUTS
+    )
+    assert (code, err) == (0, ""), out
+    stages = [re.sub(r"^\[\s*[\d.]+s\] ", "", line) for line in out.splitlines()]
+    assert stages[0].endswith("(nvidia.com/gpu.shared: 1)"), out
+    assert f"scheduled: on {NODE}" in stages, out
