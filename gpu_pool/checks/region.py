@@ -105,6 +105,26 @@ def _check_offerings(
                 f"{prefix}.zones",
                 f"{', '.join(missing)} {verb} not offer '{name}' ({_CACHED}); {advice}",
             )
+        elif (
+            not plan.settings.zones
+            and plan.provisioner == "cluster-autoscaler"
+            and cluster
+            and (lacking := [z for z in cluster if z not in offered])
+            and set(cluster) & set(offered)
+        ):
+            # Without zones, one node group spans every zone of the cluster, and EKS refuses a
+            # node group with a subnet in a zone that lacks its type (CreateNodegroup: "Your
+            # requested instance type ... is not supported in your requested Availability
+            # Zone", eksctl-io/eksctl#6461).
+            verb = "does" if len(lacking) == 1 else "do"
+            usable = [z for z in cluster if z in offered]
+            yield error(
+                "GP-REGION-10",
+                f"{prefix}.zones",
+                f"empty, so the pool's node group spans every zone of the cluster, and "
+                f"{', '.join(lacking)} {verb} not offer '{name}' ({_CACHED}), which EKS "
+                f"refuses: set zones to those of the cluster that do: {', '.join(usable)}",
+            )
         elif not own and cluster and not set(cluster) & set(offered):
             zones = (
                 "subnets in one of those zones (cluster.existing.subnets_by_zone)"

@@ -265,8 +265,10 @@ class PoolSettings(_Settings):
     """Each entry is one node group: an instance type, or a list of interchangeable types with the
     same GPU count (for Spot diversity)."""
     zones: list[str] = Field(default_factory=list)
-    """Empty: one node group per entry across the cluster's subnets. Otherwise one per entry per
-    zone; a Local Zone (us-east-1-dfw-2a) gets a node-only subnet (docs/training.md#local-zones)."""
+    """Empty: one node group per entry across the cluster's subnets, whose zones must all offer
+    its types (EKS refuses a node group with a subnet in a zone that lacks one). Otherwise one
+    per entry per zone; a Local Zone (us-east-1-dfw-2a) gets a node-only subnet
+    (docs/training.md#local-zones)."""
     ami_family: AmiFamily = "AL2023"
     """AL2023 or BOTTLEROCKET; the NVIDIA AMI type follows from it."""
     ami_type: NvidiaAmiType | None = None

@@ -91,10 +91,24 @@ def test_a_type_in_none_of_the_clusters_zones_names_the_zones_that_offer_it():
             "(cluster.zones, before its first deploy)",
         )
     ]
-    # Some of them is enough: the node group launches in the zones that have it.
-    assert _found(POOL, _offered({"p5.48xlarge": ["us-east-1c", "us-east-1d"]})) == []
+    # Some of them is not enough for a node group across the cluster's zones: EKS refuses a
+    # node group with a subnet in a zone that lacks its type (eksctl-io/eksctl#6461), so the
+    # pool's zones must name those that have it. Karpenter launches where it is offered.
+    assert _found(POOL, _offered({"p5.48xlarge": ["us-east-1c", "us-east-1d"]})) == [
+        (
+            "E",
+            "pools.gpu.zones: empty, so the pool's node group spans every zone of the cluster, "
+            f"and us-east-1a, us-east-1b do not offer 'p5.48xlarge' ({CACHED}), which EKS "
+            "refuses: set zones to those of the cluster that do: us-east-1c",
+        )
+    ]
+    assert (
+        _found({**POOL, "zones": ["us-east-1c"]}, _offered({"p5.48xlarge": ["us-east-1c"]})) == []
+    )
+    karpenter = {**POOL, "provisioner": "karpenter"}
+    assert _found(karpenter, _offered({"p5.48xlarge": ["us-east-1c", "us-east-1d"]})) == []
     # The cluster's own zones, when it names them.
-    cluster = {"cluster": {"zones": ["us-east-1d", "us-east-1e"]}}
+    cluster = {"cluster": {"zones": ["us-east-1d", "us-east-1f"]}}
     assert _found(POOL, facts, app=cluster) == []
 
 

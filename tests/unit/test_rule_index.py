@@ -128,6 +128,7 @@ NOT_IN_TABLES = [
     "GP-REGION-05",
     "GP-REGION-06",
     "GP-REGION-07",
+    "GP-REGION-10",
     # A fact of the Region left unchecked (a lookup not cached, failed or not askable):
     # tests/synth/test_region_lookup.py, test_capacity_block_lookup.py (the CLI offline).
     "GP-REGION-08",

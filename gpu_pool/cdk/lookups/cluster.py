@@ -79,10 +79,15 @@ def _cluster_unchecked(stack: Stack, settings: AppSettings, why: str) -> Finding
         "version, private subnets, cluster security group, endpoint, authentication mode and "
         "add-ons)"
     )
+    existing = settings.cluster.existing
+    subnets = (
+        "the subnets of cluster.existing.subnets_by_zone"
+        if existing is not None and existing.subnets_by_zone
+        else "subnets no deploy finds"
+    )
     then = (
         "The stack is built on placeholders: node groups of Kubernetes "
-        f"{settings.cluster.kubernetes_version} (cluster.kubernetes_version) in subnets no "
-        "deploy finds"
+        f"{settings.cluster.kubernetes_version} (cluster.kubernetes_version) in {subnets}"
     )
     command = f"aws eks describe-cluster --name {name} --region {stack.region}"
     return unchecked_fact(stack, "cluster.existing", fact, command, why, then)
