@@ -42,10 +42,13 @@ def names_itself(init: Init) -> Init:
     """For a public construct's __init__: its arguments are checked against its signature
     first (arguments.py), and each line of a ConfigError it raises starts with the construct
     (`GpuNodePool 'Stack/Inference': pool.min_size: ...`), so with several pools the message
-    says which one."""
+    says which one. `id=` is taken for `construct_id=`: aws-cdk-lib's own constructs spell it
+    so in Python (`Bucket(scope=self, id="Logs")`)."""
 
     @functools.wraps(init)
     def wrapper(self: Construct, *args: Any, **kwargs: Any) -> None:
+        if "id" in kwargs and "construct_id" not in kwargs and len(args) < 2:
+            kwargs["construct_id"] = kwargs.pop("id")
         scope = args[0] if args else kwargs.get("scope")
         construct_id = args[1] if len(args) > 1 else kwargs.get("construct_id")
         try:

@@ -104,7 +104,10 @@ def pools_of(
     if cached is None:
         cached = cached_answers(args)
     if len(fleet.clusters) == 1 and not problems:
-        pools = settings_pools(fleet.clusters[0].settings, app_rules=app_rules, cached=cached)
+        (only,) = fleet.clusters
+        pools = settings_pools(
+            only.settings, app_rules=app_rules, cached=cached, stack_name=only.stack_name
+        )
         return replace(pools, warnings=[*file_warnings, *pools.warnings])
     if args.command != PLAN and not problems:
         raise CliError(
@@ -122,17 +125,21 @@ def pools_of(
     # refusals, each led by its file.
     records: list[PoolRecord] = []
     warnings = file_warnings
+    notes: list[str] = []
     for cluster in fleet.clusters:
         try:
-            pools = settings_pools(cluster.settings, app_rules=app_rules, cached=cached)
+            pools = settings_pools(
+                cluster.settings, app_rules=app_rules, cached=cached, stack_name=cluster.stack_name
+            )
         except CliError as err:
             problems.append(cluster.about(str(err)))
             continue
         records += pools.records
         warnings += [cluster.about(w) for w in pools.warnings]
+        notes += pools.notes
     if problems:
         raise CliError("\n".join(problems))
-    return Pools(records, f"the settings of '{args.config}'", warnings=warnings)
+    return Pools(records, f"the settings of '{args.config}'", warnings=warnings, notes=tuple(notes))
 
 
 def cached_answers(args: argparse.Namespace) -> dict[str, Any]:

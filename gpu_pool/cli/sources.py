@@ -99,7 +99,11 @@ class Pools:
 
 
 def settings_pools(
-    settings: AppSettings, *, app_rules: bool = False, cached: Mapping[str, Any] | None = None
+    settings: AppSettings,
+    *,
+    app_rules: bool = False,
+    cached: Mapping[str, Any] | None = None,
+    stack_name: str | None = None,
 ) -> Pools:
     """The bundled app's pools, from its settings. Settings whose pools the synth would refuse
     (errors of the pool rules) are refused here with the synth's messages: the command would
@@ -107,8 +111,10 @@ def settings_pools(
     shows what a synth would build): the app-wide rules too, every rule that needs no AWS call,
     so plan refuses what synth refuses. Off for doctor and verify: a cluster past its
     Kubernetes version's support still wants a doctor. `cached`: the app's cdk.context.json,
-    whose answer of an existing cluster's lookup the settings take as a synth does."""
-    facts, note = _existing_cluster(settings, cached or {})
+    whose answer of an existing cluster's lookup the settings take as a synth does, reading
+    the add-ons the stack named `stack_name` created as its own (default: the settings'
+    stack_name; a fleet names each cluster's stack: settings/fleet.py)."""
+    facts, note = _existing_cluster(settings, cached or {}, stack_name or settings.stack_name)
     if facts is not None:
         settings = with_cluster_facts(settings, facts)
     plans = plan_pools(settings)
@@ -139,7 +145,7 @@ def settings_pools(
 
 
 def _existing_cluster(
-    settings: AppSettings, cached: Mapping[str, Any]
+    settings: AppSettings, cached: Mapping[str, Any], stack_name: str
 ) -> tuple[ClusterFacts | None, str | None]:
     """An existing cluster's lookup as cdk.context.json caches it, and what to say about it;
     (None, None) for a new cluster."""
@@ -160,7 +166,7 @@ def _existing_cluster(
             f"with credentials of account {account} caches them"
         )
     try:
-        facts = ClusterFacts.from_answer(answer, settings.stack_name)
+        facts = ClusterFacts.from_answer(answer, stack_name)
     except (KeyError, TypeError, AttributeError):
         raise CliError(
             f"cdk.context.json: {key} is not the EKS cluster lookup's answer: `cdk context "

@@ -126,3 +126,66 @@ def test_a_pool_name_on_several_clusters_of_an_assembly_is_never_picked_silently
         f"gpu-pool: --stack: no stack 'Nope' in '{out}' (stacks with pools: "
         "GpuPool-inference-us-east-1, GpuPool-research-us-west-2, GpuPool-inference-eu-west-1)\n"
     )
+
+
+def _fleet_with_an_existing_cluster(tmp_path, cloudwatch_owner: str) -> list[str]:
+    """A fleet of two files beside a cdk.json whose cdk.context.json caches each Region's vCPU
+    quota and the existing cluster `inference`, whose CloudWatch add-on `cloudwatch_owner`
+    created (its owner tag, as the lookup reads it)."""
+    from gpu_pool.plan.existing_cluster import cluster_context_key
+    from tests.support.looked_up import quota_key
+    from tests.unit.test_existing_cluster import ANSWER
+
+    (tmp_path / "cdk.json").write_text((ROOT / "cdk.json").read_text())
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    account = "account: '123456789012'\n"
+    pool = "pool: {instance_types: [g6e.xlarge], max_size: 8}\n"
+    (fleet / "us.yaml").write_text(
+        f"{account}region: us-east-1\ncluster: {{name: inference, existing: true}}\n"
+        f"metrics: {{gpu: cloudwatch}}\n{pool}"
+    )
+    (fleet / "eu.yaml").write_text(
+        f"{account}region: eu-west-1\ncluster: {{name: research}}\n{pool}"
+    )
+    cloudwatch = "amazon-cloudwatch-observability"
+    answer = {
+        **ANSWER,
+        "addons": [*ANSWER["addons"], cloudwatch],
+        "addonOwners": {cloudwatch: cloudwatch_owner},
+    }
+    context = {
+        cluster_context_key("123456789012", "us-east-1", "inference"): answer,
+        quota_key("L-DB2E81BA", region="us-east-1"): 16,
+        quota_key("L-DB2E81BA", region="eu-west-1"): 512,
+    }
+    (tmp_path / "cdk.context.json").write_text(json.dumps(context))
+    return ["plan", "--cdk-json", str(tmp_path / "cdk.json"), "--config", str(fleet)]
+
+
+def test_a_fleets_plan_reads_each_clusters_cached_facts_as_its_own_stack(tmp_path, capsys):
+    """#53 item 13: each cluster of a fleet is judged with the app's cdk.context.json as its
+    synth would be: its Region's quota, and its existing cluster's add-ons read against the
+    fleet's name for its stack (GpuPool-inference-us-east-1), so the CloudWatch add-on that
+    stack created is its own, not one the stack would create twice (GP-APP-34)."""
+    argv = _fleet_with_an_existing_cluster(tmp_path, "GpuPool-inference-us-east-1")
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if "vCPUs at max" in line] == [
+        "    vCPUs at max      32 of Running On-Demand G and VT instances (L-DB2E81BA; quota 512)",
+        "    vCPUs at max      32 of Running On-Demand G and VT instances (L-DB2E81BA; quota 16 "
+        "(over it: launches past it fail))",
+    ]
+    assert any(
+        "Cluster inference exists, looked up (cdk.context.json): Kubernetes 1.33" in line
+        for line in lines
+    )
+
+
+def test_a_fleets_cluster_whose_add_on_another_stack_created_is_refused(tmp_path, capsys):
+    """The twin: the add-on is the stack GpuPool's (the settings' stack_name, not the fleet's
+    stack): the fleet's stack would create it again, which EKS refuses."""
+    assert main(_fleet_with_an_existing_cluster(tmp_path, "GpuPool")) == 2
+    assert "metrics.gpu: cloudwatch, and inference has the amazon-cloudwatch-observability" in (
+        capsys.readouterr().err
+    )

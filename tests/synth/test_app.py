@@ -78,3 +78,18 @@ def test_a_misspelt_config_key_is_refused_not_ignored(tmp_path):
         "config=FILE or DIR, and the 'gpu-pool' key of cdk.json)",
     ]
     assert not list((tmp_path / "out").glob("*.template.json"))
+
+
+def test_an_empty_config_file_is_said_by_the_synth_and_the_default_app_built(tmp_path):
+    """#53 item 13: `-c config=FILE` naming a file with no settings still builds the default
+    app, and the synth's report (what `cdk synth` prints) says the file held nothing."""
+    config = tmp_path / "cluster.yaml"
+    config.write_text("# pool:\n#   max_size: 4\n")
+    result = run_app(tmp_path / "out", f"config={config}")
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "out" / "validation-report.json").read_text()
+    assert (
+        f"config: '{config}' holds no settings (empty, or every line commented out): the "
+        "cdk.json context and the defaults apply; is it the right file?"
+    ) in report
+    assert list((tmp_path / "out").glob("GpuPool.template.json"))

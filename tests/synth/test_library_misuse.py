@@ -513,3 +513,25 @@ def test_the_page_names_the_error_of_an_offline_zone_lookup_and_the_key_that_avo
     vpc = ec2.Vpc(stack, "Vpc", max_azs=3)
     assert [e.type for e in stack.node.metadata if e.type == "aws:cdk:error"] == []
     assert vpc.availability_zones == ["us-east-1a", "us-east-1b", "us-east-1c"]
+
+
+@pytest.mark.parametrize("id_keyword", ["id", "construct_id"])
+def test_constructs_take_scope_and_id_by_keyword_as_aws_cdk_libs_do(stack, id_keyword):
+    """#53 item 13: aws-cdk-lib's constructs take `scope=` and `id=` by keyword in Python; the
+    pool and the autoscaler are built at the path those name, and a mistake then is named at
+    that path."""
+    cluster, subnet = imported_cluster(stack)
+    pool = GpuNodePool(
+        scope=stack,
+        cluster=cluster,
+        subnets=[subnet],
+        settings=PoolSettings(instance_types=["g6.xlarge"]),
+        **{id_keyword: "Inference"},
+    )
+    autoscaler = ClusterAutoscaler(
+        scope=stack, cluster=cluster, kubernetes_version="1.35", **{id_keyword: "CA"}
+    )
+    assert (pool.node.path, autoscaler.node.path) == ("S/Inference", "S/CA")
+    assert _error(
+        lambda: GpuNodePool(scope=stack, cluster=cluster, subnet=[subnet], **{id_keyword: "P"})
+    )[0].startswith("GpuNodePool 'S/P': subnet: not an argument of it (did you mean subnets?)")

@@ -129,3 +129,21 @@ def test_a_karpenter_pool_counts_the_largest_mix_within_its_limits():
         "karpenter": {"gpu_limit": 9},
     }
     assert _at_max(pool) == {G_ON_DEMAND: 196}
+
+
+def test_node_groups_karpenter_and_auto_mode_pools_share_the_quota_they_run_under():
+    """#53 item 13: the warning for every provisioner whose instances count against the quota:
+    a node group's, a Karpenter NodePool's and an Auto Mode NodePool's are all EC2 instances of
+    the account (EC2 user guide, "Amazon EC2 service quotas"), summed in one warning."""
+    pool = {"instance_types": ["g6.xlarge"], "max_size": 10}
+    pools = {
+        "groups": pool,
+        "karpenter": {**pool, "provisioner": "karpenter"},
+        "auto": {**pool, "provisioner": "auto-mode"},
+    }
+    (warning,) = _warnings(pools, {G_ON_DEMAND: 64})
+    assert warning.startswith(
+        "pools.groups.max_size + pools.karpenter.max_size + pools.auto.max_size: at max size the "
+        "pools need up to 120 vCPUs of Running On-Demand G and VT instances (L-DB2E81BA; groups "
+        "40, karpenter 40, auto 40)"
+    )
