@@ -452,3 +452,33 @@ def test_library_constructs_name_the_construct_for_an_auto_mode_pool():
         "AutoModeNodePool 'S/R': pool.provisioner: 'cluster-autoscaler'; AutoModeNodePool "
         "renders pools with provisioner: auto-mode"
     )
+
+
+def test_an_auto_mode_pool_in_a_zone_and_a_local_zone_is_refused_with_one_message():
+    """#53 item 13: an Availability Zone beside a Local Zone, with the zone lookup cached (the
+    Local Zone in it, as for an opted-in account): the synth stops with the Auto Mode rule
+    alone, before the pool's Local Zone subnet (which a Karpenter pool of the same zones gets)
+    is built."""
+    from gpu_pool.cdk.stack import GpuPoolStack
+    from gpu_pool.settings import ConfigError, load_settings
+    from tests.support.looked_up import LOOKUP
+
+    zones = ["us-east-1a", "us-east-1-dfw-2a"]
+    pool = {"provisioner": "auto-mode", "instance_types": ["g6e.xlarge"], "zones": zones}
+    settings = {
+        "account": "123456789012",
+        "region": "us-east-1",
+        "cluster": {"auto_mode": True},
+        "pools": {"gpu": pool},
+    }
+    with pytest.raises(ConfigError) as refused:
+        GpuPoolStack(
+            unvalidated_app(context=LOOKUP), "GpuPool", settings=load_settings(settings, None)
+        )
+    assert str(refused.value).splitlines() == [
+        "pools.gpu.zones: us-east-1-dfw-2a: a Local Zone, where EKS Auto Mode cannot run nodes "
+        '(EKS user guide, "Manage compute resources by using nodes", Compare compute options: '
+        "Auto Mode cannot be deployed to an AWS Local Zone): its NodeClass would get the zone's "
+        "subnet and no node would launch; use provisioner: cluster-autoscaler or karpenter "
+        "there, or list Availability Zones only"
+    ]
