@@ -11,7 +11,11 @@ ResourceNotFoundException).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import boto3
+import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 
@@ -19,6 +23,20 @@ from gpu_pool.lookups.eks_cluster import describe_cluster
 from tests.support.looked_up import ACCOUNT, REGION
 
 SECURITY_GROUP = "sg-0123456789abcdef0"
+
+
+@contextmanager
+def in_moto(endpoint: str) -> Iterator[None]:
+    """boto3 pointed at moto's server at `endpoint`, with fake credentials, for a module
+    fixture (the aws_api fixture is a test's)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        }.items():
+            patch.setenv(name, value)
+        yield
 
 
 class EksAsDocumented:

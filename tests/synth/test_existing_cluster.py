@@ -18,7 +18,7 @@ from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.model.versions import autoscaler_image_tag
 from gpu_pool.settings import ConfigError, load_settings
 from tests.support.cfn import unvalidated_app
-from tests.support.eks_world import SECURITY_GROUP, looked_up_cluster
+from tests.support.eks_world import SECURITY_GROUP, in_moto, looked_up_cluster
 from tests.support.iam_simulation import (
     Call,
     arn_of,
@@ -50,13 +50,7 @@ KEY = eks_cluster_key("inference")
 @pytest.fixture(scope="module")
 def world(aws_endpoint):
     """The guide's cluster, `inference`, on 1.33 without either agent add-on, looked up."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in {
-            "AWS_ENDPOINT_URL": aws_endpoint,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-        }.items():
-            patch.setenv(name, value)
+    with in_moto(aws_endpoint):
         yield looked_up_cluster("inference")
 
 
@@ -187,7 +181,9 @@ def test_a_private_only_endpoint_puts_the_kubectl_handler_in_the_clusters_vpc(wo
     ],
     ids=["limited-public-and-private", "open-public-and-private", "limited-public-only"],
 )
-def test_the_kubectl_handler_runs_in_the_vpc_unless_the_open_public_endpoint_is_all(world, endpoint):
+def test_the_kubectl_handler_runs_in_the_vpc_unless_the_open_public_endpoint_is_all(
+    world, endpoint
+):
     _, subnet, answer = world
     app = unvalidated_app(context={**LOOKUP, KEY: {**answer, **endpoint}})
     GpuPoolStack(app, "GpuPool", settings=load_settings(GUIDE, None))

@@ -18,7 +18,7 @@ from gpu_pool.cdk.stack import GpuPoolStack
 from gpu_pool.plan.existing_cluster import ADDON_OWNER_TAG
 from gpu_pool.settings import ConfigError, load_settings
 from tests.support.cfn import unvalidated_app
-from tests.support.eks_world import looked_up_cluster
+from tests.support.eks_world import in_moto, looked_up_cluster
 from tests.support.looked_up import (
     ACCOUNT,
     LOOKUP,
@@ -92,13 +92,7 @@ APPS: dict[str, tuple[str, dict[str, Any], dict[str, Any], list[str]]] = {
 
 @pytest.fixture(scope="module")
 def answer(aws_endpoint):
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in {
-            "AWS_ENDPOINT_URL": aws_endpoint,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-        }.items():
-            patch.setenv(name, value)
+    with in_moto(aws_endpoint):
         return looked_up_cluster(NAME)[2]
 
 
