@@ -339,7 +339,7 @@ def _suite_table() -> list[str]:
     )
     progress("the e2e tests, warm (as ./dev e2e runs them after the build)")
     subprocess.run([sys.executable, "-m", "tests.e2e.harness.build"], cwd=ROOT, check=True)
-    e2e = [*pytest, "-p", "no:xdist", "-m", "e2e", "tests/e2e"]
+    e2e = [*pytest, "-n", "2", "--dist", "loadfile", "-m", "e2e", "tests/e2e"]
     failures += _suite_row("e2e, warm", E2E_TARGET_S, e2e, cwd=ROOT)
     with tempfile.TemporaryDirectory() as clone:
         progress("./dev test on a fresh clone (set-up included, as CI)")

@@ -1,6 +1,7 @@
 """The e2e session's control plane: built (or found in the cache) and started once, stopped at
-the end whatever the tests did. These tests run in a pytest process of their own (`./dev e2e`,
-and a step of `./dev test`), never under xdist: one control plane serves them all."""
+the end whatever the tests did. These tests run in a pytest run of their own (`./dev e2e`, and a
+step of `./dev test`) on two xdist workers, a test file at a time: each worker's session starts
+a control plane of its own, so no test shares a cluster with another running at once."""
 
 from __future__ import annotations
 

@@ -275,8 +275,12 @@ def test_verify_on_a_gpu_operator_pool_follows_the_operators_plugin(
             cluster.core.create_namespace({"metadata": {"name": namespace}})
         scenario.pod(_operator_plugin_pod(NODE), namespace)
     settings = ["--config", _settings_file(tmp_path, OPERATOR)]
+    # The twin: judged once the pod waited 3 s beside a node Ready for over 1 s.
+    timeouts = (
+        TIMEOUTS if labelled else [*TIMEOUTS, "--scale-up-timeout", "3", "--gpu-timeout", "1"]
+    )
     code, out, err = gpu_pool(
-        "verify", "--kubeconfig", str(verify_kubeconfig), *settings, "--pool", POOL, *TIMEOUTS
+        "verify", "--kubeconfig", str(verify_kubeconfig), *settings, "--pool", POOL, *timeouts
     )
     if labelled:
         assert (code, err) == (0, ""), out

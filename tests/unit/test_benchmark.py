@@ -68,6 +68,17 @@ def test_the_bench_prints_every_table_through_the_suite_s(monkeypatch, tmp_path,
     )
     assert runs.commands[-5][1:3] == ["-m", "pytest"]
     assert runs.commands[-4][1:] == ["-m", "tests.e2e.harness.build"]
-    assert runs.commands[-3][1:] == ["-m", "pytest", "-q", "-p", "no:xdist", "-m", "e2e", "tests/e2e"]
+    assert runs.commands[-3][1:] == [
+        "-m",
+        "pytest",
+        "-q",
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+        "-m",
+        "e2e",
+        "tests/e2e",
+    ]
     assert runs.commands[-2][:2] == ["git", "clone"]
     assert runs.commands[-1] == ["bash", ".ci/run"]
