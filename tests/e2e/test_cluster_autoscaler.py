@@ -109,7 +109,12 @@ def test_each_pod_starts_the_group_the_priority_expander_ranks_first_that_fits_i
         refused = run.event(cpu, "NotTriggerScaleUp")
         assert refused.startswith("pod didn't trigger scale-up:")
         assert "3 node(s) had untolerated taint" in refused
-        assert [_desired(world, p) for p in ("small", "big", "training")] == [1, 1, 1]
+        # Each group started once for its pod. A later loop may add a second 8-GPU node: CA packs
+        # the pending pods onto the upcoming nodes in no set order, and once it put the 1-GPU
+        # pod on the 8-GPU type's upcoming node the 8-GPU pod had none and scaled that group
+        # 1->2 (seen on this harness). A pod that must not take a big node selects its pool.
+        assert [_desired(world, p) for p in ("small", "training")] == [1, 1]
+        assert _desired(world, "big") in (1, 2)
 
 
 # The same type twice: On-Demand, and launched into an On-Demand Capacity Reservation (paid for
