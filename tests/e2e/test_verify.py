@@ -317,3 +317,45 @@ def test_verify_runs_the_smoke_pod_on_a_time_sliced_share(
     stages = [re.sub(r"^\[\s*[\d.]+s\] ", "", line) for line in out.splitlines()]
     assert stages[0].endswith("(nvidia.com/gpu.shared: 1)"), out
     assert f"scheduled: on {NODE}" in stages, out
+
+
+def test_verify_names_a_standing_nodes_faulty_gpu_before_its_plugin(
+    cluster, scenario, default_template, verify_kubeconfig
+):
+    """A pool node whose GPU the EKS node monitoring agent reports faulty (its condition, as
+    the agent writes it) and which advertises none (the plugin withdraws an unhealthy GPU; no
+    plugin runs here): verify, with the verify role's rights, names the fault at the health
+    stage, not the plugin or the autoscaler."""
+    node = scenario.node(pool_node(default_template, POOL, NODE))
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    message = "detected XID-79 on the instance, review kernel logs for additional information."
+    fault = {
+        "type": "AcceleratedHardwareReady",
+        "status": "False",
+        "reason": agent_reason("AcceleratedHardwareReady", "NvidiaXIDError", 79),
+        "message": message,
+        "lastHeartbeatTime": now,
+        "lastTransitionTime": now,
+    }
+    cluster.core.patch_node_status(node, {"status": {"conditions": [fault]}})
+    code, out, err = gpu_pool(
+        "verify",
+        "--kubeconfig",
+        str(verify_kubeconfig),
+        "--pool",
+        POOL,
+        *TIMEOUTS,
+        "--scale-up-timeout",
+        "3",
+        "--gpu-timeout",
+        "1",
+    )
+    assert (code, err) == (1, ""), out
+    lines = out.splitlines()
+    start = lines.index(
+        f"verify: FAILED while waiting for 'gpu healthy': the pool's node {NODE} is Ready "
+        "without nvidia.com/gpu: its GPU is unhealthy"
+    )
+    assert lines[start + 1].startswith(
+        f"  evidence: AcceleratedHardwareReady=False for 0 min: NvidiaXID79Error ({message})"
+    ), out
