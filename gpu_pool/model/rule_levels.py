@@ -11,6 +11,8 @@ imported: this layer still depends on nothing above it.
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -43,7 +45,7 @@ def read_rules() -> tuple[Rule, ...]:
     found = []
     for path in sorted(_PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in _nodes(tree):
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)
@@ -61,6 +63,23 @@ def read_rules() -> tuple[Rule, ...]:
                     )
                 )
     return tuple(sorted(found, key=lambda r: (r.id.rsplit("-", 1)[0], int(r.id.rsplit("-", 1)[1]))))
+
+
+# The copies of each function that mutation testing (mutmut, `./dev mutate`) writes beside it,
+# each with one change (a rule id among them): `x_<function>__mutmut_<n>`. Its
+# `..._mutmut_orig` is the function as written, and is read.
+_MUTANT = re.compile(r"__mutmut_\d+$")
+
+
+def _nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node of `tree` but those of a mutation testing copy of a function."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _MUTANT.search(node.name):
+            continue
+        yield node
+        pending.extend(ast.iter_child_nodes(node))
 
 
 @cache
