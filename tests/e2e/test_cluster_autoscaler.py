@@ -60,7 +60,9 @@ TRAINING_TAINT = {"key": "dedicated", "value": "training", "effect": "NoSchedule
 SEVERAL_POOLS = {
     "pools": {
         "small": {"instance_types": ["g5.xlarge"], "max_size": 4},
-        "big": {"instance_types": ["g5.48xlarge"], "max_size": 2},
+        # Room for the second node CA may add (below): at its max, CA would give the CPU pod's
+        # refusal "max node group size reached" for this group instead of its taint.
+        "big": {"instance_types": ["g5.48xlarge"], "max_size": 4},
         "training": {
             "instance_types": ["p5.48xlarge"],
             "labels": {"accelerator": "nvidia", "workload": "training"},
