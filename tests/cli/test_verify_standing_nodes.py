@@ -53,7 +53,7 @@ def _standing(labels=None, gpus=0, conditions=(), **allocatable) -> dict:
     return standing
 
 
-def _operator_plugin(ready: bool, waiting: str | None = None) -> dict:
+def _operator_plugin(ready: bool, waiting: str | None = None, node_name: str = NODE) -> dict:
     """The GPU Operator's device plugin pod on the node (NVIDIA/gpu-operator v26.3.1
     assets/state-device-plugin/0500_daemonset.yaml: label app=nvidia-device-plugin-daemonset,
     init container toolkit-validation first)."""
@@ -63,20 +63,22 @@ def _operator_plugin(ready: bool, waiting: str | None = None) -> dict:
             "name": name,
             "image": image,
             "imageID": "",
-            "ready": name != waiting,
+            "ready": done,
             "restartCount": 0,
-            "state": {"running": {}} if name == waiting else {"terminated": {"exitCode": 0}},
+            "state": {"terminated": {"exitCode": 0}} if done else {"running": {}},
         }
-        for name in ("toolkit-validation", "config-manager-init")
+        for name, done in _init_states(waiting)
     ]
     return {
         "metadata": {
-            "name": "nvidia-device-plugin-daemonset-x7k2p",
+            "name": "nvidia-device-plugin-daemonset-x7k2p"
+            if node_name == NODE
+            else "nvidia-device-plugin-daemonset-q4w8z",
             "namespace": "gpu-operator",
             "labels": {"app": "nvidia-device-plugin-daemonset"},
         },
         "spec": {
-            "nodeName": NODE,
+            "nodeName": node_name,
             "initContainers": [{"name": c["name"], "image": image} for c in init],
             "containers": [{"name": "nvidia-device-plugin", "image": image}],
         },
@@ -86,6 +88,14 @@ def _operator_plugin(ready: bool, waiting: str | None = None) -> dict:
             "initContainerStatuses": init,
         },
     }
+
+
+def _init_states(waiting: str | None) -> list[tuple[str, bool]]:
+    """The plugin's init containers in order, and whether each finished: those before
+    `waiting` did; `waiting` and the rest did not (None: all finished)."""
+    names = ["toolkit-validation", "config-manager-init"]
+    cut = names.index(waiting) if waiting else len(names)
+    return [(name, index < cut) for index, name in enumerate(names)]
 
 
 def _verify(tmp_path, capsys, text, scenario):
@@ -119,10 +129,11 @@ OPERATOR_CASES = {
         "kubectl get clusterpolicies -o jsonpath='{.items[0].status}' and kubectl -n "
         "gpu-operator logs deploy/gpu-operator",
     ),
+    # Another node's plugin pod is not this node's.
     "no-plugin-pod": (
         OPERATOR,
         _standing(LABELLED),
-        [],
+        [_operator_plugin(ready=True, node_name="ip-10-0-7-7.ec2.internal")],
         "no GPU Operator device plugin pod on it although it is labelled for one",
         "kubectl -n gpu-operator describe ds nvidia-device-plugin-daemonset: its tolerations "
         "(the chart's daemonsets.tolerations) must admit the pool's taints",
@@ -134,6 +145,14 @@ OPERATOR_CASES = {
         "the GPU Operator's device plugin nvidia-device-plugin-daemonset-x7k2p is not ready "
         "(init container toolkit-validation waits: the driver or toolkit validation)",
         "kubectl -n gpu-operator logs nvidia-device-plugin-daemonset-x7k2p -c toolkit-validation",
+    ),
+    "plugin-waits-for-its-config": (
+        OPERATOR,
+        _standing(LABELLED),
+        [_operator_plugin(ready=False, waiting="config-manager-init")],
+        "the GPU Operator's device plugin nvidia-device-plugin-daemonset-x7k2p is not ready "
+        "(init container config-manager-init waits: the driver or toolkit validation)",
+        "kubectl -n gpu-operator logs nvidia-device-plugin-daemonset-x7k2p -c config-manager-init",
     ),
     "plugin-runs-registers-none": (
         OPERATOR,
@@ -292,3 +311,28 @@ def test_a_pool_node_that_is_not_ready_is_evidence_of_the_stalled_scale_up(
     assert (
         f"  evidence: pool node {NODE}: not Ready: Ready=False: container runtime network not ready"
     ) in out.splitlines(), out
+
+
+@pytest.mark.parametrize(
+    ("text", "standing", "pods", "step", "fix"),
+    OPERATOR_CASES.values(),
+    ids=OPERATOR_CASES.keys(),
+)
+def test_doctor_fails_an_operator_pools_node_at_each_step(
+    tmp_path, capsys, text, standing, pods, step, fix
+):
+    """doctor's verdict on the node, for each step verify names: a failure, with the step and
+    its fix."""
+    node = {**standing, "metadata": {**standing["metadata"]}}
+    node["metadata"]["labels"] = {
+        **standing["metadata"]["labels"],
+        "node.kubernetes.io/instance-type": "p5.48xlarge" if text == MIG else "g5.xlarge",
+    }
+    scenario = Scenario(autoscaler=None, standing_nodes=[node], pods=pods, daemon_sets=[])
+    code, _ = run(tmp_path, scenario, *_config(tmp_path, text), command="doctor")
+    lines = capsys.readouterr().out.splitlines()
+    resources = (
+        "nvidia.com/mig-1g.10gb.me or nvidia.com/mig-3g.40gb" if text == MIG else "nvidia.com/gpu"
+    )
+    at = lines.index(f"[fail] node {NODE}: Ready, but 0 {resources}; {step}")
+    assert (code, lines[at + 1]) == (1, f"       fix: {fix}")
