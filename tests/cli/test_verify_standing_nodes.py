@@ -195,11 +195,15 @@ OPERATOR_CASES = {
 }
 
 
-@pytest.mark.parametrize(
+# Each test below runs once per step of the GPU Operator's it names.
+each_operator_step = pytest.mark.parametrize(
     ("text", "standing", "pods", "step", "fix"),
     OPERATOR_CASES.values(),
     ids=OPERATOR_CASES.keys(),
 )
+
+
+@each_operator_step
 def test_verify_names_the_gpu_operators_step_not_taken(
     tmp_path, capsys, text, standing, pods, step, fix
 ):
@@ -313,11 +317,7 @@ def test_a_pool_node_that_is_not_ready_is_evidence_of_the_stalled_scale_up(
     ) in out.splitlines(), out
 
 
-@pytest.mark.parametrize(
-    ("text", "standing", "pods", "step", "fix"),
-    OPERATOR_CASES.values(),
-    ids=OPERATOR_CASES.keys(),
-)
+@each_operator_step
 def test_doctor_fails_an_operator_pools_node_at_each_step(
     tmp_path, capsys, text, standing, pods, step, fix
 ):

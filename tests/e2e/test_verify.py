@@ -53,6 +53,27 @@ TIMEOUTS = [
 ]
 
 
+# A pool node from before the pod is judged once the pod has waited 3 s beside it, Ready for
+# over 1 s (longer than a plugin takes: not merely starting).
+STANDING_NODE_TIMEOUTS = [*TIMEOUTS, "--scale-up-timeout", "3", "--gpu-timeout", "1"]
+XID79_MESSAGE = "detected XID-79 on the instance, review kernel logs for additional information."
+
+
+def _xid79_fault(ago: timedelta) -> dict:
+    """AcceleratedHardwareReady False for XID 79, as the EKS node monitoring agent writes it,
+    set `ago` before now: dated against real time, as verify and doctor read its age with the
+    real clock."""
+    now = datetime.now(UTC)
+    return {
+        "type": "AcceleratedHardwareReady",
+        "status": "False",
+        "reason": agent_reason("AcceleratedHardwareReady", "NvidiaXIDError", 79),
+        "message": XID79_MESSAGE,
+        "lastHeartbeatTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "lastTransitionTime": (now - ago).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
 def _binding(kind: str, role_kind: str, role: str, namespace: str | None = None) -> dict:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -197,22 +218,9 @@ def test_doctor_reads_the_pool_and_a_gpu_fault_on_the_real_cluster(
         lambda: (cluster.core.read_node(node).status.allocatable or {}).get("nvidia.com/gpu"),
     )
     assert daemon_set_settled(cluster, "nvidia-device-plugin-gpu").number_ready == 1
-    xid79 = agent_reason("AcceleratedHardwareReady", "NvidiaXIDError", 79)
-    message = "detected XID-79 on the instance, review kernel logs for additional information."
-    # Set 4.5 minutes ago by the agent, dated against real time: doctor reads the age with
-    # the real clock.
-    now = datetime.now(UTC)
-    condition = {
-        "type": "AcceleratedHardwareReady",
-        "status": "False",
-        "reason": xid79,
-        "message": message,
-        "lastHeartbeatTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "lastTransitionTime": (now - timedelta(minutes=4, seconds=30)).strftime(
-            "%Y-%m-%dT%H:%M:%SZ"
-        ),
-    }
-    cluster.core.patch_node_status(node, {"status": {"conditions": [condition]}})
+    # Set 4.5 minutes ago by the agent.
+    fault = _xid79_fault(timedelta(minutes=4, seconds=30))
+    cluster.core.patch_node_status(node, {"status": {"conditions": [fault]}})
     code, out, err = gpu_pool("doctor", "--kubeconfig", str(cluster.plane.kubeconfig))
     assert (code, err) == (1, ""), out
     lines = out.splitlines()
@@ -224,7 +232,7 @@ def test_doctor_reads_the_pool_and_a_gpu_fault_on_the_real_cluster(
     assert "[fail] autoscaler: no Deployment cluster-autoscaler in kube-system" in lines
     assert (
         f"[fail] health {node}: AcceleratedHardwareReady=False for 4 min: NvidiaXID79Error "
-        f"({message}); repair will replace it after 10 min"
+        f"({XID79_MESSAGE}); repair will replace it after 10 min"
     ) in lines, out
 
 
@@ -275,10 +283,7 @@ def test_verify_on_a_gpu_operator_pool_follows_the_operators_plugin(
             cluster.core.create_namespace({"metadata": {"name": namespace}})
         scenario.pod(_operator_plugin_pod(NODE), namespace)
     settings = ["--config", _settings_file(tmp_path, OPERATOR)]
-    # The twin: judged once the pod waited 3 s beside a node Ready for over 1 s.
-    timeouts = (
-        TIMEOUTS if labelled else [*TIMEOUTS, "--scale-up-timeout", "3", "--gpu-timeout", "1"]
-    )
+    timeouts = TIMEOUTS if labelled else STANDING_NODE_TIMEOUTS
     code, out, err = gpu_pool(
         "verify", "--kubeconfig", str(verify_kubeconfig), *settings, "--pool", POOL, *timeouts
     )
@@ -327,16 +332,7 @@ def test_verify_names_a_standing_nodes_faulty_gpu_before_its_plugin(
     plugin runs here): verify, with the verify role's rights, names the fault at the health
     stage, not the plugin or the autoscaler."""
     node = scenario.node(pool_node(default_template, POOL, NODE))
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    message = "detected XID-79 on the instance, review kernel logs for additional information."
-    fault = {
-        "type": "AcceleratedHardwareReady",
-        "status": "False",
-        "reason": agent_reason("AcceleratedHardwareReady", "NvidiaXIDError", 79),
-        "message": message,
-        "lastHeartbeatTime": now,
-        "lastTransitionTime": now,
-    }
+    fault = _xid79_fault(timedelta(0))
     cluster.core.patch_node_status(node, {"status": {"conditions": [fault]}})
     code, out, err = gpu_pool(
         "verify",
@@ -344,11 +340,7 @@ def test_verify_names_a_standing_nodes_faulty_gpu_before_its_plugin(
         str(verify_kubeconfig),
         "--pool",
         POOL,
-        *TIMEOUTS,
-        "--scale-up-timeout",
-        "3",
-        "--gpu-timeout",
-        "1",
+        *STANDING_NODE_TIMEOUTS,
     )
     assert (code, err) == (1, ""), out
     lines = out.splitlines()
@@ -357,5 +349,5 @@ def test_verify_names_a_standing_nodes_faulty_gpu_before_its_plugin(
         "without nvidia.com/gpu: its GPU is unhealthy"
     )
     assert lines[start + 1].startswith(
-        f"  evidence: AcceleratedHardwareReady=False for 0 min: NvidiaXID79Error ({message})"
+        f"  evidence: AcceleratedHardwareReady=False for 0 min: NvidiaXID79Error ({XID79_MESSAGE})"
     ), out
